@@ -1,0 +1,51 @@
+//! One error type for the core; each variant maps to a Kafka error code so the broker and the
+//! Python binding translate failures without string matching.
+
+use std::io;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bytes that do not form a valid RecordBatch v2 (bad size, CRC, magic, attributes).
+    #[error("corrupt record: {0}")]
+    CorruptRecord(String),
+    /// A well-formed batch that breaks a rule (e.g. keyless record on a compacted topic).
+    #[error("invalid record: {0}")]
+    InvalidRecord(String),
+    #[error("message too large: {size} bytes exceeds the limit of {limit} bytes")]
+    MessageTooLarge { size: usize, limit: usize },
+    #[error("offset {offset} is out of range [{log_start}, {log_end}]")]
+    OffsetOutOfRange { offset: i64, log_start: i64, log_end: i64 },
+    #[error("unsupported compression type {0}")]
+    UnsupportedCompression(i16),
+    #[error("invalid timestamp: {0}")]
+    InvalidTimestamp(String),
+    #[error("invalid config {key}={value}: {reason}")]
+    InvalidConfig { key: String, value: String, reason: String },
+    #[error("log is closed")]
+    Closed,
+    #[error("storage error: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl Error {
+    /// The Kafka protocol error code that a broker returns for this failure.
+    #[must_use]
+    pub fn kafka_code(&self) -> i16 {
+        match self {
+            Error::OffsetOutOfRange { .. } => 1,
+            Error::CorruptRecord(_) => 2,
+            Error::MessageTooLarge { .. } => 10,
+            Error::InvalidTimestamp(_) => 32,
+            Error::InvalidConfig { .. } => 40,
+            Error::Closed | Error::Io(_) => 56,
+            Error::UnsupportedCompression(_) => 76,
+            Error::InvalidRecord(_) => 87,
+        }
+    }
+
+    pub fn corrupt(msg: impl Into<String>) -> Self {
+        Error::CorruptRecord(msg.into())
+    }
+}

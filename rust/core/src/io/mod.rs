@@ -1,0 +1,156 @@
+//! Appends through io_uring with a `pwritev` fallback, the fsync call, and zero-copy
+//! `sendfile` of segment bytes to a socket.
+//!
+//! The engine is chosen once per process: io_uring when a ring can be created, else
+//! `pwritev` (io_uring is commonly switched off by seccomp profiles, `kernel.io_uring_disabled`
+//! or old kernels). `KAFKALITE_IO_ENGINE=pwritev` forces the fallback, so both paths can be
+//! tested on one machine.
+
+mod iovecs;
+mod sendfile;
+mod uring;
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::OnceLock;
+
+pub use sendfile::{sendfile_all, sendfile_some};
+
+use crate::io::iovecs::{pwritev_all, IoVecs};
+use crate::io::uring::UringWriter;
+
+/// The environment variable that picks the write engine.
+pub const ENGINE_ENV: &str = "KAFKALITE_IO_ENGINE";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    IoUring,
+    Pwritev,
+}
+
+impl EngineKind {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Pwritev => "pwritev",
+        }
+    }
+}
+
+static ENGINE: OnceLock<(EngineKind, Option<String>)> = OnceLock::new();
+
+/// Pure decision, separated from the process-wide cache so it can be tested.
+fn decide(env: Option<&str>, disabled_sysctl: Option<&str>, probe: impl Fn() -> io::Result<()>) -> (EngineKind, Option<String>) {
+    if let Some(value) = env {
+        match value.trim() {
+            "pwritev" | "fallback" => {
+                return (EngineKind::Pwritev, Some(format!("forced by {ENGINE_ENV}={value}")));
+            }
+            _ => {}
+        }
+    }
+    if disabled_sysctl.map(str::trim) == Some("2") {
+        return (EngineKind::Pwritev, Some("kernel.io_uring_disabled=2".into()));
+    }
+    match probe() {
+        Ok(()) => (EngineKind::IoUring, None),
+        Err(e) => (EngineKind::Pwritev, Some(format!("io_uring_setup failed: {e}"))),
+    }
+}
+
+fn engine() -> &'static (EngineKind, Option<String>) {
+    ENGINE.get_or_init(|| {
+        let env = std::env::var(ENGINE_ENV).ok();
+        let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
+        decide(env.as_deref(), sysctl.as_deref(), || io_uring::IoUring::new(8).map(drop))
+    })
+}
+
+/// The engine this process uses: `KAFKALITE_IO_ENGINE=pwritev` forces the fallback;
+/// otherwise io_uring if a ring can be created (ENOSYS, EPERM, kernel.io_uring_disabled
+/// fall back). Probed once per process and cached.
+#[must_use]
+pub fn engine_kind() -> EngineKind {
+    engine().0
+}
+
+/// Why the fallback is in use (`None` with io_uring).
+#[must_use]
+pub fn engine_fallback_reason() -> Option<String> {
+    engine().1.clone()
+}
+
+enum Backend {
+    Uring(UringWriter),
+    Pwritev,
+}
+
+/// Sequential writer at the end of one file, owned by one segment. Not thread-safe: the log
+/// serialises appends.
+pub struct Appender {
+    file: File,
+    position: u64,
+    backend: Backend,
+}
+
+impl Appender {
+    /// Write at `position` onward using `engine_kind()`.
+    pub fn new(file: File, position: u64) -> io::Result<Appender> {
+        Self::with_engine(file, position, engine_kind())
+    }
+
+    /// Write with an explicit engine. A ring that cannot be created for this file (e.g. the
+    /// locked-memory limit is reached) falls back to `pwritev` rather than failing the append.
+    pub fn with_engine(file: File, position: u64, kind: EngineKind) -> io::Result<Appender> {
+        let backend = match kind {
+            EngineKind::IoUring => UringWriter::new().map_or(Backend::Pwritev, Backend::Uring),
+            EngineKind::Pwritev => Backend::Pwritev,
+        };
+        Ok(Appender { file, position, backend })
+    }
+
+    /// Write every buffer, in order, at the current end in one batched submission
+    /// (looping on short writes). Returns the new end position.
+    pub fn append(&mut self, bufs: &[&[u8]]) -> io::Result<u64> {
+        let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        if total == 0 {
+            return Ok(self.position);
+        }
+        let fd = self.file.as_raw_fd();
+        let mut iov = IoVecs::new(bufs);
+        match &mut self.backend {
+            Backend::Uring(ring) => ring.write_all(fd, self.position, &mut iov)?,
+            Backend::Pwritev => pwritev_all(fd, self.position, &mut iov)?,
+        }
+        self.position += total;
+        Ok(self.position)
+    }
+
+    #[must_use]
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// fdatasync the file.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Move the write position back after a truncation (the caller truncated the file).
+    pub fn set_position(&mut self, position: u64) {
+        self.position = position;
+    }
+
+    #[must_use]
+    pub fn engine(&self) -> EngineKind {
+        match self.backend {
+            Backend::Uring(_) => EngineKind::IoUring,
+            Backend::Pwritev => EngineKind::Pwritev,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,23 @@
+//! Kafka RecordBatch v2 (magic 2): header parsing, validation, offset assignment, record
+//! decoding and encoding, compression. Every length read from the wire or disk is checked
+//! against the bytes that remain before it is trusted.
+//!
+//! CONTRACT (storage and the binding code against these signatures; keep them stable).
+
+pub mod batch;
+pub mod compression;
+pub mod record;
+pub mod varint;
+mod xerial;
+
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod test_util;
+
+pub use batch::{
+    assign_offsets, validate_batch, validate_batches, BatchHeader, BatchInfo, TimestampType,
+    BATCH_HEADER_LEN, LOG_OVERHEAD,
+};
+pub use compression::Compression;
+pub use record::{decode_records, encode_batch, Header, Record, RecordInput};

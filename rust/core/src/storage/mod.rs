@@ -1,0 +1,23 @@
+//! Partition logs: segments with offset and time indexes, roll, recovery, truncation,
+//! retention. The layout on disk is Kafka's: `<dir>/<20-digit base offset>.log|.index|.timeindex`.
+
+pub mod config;
+pub mod log;
+pub mod offset_index;
+pub mod scan;
+pub mod segment;
+pub mod time_index;
+
+pub use config::LogConfig;
+pub use log::{AppendInfo, PartitionLog, ReadSlice};
+
+/// Deleting what is already gone is not an error here (recovery and retention both tidy).
+pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod log_tests;

@@ -1,0 +1,203 @@
+//! Sparse offset index: (offset relative to the segment base → byte position in the `.log`),
+//! one entry per `index.interval.bytes` of batches. Kept in memory; written to the `.index`
+//! file as 8-byte big-endian entries. The active segment's file may lag memory: recovery
+//! rebuilds it, so losing the unwritten tail in a crash is harmless.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+const ENTRY_BYTES: usize = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OffsetEntry {
+    pub relative_offset: u32,
+    pub position: u32,
+}
+
+#[derive(Debug)]
+pub struct OffsetIndex {
+    path: PathBuf,
+    entries: Vec<OffsetEntry>,
+    /// Entries [0, written) are on disk.
+    written: usize,
+}
+
+impl OffsetIndex {
+    #[must_use]
+    pub fn empty(path: PathBuf) -> Self {
+        OffsetIndex { path, entries: Vec::new(), written: 0 }
+    }
+
+    /// Load and sanity-check an index file. `None` when missing or corrupt (wrong size,
+    /// offsets or positions not increasing, a position at or past `log_size`); the caller
+    /// rebuilds it from the log.
+    pub fn load(path: PathBuf, log_size: u64) -> io::Result<Option<Self>> {
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if bytes.len() % ENTRY_BYTES != 0 {
+            return Ok(None);
+        }
+        let mut entries = Vec::with_capacity(bytes.len() / ENTRY_BYTES);
+        for chunk in bytes.chunks_exact(ENTRY_BYTES) {
+            let relative_offset = u32::from_be_bytes(chunk[0..4].try_into().unwrap());
+            let position = u32::from_be_bytes(chunk[4..8].try_into().unwrap());
+            if let Some(prev) = entries.last() {
+                let prev: &OffsetEntry = prev;
+                if relative_offset <= prev.relative_offset || position <= prev.position {
+                    return Ok(None);
+                }
+            }
+            if u64::from(position) >= log_size {
+                return Ok(None);
+            }
+            entries.push(OffsetEntry { relative_offset, position });
+        }
+        let written = entries.len();
+        Ok(Some(OffsetIndex { path, entries, written }))
+    }
+
+    pub fn push(&mut self, relative_offset: u32, position: u32) {
+        debug_assert!(self.entries.last().is_none_or(|e| e.relative_offset < relative_offset));
+        self.entries.push(OffsetEntry { relative_offset, position });
+    }
+
+    /// The last entry whose offset is <= `relative_offset`, or position 0.
+    #[must_use]
+    pub fn lookup(&self, relative_offset: u32) -> OffsetEntry {
+        let idx = self.entries.partition_point(|e| e.relative_offset <= relative_offset);
+        if idx == 0 {
+            OffsetEntry { relative_offset: 0, position: 0 }
+        } else {
+            self.entries[idx - 1]
+        }
+    }
+
+    /// The last entry whose position is <= `position` (a batch boundary), or position 0.
+    #[must_use]
+    pub fn lookup_position(&self, position: u32) -> OffsetEntry {
+        let idx = self.entries.partition_point(|e| e.position <= position);
+        if idx == 0 {
+            OffsetEntry { relative_offset: 0, position: 0 }
+        } else {
+            self.entries[idx - 1]
+        }
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[must_use]
+    pub fn last(&self) -> Option<OffsetEntry> {
+        self.entries.last().copied()
+    }
+
+    /// Drop entries at or past `position` (the log was truncated there).
+    pub fn truncate_to_position(&mut self, position: u32) -> io::Result<()> {
+        let keep = self.entries.partition_point(|e| e.position < position);
+        self.entries.truncate(keep);
+        if self.written > keep {
+            self.written = keep;
+            let file = OpenOptions::new().write(true).create(true).truncate(false).open(&self.path)?;
+            file.set_len((keep * ENTRY_BYTES) as u64)?;
+        }
+        Ok(())
+    }
+
+    /// Write entries not yet on disk.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.written == self.entries.len() && self.path.exists() {
+            return Ok(());
+        }
+        let mut buf = Vec::with_capacity((self.entries.len() - self.written) * ENTRY_BYTES);
+        for e in &self.entries[self.written..] {
+            buf.extend_from_slice(&e.relative_offset.to_be_bytes());
+            buf.extend_from_slice(&e.position.to_be_bytes());
+        }
+        let mut file = OpenOptions::new().append(true).create(true).open(&self.path)?;
+        file.write_all(&buf)?;
+        self.written = self.entries.len();
+        Ok(())
+    }
+
+    /// Replace the file with the in-memory entries (after a rebuild).
+    pub fn rewrite(&mut self) -> io::Result<()> {
+        File::create(&self.path)?;
+        self.written = 0;
+        self.flush()
+    }
+
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_with(entries: &[(u32, u32)]) -> OffsetIndex {
+        let mut idx = OffsetIndex::empty(PathBuf::from("/nonexistent"));
+        for &(o, p) in entries {
+            idx.push(o, p);
+        }
+        idx
+    }
+
+    #[test]
+    fn lookup_is_floor_with_zero_default() {
+        let idx = index_with(&[(10, 4096), (20, 8192), (35, 12288)]);
+        assert_eq!(idx.lookup(5).position, 0);
+        assert_eq!(idx.lookup(10).position, 4096);
+        assert_eq!(idx.lookup(19).position, 4096);
+        assert_eq!(idx.lookup(20).position, 8192);
+        assert_eq!(idx.lookup(1000).position, 12288);
+        assert_eq!(idx.lookup_position(8191).relative_offset, 10);
+        assert_eq!(idx.lookup_position(8192).relative_offset, 20);
+    }
+
+    #[test]
+    fn flush_load_roundtrip_and_corruption_detection() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.index");
+        let mut idx = OffsetIndex::empty(path.clone());
+        idx.push(1, 100);
+        idx.flush().unwrap();
+        idx.push(5, 200);
+        idx.flush().unwrap();
+        let loaded = OffsetIndex::load(path.clone(), 1000).unwrap().unwrap();
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded.lookup(7).position, 200);
+        // A position past the log's end means the index belongs to a longer log.
+        assert!(OffsetIndex::load(path.clone(), 150).unwrap().is_none());
+        std::fs::write(&path, [0u8; 5]).unwrap();
+        assert!(OffsetIndex::load(path.clone(), 1000).unwrap().is_none());
+        std::fs::remove_file(&path).unwrap();
+        assert!(OffsetIndex::load(path, 1000).unwrap().is_none());
+    }
+
+    #[test]
+    fn truncate_drops_entries_at_or_after_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.index");
+        let mut idx = OffsetIndex::empty(path.clone());
+        for i in 1..=4 {
+            idx.push(i * 10, i * 100);
+        }
+        idx.flush().unwrap();
+        idx.truncate_to_position(300).unwrap();
+        assert_eq!(idx.len(), 2);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 16);
+    }
+}

@@ -1,0 +1,106 @@
+//! Walking the batches of a `.log` file: cheap header hops for reads, and the full
+//! validating pass that recovery runs after an unclean shutdown.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use crate::records::{validate_batch, BatchHeader, BATCH_HEADER_LEN, LOG_OVERHEAD};
+
+/// Read buffer for recovery scans: big enough to amortise syscalls, small enough to stay
+/// cache-friendly.
+const SCAN_CHUNK_BYTES: usize = 8 << 20;
+
+/// The header of the batch at `position`, or `None` past the end or when the bytes there
+/// do not parse (callers only hop over data that recovery already validated).
+pub fn read_header_at(file: &File, position: u64, file_size: u64) -> io::Result<Option<BatchHeader>> {
+    if position + BATCH_HEADER_LEN as u64 > file_size {
+        return Ok(None);
+    }
+    let mut buf = [0u8; BATCH_HEADER_LEN];
+    file.read_exact_at(&mut buf, position)?;
+    match BatchHeader::parse(&buf) {
+        Ok(h) if position + h.total_size() as u64 <= file_size => Ok(Some(h)),
+        _ => Ok(None),
+    }
+}
+
+/// Read the whole batch at `position` whose header is `header`.
+pub fn read_batch_at(file: &File, position: u64, header: &BatchHeader) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; header.total_size()];
+    file.read_exact_at(&mut buf, position)?;
+    Ok(buf)
+}
+
+/// Validate every batch from `start` to `file_size`: size within the file, CRC32C, magic,
+/// attributes, and base offsets increasing from `min_offset`. Calls `visit(position, header)`
+/// for each valid batch and returns the position of the first invalid byte (== `file_size`
+/// when all is well).
+pub fn scan_valid(
+    file: &File,
+    file_size: u64,
+    start: u64,
+    min_offset: i64,
+    mut visit: impl FnMut(u64, &BatchHeader),
+) -> io::Result<u64> {
+    let mut buf: Vec<u8> = Vec::new();
+    // File position of buf[0].
+    let mut buf_start = start;
+    let mut position = start;
+    let mut next_offset = min_offset;
+    loop {
+        let remaining_in_file = file_size - position;
+        if remaining_in_file == 0 {
+            return Ok(position);
+        }
+        if remaining_in_file < BATCH_HEADER_LEN as u64 {
+            return Ok(position);
+        }
+        let at = (position - buf_start) as usize;
+        if buf.len() - at < LOG_OVERHEAD {
+            fill(file, &mut buf, &mut buf_start, position, SCAN_CHUNK_BYTES, file_size)?;
+            continue;
+        }
+        let at = (position - buf_start) as usize;
+        let length = i32::from_be_bytes(buf[at + 8..at + 12].try_into().unwrap());
+        if length < (BATCH_HEADER_LEN - LOG_OVERHEAD) as i32 {
+            return Ok(position);
+        }
+        let total = LOG_OVERHEAD as u64 + length as u64;
+        if total > remaining_in_file {
+            return Ok(position);
+        }
+        if ((buf.len() - at) as u64) < total {
+            let want = SCAN_CHUNK_BYTES.max(total as usize);
+            fill(file, &mut buf, &mut buf_start, position, want, file_size)?;
+            continue;
+        }
+        let batch = &buf[at..at + total as usize];
+        let header = match validate_batch(batch) {
+            Ok(h) => h,
+            Err(_) => return Ok(position),
+        };
+        if header.base_offset < next_offset || header.last_offset() < header.base_offset {
+            return Ok(position);
+        }
+        visit(position, &header);
+        next_offset = header.last_offset() + 1;
+        position += total;
+    }
+}
+
+/// Refill `buf` with up to `want` bytes starting at file position `from`.
+fn fill(
+    file: &File,
+    buf: &mut Vec<u8>,
+    buf_start: &mut u64,
+    from: u64,
+    want: usize,
+    file_size: u64,
+) -> io::Result<()> {
+    let len = want.min((file_size - from) as usize);
+    buf.resize(len, 0);
+    file.read_exact_at(buf, from)?;
+    *buf_start = from;
+    Ok(())
+}

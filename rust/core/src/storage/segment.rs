@@ -1,0 +1,413 @@
+//! One segment: a `.log` of whole batches plus its sparse offset and time indexes.
+//!
+//! Concurrency: a segment is owned by its `PartitionLog`, which serialises every mutation.
+//! Readers get an `Arc<File>` and a byte range that only covers batches written in full.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::io::Appender;
+use crate::records::{decode_records, BatchHeader};
+use crate::storage::config::LogConfig;
+use crate::storage::offset_index::OffsetIndex;
+use crate::storage::scan::{read_batch_at, read_header_at, scan_valid};
+use crate::storage::time_index::TimeIndex;
+use crate::storage::remove_if_exists;
+
+/// Kafka's file name for a segment: the base offset zero-padded to 20 digits.
+#[must_use]
+pub fn file_stem(base_offset: i64) -> String {
+    format!("{base_offset:020}")
+}
+
+/// A batch just written, as the segment needs to index it.
+#[derive(Clone, Copy, Debug)]
+pub struct WrittenBatch {
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    pub size: u64,
+}
+
+pub struct Segment {
+    pub base_offset: i64,
+    log_path: PathBuf,
+    file: Arc<File>,
+    appender: Option<Appender>,
+    size: u64,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    /// One past the last offset stored here (== base_offset when empty).
+    next_offset: i64,
+    max_timestamp: i64,
+    /// Base offset of the first batch that reached `max_timestamp`.
+    offset_of_max_timestamp: i64,
+    bytes_since_index_entry: u64,
+    /// Wall-clock time `segment.ms` counts from. Kafka counts from the first record's
+    /// timestamp, which rolls a segment per append when producers send old timestamps;
+    /// the segment's creation time does not.
+    created_ms: i64,
+}
+
+impl Segment {
+    fn paths(dir: &Path, base_offset: i64) -> (PathBuf, PathBuf, PathBuf) {
+        let stem = file_stem(base_offset);
+        (
+            dir.join(format!("{stem}.log")),
+            dir.join(format!("{stem}.index")),
+            dir.join(format!("{stem}.timeindex")),
+        )
+    }
+
+    /// A fresh, empty segment (any leftover files with that base are replaced).
+    pub fn create(dir: &Path, base_offset: i64, now_ms: i64) -> Result<Segment> {
+        let (log_path, index_path, time_path) = Self::paths(dir, base_offset);
+        for p in [&index_path, &time_path] {
+            remove_if_exists(p)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&log_path)?;
+        Ok(Segment {
+            base_offset,
+            log_path,
+            file: Arc::new(file),
+            appender: None,
+            size: 0,
+            offset_index: OffsetIndex::empty(index_path),
+            time_index: TimeIndex::empty(time_path),
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            bytes_since_index_entry: 0,
+            created_ms: now_ms,
+        })
+    }
+
+    /// Open an existing segment. With `recover`, every batch is validated and the file is
+    /// cut at the first invalid byte; otherwise the indexes are trusted when they load
+    /// cleanly and rebuilt when missing or corrupt. Returns the segment and whether bytes
+    /// were cut.
+    pub fn open(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        recover: bool,
+    ) -> Result<(Segment, bool)> {
+        let (log_path, index_path, time_path) = Self::paths(dir, base_offset);
+        let file = OpenOptions::new().read(true).write(true).open(&log_path)?;
+        let size = file.metadata()?.len();
+        let mut segment = Segment {
+            base_offset,
+            log_path,
+            file: Arc::new(file),
+            appender: None,
+            size,
+            offset_index: OffsetIndex::empty(index_path.clone()),
+            time_index: TimeIndex::empty(time_path.clone()),
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            bytes_since_index_entry: 0,
+            created_ms: crate::storage::log::now_ms(),
+        };
+        if !recover && segment.load_indexes(index_path)? {
+            return Ok((segment, false));
+        }
+        let cut = segment.rebuild(config)?;
+        Ok((segment, cut))
+    }
+
+    /// Trust the index files if they are sane; fill in next offset and max timestamp from
+    /// them plus a short header walk from the last index entry.
+    fn load_indexes(&mut self, index_path: PathBuf) -> Result<bool> {
+        let Some(offset_index) = OffsetIndex::load(index_path, self.size)? else {
+            return Ok(false);
+        };
+        self.offset_index = offset_index;
+        let mut position = u64::from(self.offset_index.last().map_or(0, |e| e.position));
+        let mut last: Option<BatchHeader> = None;
+        while position < self.size {
+            let Some(h) = read_header_at(&self.file, position, self.size)? else {
+                return Ok(false);
+            };
+            position += h.total_size() as u64;
+            last = Some(h);
+        }
+        if position != self.size {
+            return Ok(false);
+        }
+        if let Some(h) = &last {
+            self.next_offset = h.last_offset() + 1;
+        }
+        let max_rel = (self.next_offset - self.base_offset).max(0) as u32;
+        let Some(time_index) = TimeIndex::load(self.time_index_path(), max_rel)? else {
+            return Ok(false);
+        };
+        self.time_index = time_index;
+        match self.time_index.last() {
+            Some(e) => {
+                self.max_timestamp = e.timestamp;
+                self.offset_of_max_timestamp = self.base_offset + i64::from(e.relative_offset);
+            }
+            // A closed non-empty segment always carries its final time index entry.
+            None if self.size > 0 => return Ok(false),
+            None => {}
+        }
+        self.bytes_since_index_entry = 0;
+        Ok(true)
+    }
+
+    fn time_index_path(&self) -> PathBuf {
+        self.log_path.with_extension("timeindex")
+    }
+
+    /// Validate the whole file, rebuild both indexes, cut any invalid tail.
+    fn rebuild(&mut self, config: &LogConfig) -> Result<bool> {
+        let index_path = self.offset_index.path().to_path_buf();
+        self.offset_index = OffsetIndex::empty(index_path);
+        self.time_index = TimeIndex::empty(self.time_index_path());
+        self.next_offset = self.base_offset;
+        self.max_timestamp = -1;
+        self.offset_of_max_timestamp = self.base_offset;
+        self.bytes_since_index_entry = 0;
+        let file = Arc::clone(&self.file);
+        let size = self.size;
+        let mut batches = Vec::new();
+        let valid = scan_valid(&file, size, 0, self.base_offset, |position, h| {
+            batches.push((position, h.base_offset, h.last_offset(), h.max_timestamp, h.total_size() as u64));
+        })?;
+        for (position, base_offset, last_offset, max_timestamp, size) in batches {
+            self.index_batch(position, WrittenBatch { base_offset, last_offset, max_timestamp, size }, config);
+        }
+        let cut = valid < self.size;
+        if cut {
+            self.file.set_len(valid)?;
+            self.size = valid;
+        }
+        self.finish_time_index();
+        self.offset_index.rewrite()?;
+        self.time_index.rewrite()?;
+        Ok(cut)
+    }
+
+    fn index_batch(&mut self, position: u64, batch: WrittenBatch, config: &LogConfig) {
+        if batch.max_timestamp > self.max_timestamp {
+            self.max_timestamp = batch.max_timestamp;
+            self.offset_of_max_timestamp = batch.base_offset;
+        }
+        if self.bytes_since_index_entry >= config.index_interval_bytes && position > 0 {
+            let rel = self.relative(batch.base_offset);
+            self.offset_index.push(rel, position as u32);
+            self.time_index.maybe_push(self.max_timestamp, self.relative(self.offset_of_max_timestamp));
+            self.bytes_since_index_entry = 0;
+        }
+        self.bytes_since_index_entry += batch.size;
+        self.next_offset = batch.last_offset + 1;
+    }
+
+    /// Make the time index's last entry the segment's max timestamp, as Kafka does when a
+    /// segment stops being active, so a closed segment's max is known without a scan.
+    fn finish_time_index(&mut self) {
+        if self.max_timestamp >= 0 || self.size > 0 {
+            self.time_index.maybe_push(self.max_timestamp, self.relative(self.offset_of_max_timestamp));
+        }
+    }
+
+    fn relative(&self, offset: i64) -> u32 {
+        debug_assert!(offset >= self.base_offset && offset - self.base_offset <= i64::from(u32::MAX));
+        (offset - self.base_offset) as u32
+    }
+
+    /// Append already-validated batches with offsets assigned. `slices` concatenate to the
+    /// consecutive batches that `batches` describe.
+    pub fn append(&mut self, slices: &[&[u8]], batches: &[WrittenBatch], config: &LogConfig) -> Result<()> {
+        if self.appender.is_none() {
+            let handle = self.file.try_clone()?;
+            self.appender = Some(Appender::new(handle, self.size)?);
+        }
+        let appender = self.appender.as_mut().expect("appender just created");
+        let start = self.size;
+        let end = appender.append(slices)?;
+        debug_assert_eq!(end, start + slices.iter().map(|s| s.len() as u64).sum::<u64>());
+        let mut position = start;
+        for b in batches {
+            self.index_batch(position, *b, config);
+            position += b.size;
+        }
+        self.size = end;
+        Ok(())
+    }
+
+    /// Would appending `bytes` more (ending at `last_offset`) need a new segment first?
+    #[must_use]
+    pub fn should_roll(&self, config: &LogConfig, incoming_bytes: u64, last_offset: i64, now_ms: i64) -> bool {
+        if self.size == 0 {
+            return false;
+        }
+        let full = self.size + incoming_bytes > config.segment_bytes;
+        let aged = now_ms.saturating_sub(self.created_ms) > config.segment_ms;
+        let index_full = self.offset_index.len() >= config.max_offset_index_entries()
+            || self.time_index.len() >= config.max_time_index_entries();
+        let offset_overflow = last_offset - self.base_offset > i64::from(i32::MAX);
+        full || aged || index_full || offset_overflow
+    }
+
+    /// Stop being the active segment: final time index entry, indexes on disk.
+    pub fn close_active(&mut self) -> Result<()> {
+        self.finish_time_index();
+        self.flush_indexes()?;
+        self.appender = None;
+        Ok(())
+    }
+
+    pub fn flush_indexes(&mut self) -> Result<()> {
+        self.offset_index.flush()?;
+        self.time_index.flush()?;
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush_indexes()?;
+        self.file.sync_data()?;
+        Ok(())
+    }
+
+    /// Position and header of the first batch whose last offset is >= `offset`.
+    pub fn find(&self, offset: i64) -> Result<Option<(u64, BatchHeader)>> {
+        if offset >= self.next_offset {
+            return Ok(None);
+        }
+        let rel = (offset.max(self.base_offset) - self.base_offset) as u32;
+        let mut position = u64::from(self.offset_index.lookup(rel).position);
+        while let Some(h) = read_header_at(&self.file, position, self.size)? {
+            if h.last_offset() >= offset {
+                return Ok(Some((position, h)));
+            }
+            position += h.total_size() as u64;
+        }
+        Ok(None)
+    }
+
+    /// Byte range of whole batches starting with the one holding `offset`: the first batch
+    /// always (a consumer must make progress past a large batch), then more while they fit
+    /// in `max_bytes` and start below `max_offset`.
+    pub fn read_range(&self, offset: i64, max_bytes: u64, max_offset: i64) -> Result<Option<(u64, u64, i64)>> {
+        let Some((start, first)) = self.find(offset)? else {
+            return Ok(None);
+        };
+        if first.base_offset >= max_offset {
+            return Ok(None);
+        }
+        let limit = start.saturating_add(max_bytes).min(self.size);
+        let mut end = start + first.total_size() as u64;
+        // Index entries sit on batch boundaries: jump to the last one that still fits.
+        let jump = self.offset_index.lookup_position(limit.min(u64::from(u32::MAX)) as u32);
+        if u64::from(jump.position) > end && self.base_offset + i64::from(jump.relative_offset) < max_offset {
+            end = u64::from(jump.position);
+        }
+        while let Some(h) = read_header_at(&self.file, end, self.size)? {
+            if h.base_offset >= max_offset || end + h.total_size() as u64 > limit {
+                break;
+            }
+            end += h.total_size() as u64;
+        }
+        Ok(Some((start, end - start, first.base_offset)))
+    }
+
+    /// The first record with timestamp >= `timestamp`: (offset, timestamp).
+    pub fn find_timestamp(&self, timestamp: i64, min_offset: i64) -> Result<Option<(i64, i64)>> {
+        if self.max_timestamp < timestamp {
+            return Ok(None);
+        }
+        let mut position = match self.time_index.lookup_before(timestamp) {
+            Some(e) => u64::from(self.offset_index.lookup(e.relative_offset).position),
+            None => 0,
+        };
+        while let Some(h) = read_header_at(&self.file, position, self.size)? {
+            if h.max_timestamp >= timestamp && h.last_offset() >= min_offset {
+                let batch = read_batch_at(&self.file, position, &h)?;
+                for r in decode_records(&batch)? {
+                    if r.timestamp >= timestamp && r.offset >= min_offset {
+                        return Ok(Some((r.offset, r.timestamp)));
+                    }
+                }
+            }
+            position += h.total_size() as u64;
+        }
+        Ok(None)
+    }
+
+    /// The record holding this segment's max timestamp: (offset, timestamp).
+    pub fn max_timestamp_record(&self) -> Result<Option<(i64, i64)>> {
+        if self.size == 0 || self.max_timestamp < 0 {
+            return Ok(None);
+        }
+        let Some((position, h)) = self.find(self.offset_of_max_timestamp)? else {
+            return Ok(None);
+        };
+        let batch = read_batch_at(&self.file, position, &h)?;
+        let best = decode_records(&batch)?
+            .into_iter()
+            .filter(|r| r.timestamp == self.max_timestamp)
+            .map(|r| (r.offset, r.timestamp))
+            .next();
+        Ok(best)
+    }
+
+    /// Remove every batch whose last offset is >= `offset`. Returns the new next offset
+    /// (lower than `offset` when a batch straddled it).
+    pub fn truncate_to(&mut self, offset: i64, config: &LogConfig) -> Result<i64> {
+        let Some((position, header)) = self.find(offset)? else {
+            return Ok(self.next_offset);
+        };
+        self.file.set_len(position)?;
+        self.size = position;
+        self.appender = None;
+        // Rebuilding recomputes max timestamp and both indexes from what is left.
+        self.rebuild(config)?;
+        Ok(header.base_offset.min(offset).max(self.base_offset).max(self.next_offset))
+    }
+
+    pub fn delete(self) -> Result<()> {
+        let time_path = self.time_index_path();
+        remove_if_exists(&self.log_path)?;
+        remove_if_exists(self.offset_index.path())?;
+        remove_if_exists(&time_path)?;
+        Ok(())
+    }
+
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    #[must_use]
+    pub fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+    #[must_use]
+    pub fn max_timestamp(&self) -> i64 {
+        self.max_timestamp
+    }
+    #[must_use]
+    pub fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+    #[must_use]
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+    /// Last-modified time, for retention of segments whose records carry no timestamps.
+    pub fn modified_ms(&self) -> Result<i64> {
+        let modified = fs::metadata(&self.log_path)?.modified()?;
+        let ms = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        Ok(ms)
+    }
+}

@@ -1,0 +1,306 @@
+//! `PartitionLog` and `FileSlice`: the storage core as Python sees it. Every call that can
+//! touch the disk releases the GIL.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Once};
+
+use kafkalite_core::io::{self, engine_kind};
+use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::{LogConfig, PartitionLog as CoreLog, ReadSlice};
+use kafkalite_core::Error;
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::buffer::borrow;
+use crate::errors::{CoreError, KafkaStorageError};
+
+static ENGINE_LOGGED: Once = Once::new();
+
+/// Say once per process which write engine is in use, through Python's logging.
+fn log_engine_once(py: Python<'_>) {
+    ENGINE_LOGGED.call_once(|| {
+        let kind = engine_kind();
+        let reason = io::engine_fallback_reason().map(|r| format!(" ({r})")).unwrap_or_default();
+        let msg = format!("kafkalite storage I/O engine: {}{}", kind.name(), reason);
+        let logged = py
+            .import("logging")
+            .and_then(|logging| logging.call_method1("getLogger", ("kafkalite.io",)))
+            .and_then(|logger| logger.call_method1("info", (msg,)));
+        if let Err(e) = logged {
+            e.print(py);
+        }
+    });
+}
+
+pub fn config_from(values: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyResult<LogConfig> {
+    let mut config = LogConfig::default();
+    for (key, value) in values.unwrap_or_default() {
+        let text = value.str()?.to_string();
+        config.set(&key, &text).map_err(CoreError)?;
+    }
+    Ok(config)
+}
+
+#[pyclass(module = "kafkalite._core", frozen)]
+pub struct AppendInfo {
+    #[pyo3(get)]
+    first_offset: i64,
+    #[pyo3(get)]
+    last_offset: i64,
+    #[pyo3(get)]
+    log_append_time: i64,
+    #[pyo3(get)]
+    max_timestamp: i64,
+    #[pyo3(get)]
+    batch_count: usize,
+    #[pyo3(get)]
+    record_count: i64,
+}
+
+#[pymethods]
+impl AppendInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "AppendInfo(first_offset={}, last_offset={}, record_count={})",
+            self.first_offset, self.last_offset, self.record_count
+        )
+    }
+}
+
+/// Whole batches of one segment file: sent with sendfile, or read into bytes.
+#[pyclass(module = "kafkalite._core", frozen)]
+pub struct FileSlice {
+    slice: ReadSlice,
+}
+
+#[pymethods]
+impl FileSlice {
+    #[getter]
+    fn position(&self) -> u64 {
+        self.slice.position
+    }
+    #[getter]
+    fn length(&self) -> u64 {
+        self.slice.len
+    }
+    #[getter]
+    fn first_offset(&self) -> i64 {
+        self.slice.first_offset
+    }
+    fn __len__(&self) -> usize {
+        self.slice.len as usize
+    }
+    /// The segment file's descriptor, valid while this slice lives.
+    fn fileno(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.slice.file.as_raw_fd()
+    }
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        use std::os::unix::fs::FileExt;
+        let len = self.slice.len as usize;
+        let file = Arc::clone(&self.slice.file);
+        let position = self.slice.position;
+        PyBytes::new_with(py, len, |buf| {
+            py.detach(|| file.read_exact_at(buf, position)).map_err(|e| PyOSError::new_err(e.to_string()))
+        })
+    }
+    /// Send bytes `[start, len)` of the slice to a non-blocking socket without copying them
+    /// through user space. Returns how many were sent before the socket would block.
+    #[pyo3(signature = (sock_fd, start=0))]
+    fn send(&self, py: Python<'_>, sock_fd: i32, start: u64) -> PyResult<usize> {
+        let remaining = self.slice.len.saturating_sub(start) as usize;
+        let file = Arc::clone(&self.slice.file);
+        let position = self.slice.position + start;
+        py.detach(|| io::sendfile_some(&file, position, remaining, sock_fd))
+            .map_err(|e| PyOSError::new_err(e.to_string()))
+    }
+    /// Send the whole slice, waiting (up to `timeout_ms` per wait) when the socket is full.
+    #[pyo3(signature = (sock_fd, timeout_ms=30_000))]
+    fn send_all(&self, py: Python<'_>, sock_fd: i32, timeout_ms: i32) -> PyResult<usize> {
+        let file = Arc::clone(&self.slice.file);
+        let (position, len) = (self.slice.position, self.slice.len as usize);
+        py.detach(|| io::sendfile_all(&file, position, len, sock_fd, timeout_ms))
+            .map_err(|e| PyOSError::new_err(e.to_string()))
+    }
+}
+
+/// One partition's segmented commit log.
+#[pyclass(module = "kafkalite._core", frozen)]
+pub struct PartitionLog {
+    inner: Mutex<CoreLog>,
+    path: PathBuf,
+}
+
+impl PartitionLog {
+    fn lock(&self) -> PyResult<MutexGuard<'_, CoreLog>> {
+        self.inner.lock().map_err(|_| KafkaStorageError::new_err("partition log lock poisoned"))
+    }
+}
+
+#[pymethods]
+impl PartitionLog {
+    #[new]
+    #[pyo3(signature = (path, config=None))]
+    fn new(py: Python<'_>, path: PathBuf, config: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyResult<Self> {
+        log_engine_once(py);
+        let config = config_from(config)?;
+        let dir = path.clone();
+        let log = py.detach(|| CoreLog::open(dir, config)).map_err(CoreError)?;
+        Ok(PartitionLog { inner: Mutex::new(log), path })
+    }
+
+    /// Validate, assign offsets and append one producer `records` field (one or more
+    /// RecordBatch v2). A writable buffer (bytearray, memoryview of one) is updated in place
+    /// with the assigned offsets; read-only bytes are left as they are.
+    #[pyo3(signature = (records, now_ms=None))]
+    fn append(&self, py: Python<'_>, records: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<AppendInfo> {
+        let buffer = PyBuffer::<u8>::get(records)?;
+        let (mut raw, writable) = borrow(&buffer)?;
+        let now = now_ms.unwrap_or_else(kafkalite_core::storage::log::now_ms);
+        let info = py.detach(|| {
+            let mut log = self.inner.lock().map_err(|_| Error::Closed)?;
+            if writable {
+                // SAFETY: `buffer` lives until this function returns and is writable.
+                log.append(unsafe { raw.as_mut_slice() }, now)
+            } else {
+                // SAFETY: as above; read-only bytes are written with offsets patched in the
+                // iovec list, without a copy.
+                log.append_shared(unsafe { raw.as_slice() }, now)
+            }
+        });
+        drop(buffer);
+        let info = info.map_err(CoreError)?;
+        Ok(AppendInfo {
+            first_offset: info.first_offset,
+            last_offset: info.last_offset,
+            log_append_time: info.log_append_time,
+            max_timestamp: info.max_timestamp,
+            batch_count: info.batch_count,
+            record_count: info.record_count,
+        })
+    }
+
+    /// Whole batches from the one holding `offset`, as bytes (empty at the log end).
+    #[pyo3(signature = (offset, max_bytes=1_048_576, max_offset=None))]
+    fn read<'py>(&self, py: Python<'py>, offset: i64, max_bytes: u64, max_offset: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+        match self.read_slice(py, offset, max_bytes, max_offset)? {
+            Some(slice) => slice.read(py),
+            None => Ok(PyBytes::new(py, b"")),
+        }
+    }
+
+    /// Like `read` but returns a `FileSlice` to send with sendfile, or None at the log end.
+    #[pyo3(signature = (offset, max_bytes=1_048_576, max_offset=None))]
+    fn read_slice(&self, py: Python<'_>, offset: i64, max_bytes: u64, max_offset: Option<i64>) -> PyResult<Option<FileSlice>> {
+        let slice = py
+            .detach(|| self.inner.lock().map_err(|_| Error::Closed)?.read(offset, max_bytes, max_offset))
+            .map_err(CoreError)?;
+        Ok(slice.map(|slice| FileSlice { slice }))
+    }
+
+    /// (offset, timestamp) of the first record with timestamp >= `timestamp`, or None.
+    fn offset_for_timestamp(&self, py: Python<'_>, timestamp: i64) -> PyResult<Option<(i64, i64)>> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.offset_for_timestamp(timestamp))
+            .map_err(|e| CoreError(e).into())
+    }
+
+    /// (offset, timestamp) of the record with the largest timestamp, or None when empty.
+    fn max_timestamp_offset(&self, py: Python<'_>) -> PyResult<Option<(i64, i64)>> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.max_timestamp_offset())
+            .map_err(|e| CoreError(e).into())
+    }
+
+    fn truncate_to(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.truncate_to(offset))
+            .map_err(|e| CoreError(e).into())
+    }
+
+    fn truncate_fully_and_start_at(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.truncate_fully_and_start_at(offset))
+            .map_err(|e| CoreError(e).into())
+    }
+
+    /// Delete closed segments past retention.ms / retention.bytes; returns how many.
+    #[pyo3(signature = (now_ms=None))]
+    fn apply_retention(&self, py: Python<'_>, now_ms: Option<i64>) -> PyResult<usize> {
+        let now = now_ms.unwrap_or_else(now_ms_default);
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.apply_retention(now))
+            .map_err(|e| CoreError(e).into())
+    }
+
+    fn advance_log_start(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.advance_log_start(offset))
+            .map_err(|e| CoreError(e).into())
+    }
+
+    fn roll(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.roll()).map_err(|e| CoreError(e).into())
+    }
+
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.flush()).map_err(|e| CoreError(e).into())
+    }
+
+    /// Flush indexes and mark a clean shutdown; further calls raise KafkaStorageError.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.close()).map_err(|e| CoreError(e).into())
+    }
+
+    /// Replace the topic-level config (keys as Kafka spells them; unset keys take defaults).
+    fn set_config(&self, config: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyResult<()> {
+        let config = config_from(config)?;
+        self.lock()?.set_config(config);
+        Ok(())
+    }
+
+    #[getter]
+    fn log_start_offset(&self) -> PyResult<i64> {
+        Ok(self.lock()?.log_start_offset())
+    }
+    #[getter]
+    fn log_end_offset(&self) -> PyResult<i64> {
+        Ok(self.lock()?.log_end_offset())
+    }
+    #[getter]
+    fn size_bytes(&self) -> PyResult<u64> {
+        Ok(self.lock()?.size_bytes())
+    }
+    #[getter]
+    fn segment_base_offsets(&self) -> PyResult<Vec<i64>> {
+        Ok(self.lock()?.segment_base_offsets())
+    }
+    #[getter]
+    fn closed(&self) -> PyResult<bool> {
+        Ok(self.lock()?.is_closed())
+    }
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(&self, py: Python<'_>, _t: Bound<'_, PyAny>, _v: Bound<'_, PyAny>, _tb: Bound<'_, PyAny>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let log = self.lock()?;
+        Ok(format!(
+            "PartitionLog(path={:?}, log_start_offset={}, log_end_offset={})",
+            self.path,
+            log.log_start_offset(),
+            log.log_end_offset()
+        ))
+    }
+}
+
+fn now_ms_default() -> i64 {
+    now_ms()
+}
