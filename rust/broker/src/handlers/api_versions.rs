@@ -1,0 +1,40 @@
+//! ApiVersions: what this broker speaks. An unknown request version still gets an answer
+//! (KIP-511): error 35 and our list, in a v0 response, so the client can retry.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
+use kafka_protocol::protocol::Decodable;
+
+use crate::handlers::SUPPORTED;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub const UNSUPPORTED_VERSION: i16 = 35;
+
+fn api_list() -> Vec<ApiVersion> {
+    SUPPORTED
+        .iter()
+        .map(|&(key, min, max)| ApiVersion::default().with_api_key(key as i16).with_min_version(min).with_max_version(max))
+        .collect()
+}
+
+pub fn handle(
+    _state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<ResponseBody> {
+    // The body carries only client software name/version; a malformed one is still answered.
+    let _ = ApiVersionsRequest::decode(&mut body, version);
+    let response = ApiVersionsResponse::default().with_error_code(0).with_api_keys(api_list());
+    encode(&response, version)
+}
+
+/// The answer to an ApiVersions request at a version we do not know.
+pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {
+    let response = ApiVersionsResponse::default().with_error_code(UNSUPPORTED_VERSION).with_api_keys(api_list());
+    encode(&response, 0)
+}

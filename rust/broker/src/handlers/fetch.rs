@@ -1,0 +1,144 @@
+//! Fetch (v4–12).
+//!
+//! Single node: high watermark = last stable offset = log end (no transactions are ever
+//! written: Produce rejects transactional batches), no aborted transactions (null for
+//! READ_UNCOMMITTED as Kafka sends, an empty array for READ_COMMITTED), no preferred read
+//! replica.
+//!
+//! Sizes follow KIP-74: partitions are filled in request order, each up to
+//! `partition_max_bytes` and to what is left of the response's `max_bytes`; the first
+//! partition with data returns at least its first batch whole, later partitions whose first
+//! batch does not fit are answered with empty records (and are still listed, as in Kafka).
+//! An offset inside a batch returns the whole batch; clients skip the earlier records.
+//!
+//! Long poll: with fewer than `min_bytes` ready and `max_wait_ms > 0`, the request waits on
+//! `BrokerState::data_arrived` (the `Notified` future is created before every re-check, so
+//! an append between check and wait is not lost) until `min_bytes` are ready or the wait
+//! expires. Errors answer at once, as Kafka does.
+//!
+//! Fetch sessions (KIP-227, v7+): none are created. Every full request (session epoch 0 or
+//! -1) is answered in full with session id 0, which both the Java client ("session not
+//! created", next request full again) and librdkafka (sessionless) accept; an incremental
+//! request (epoch > 0) cannot refer to a session of ours, so it gets
+//! FETCH_SESSION_ID_NOT_FOUND (70) and the client falls back to a full fetch. Forgotten
+//! topics are ignored.
+//!
+//! Records are never copied: the response is `ResponseBody::Pieces` (see `fetch_response`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{FetchRequest, RequestHeader};
+use kafka_protocol::protocol::Decodable;
+use kafkalite_core::Error as CoreError;
+
+use crate::handlers::fetch_response::{self, FetchResult, PartitionResult, TopicResult};
+use crate::response::ResponseBody;
+use crate::state::{codes, BrokerState};
+
+pub const OFFSET_OUT_OF_RANGE: i16 = 1;
+pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
+/// Longest wait honoured, whatever the client asks (Kafka has no cap; this only bounds how
+/// long a connection's slot is held by a silly request).
+const MAX_WAIT_CAP_MS: i32 = 5 * 60 * 1000;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = FetchRequest::decode(&mut body, version)?;
+    if version >= 7 && request.session_epoch > 0 {
+        let result = FetchResult { error_code: FETCH_SESSION_ID_NOT_FOUND, ..FetchResult::default() };
+        return Ok(Some(ResponseBody::Pieces(fetch_response::encode(result, version)?)));
+    }
+    let result = fetch(state, &request).await;
+    Ok(Some(ResponseBody::Pieces(fetch_response::encode(result, version)?)))
+}
+
+/// Read what the request asks for, long-polling for `min_bytes` up to `max_wait_ms`.
+pub async fn fetch(state: &Arc<BrokerState>, request: &FetchRequest) -> FetchResult {
+    let wait_ms = request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms as u64);
+    let min_bytes = u64::try_from(request.min_bytes).unwrap_or(0);
+    loop {
+        // Registered for notify_waiters() from creation: an append after gather() wakes it.
+        let notified = state.data_arrived.notified();
+        let (result, immediate) = gather(state, request);
+        if immediate || wait_ms == 0 || result.record_bytes() >= min_bytes || tokio::time::Instant::now() >= deadline {
+            return result;
+        }
+        // Slices hold files open; let them go while waiting.
+        drop(result);
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return gather(state, request).0;
+        }
+    }
+}
+
+/// One pass over the requested partitions. Returns the result and whether it must be sent
+/// at once (an error in some partition, or nothing requested).
+fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
+    let read_committed = request.isolation_level == 1;
+    let mut remaining = u64::try_from(request.max_bytes).unwrap_or(0);
+    let mut have_data = false;
+    let mut immediate = request.topics.iter().all(|t| t.partitions.is_empty());
+    let mut topics = Vec::with_capacity(request.topics.len());
+    for topic in &request.topics {
+        let name = topic.topic.as_str();
+        let t = state.topic(name);
+        let mut partitions = Vec::with_capacity(topic.partitions.len());
+        for fp in &topic.partitions {
+            let Some(partition) = t.as_ref().and_then(|t| t.partition(fp.partition)) else {
+                immediate = true;
+                partitions.push(PartitionResult::error(fp.partition, codes::UNKNOWN_TOPIC_OR_PARTITION));
+                continue;
+            };
+            let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
+            let limit = partition_max.min(remaining);
+            let log = partition.log.lock().expect("lock");
+            let end = log.log_end_offset();
+            let mut out = PartitionResult {
+                partition_index: fp.partition,
+                error_code: codes::NONE,
+                high_watermark: end,
+                last_stable_offset: end,
+                log_start_offset: log.log_start_offset(),
+                aborted_transactions: read_committed.then(Vec::new),
+                preferred_read_replica: -1,
+                records: None,
+            };
+            let skip = have_data && limit == 0 && fp.fetch_offset >= out.log_start_offset && fp.fetch_offset <= end;
+            let read = if skip { Ok(None) } else { log.read(fp.fetch_offset, limit, None) };
+            drop(log);
+            match read {
+                Ok(Some(slice)) => {
+                    // Only the first partition with data may exceed its limit (KIP-74).
+                    if !have_data || slice.len <= limit {
+                        remaining = remaining.saturating_sub(slice.len);
+                        have_data = true;
+                        out.records = Some(slice);
+                    }
+                }
+                Ok(None) => {}
+                Err(CoreError::OffsetOutOfRange { .. }) => {
+                    immediate = true;
+                    out.error_code = OFFSET_OUT_OF_RANGE;
+                }
+                Err(CoreError::Closed) => {
+                    immediate = true;
+                    out = PartitionResult::error(fp.partition, codes::UNKNOWN_TOPIC_OR_PARTITION);
+                }
+                Err(e) => {
+                    immediate = true;
+                    out = PartitionResult::error(fp.partition, e.kafka_code());
+                }
+            }
+            partitions.push(out);
+        }
+        topics.push(TopicResult { name: name.to_string(), partitions });
+    }
+    (FetchResult { throttle_time_ms: 0, error_code: codes::NONE, session_id: 0, topics }, immediate)
+}

@@ -1,0 +1,52 @@
+//! InitProducerId (v0–4), for idempotent producers only.
+//!
+//! - `transactional_id` null, no current producer: a new producer id from
+//!   `BrokerState::allocate_producer_id` (persisted before it is returned), epoch 0.
+//! - `transactional_id` null with a current producer id and epoch (v3+, KIP-360 bump): the
+//!   same id with epoch + 1 when that id was handed out by this broker and the epoch is not
+//!   exhausted (Kafka's limit: `Short.MAX_VALUE - 1`), else a new id with epoch 0. Kafka's own
+//!   coordinator always allocates a new id here; clients accept either, and keeping the id
+//!   lets the partitions fence the old epoch (INVALID_PRODUCER_EPOCH for late batches).
+//! - `transactional_id` set: transactions are not supported, so the answer is
+//!   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) — what Kafka answers a principal that may not
+//!   use transactional ids. Clients treat it as fatal, so `initTransactions()` fails at once
+//!   with a clear cause instead of retrying COORDINATOR_NOT_AVAILABLE until it times out.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId, RequestHeader};
+use kafka_protocol::protocol::Decodable;
+
+use crate::response::{encode, ResponseBody};
+use crate::state::{codes, BrokerState};
+
+pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+/// Kafka bumps to a new producer id once the epoch reaches this.
+const MAX_EPOCH: i16 = i16::MAX - 1;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = InitProducerIdRequest::decode(&mut body, version)?;
+    let mut response = InitProducerIdResponse::default();
+    let (error, producer_id, epoch) = if request.transactional_id.is_some() {
+        (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+    } else {
+        let (id, epoch) = (request.producer_id.0, request.producer_epoch);
+        let ours = id >= 0 && id < state.next_producer_id.load(Ordering::SeqCst);
+        if version >= 3 && ours && (0..MAX_EPOCH).contains(&epoch) {
+            (codes::NONE, id, epoch + 1)
+        } else {
+            (codes::NONE, state.allocate_producer_id()?, 0)
+        }
+    };
+    response.error_code = error;
+    response.producer_id = ProducerId(producer_id);
+    response.producer_epoch = epoch;
+    Ok(Some(encode(&response, version)?))
+}

@@ -1,0 +1,110 @@
+//! ListOffsets (v1–7).
+//!
+//! Per partition, by the requested timestamp:
+//! - `-2` (EARLIEST): the log start offset;
+//! - `-1` (LATEST): the log end offset, which on a single node is the high watermark and,
+//!   with no transactions ever written, also the last stable offset (READ_COMMITTED);
+//! - `-3` (MAX_TIMESTAMP, v7+): the offset and timestamp of the record with the largest
+//!   timestamp;
+//! - any other value: the first offset whose record timestamp is >= it.
+//!
+//! Offsets found carry timestamp -1 for EARLIEST/LATEST (as Kafka) and leader epoch 0 (the
+//! single node's only epoch); nothing found is offset -1, timestamp -1, leader epoch -1.
+//! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
+//! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. The request's
+//! current leader epoch is not checked (there is only epoch 0).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestHeader};
+use kafka_protocol::protocol::Decodable;
+use kafkalite_core::Error as CoreError;
+
+use crate::response::{encode, ResponseBody};
+use crate::state::{codes, BrokerState};
+
+pub const LATEST_TIMESTAMP: i64 = -1;
+pub const EARLIEST_TIMESTAMP: i64 = -2;
+pub const MAX_TIMESTAMP: i64 = -3;
+pub const INVALID_REQUEST: i16 = 42;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = ListOffsetsRequest::decode(&mut body, version)?;
+    let mut seen = HashSet::new();
+    let mut duplicates = HashSet::new();
+    for t in &request.topics {
+        for p in &t.partitions {
+            if !seen.insert((t.name.as_str(), p.partition_index)) {
+                duplicates.insert((t.name.as_str(), p.partition_index));
+            }
+        }
+    }
+    let mut topics = Vec::with_capacity(request.topics.len());
+    for t in &request.topics {
+        let topic = state.topic(t.name.as_str());
+        let mut partitions = Vec::with_capacity(t.partitions.len());
+        for p in &t.partitions {
+            let mut out = ListOffsetsPartitionResponse::default();
+            out.partition_index = p.partition_index;
+            out.timestamp = -1;
+            out.offset = -1;
+            out.leader_epoch = -1;
+            if duplicates.contains(&(t.name.as_str(), p.partition_index)) {
+                out.error_code = INVALID_REQUEST;
+                partitions.push(out);
+                continue;
+            }
+            let Some(partition) = topic.as_ref().and_then(|topic| topic.partition(p.partition_index)) else {
+                out.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION;
+                partitions.push(out);
+                continue;
+            };
+            let found = {
+                let log = partition.log.lock().expect("lock");
+                lookup(&log, p.timestamp)
+            };
+            match found {
+                Ok(Some((offset, timestamp))) => {
+                    out.offset = offset;
+                    out.timestamp = timestamp;
+                    // The field exists from v4; the codec refuses non-default values before.
+                    if version >= 4 {
+                        out.leader_epoch = 0;
+                    }
+                }
+                Ok(None) => {}
+                Err(CoreError::Closed) => out.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION,
+                Err(e) => out.error_code = e.kafka_code(),
+            }
+            partitions.push(out);
+        }
+        let mut topic_out = ListOffsetsTopicResponse::default();
+        topic_out.name = t.name.clone();
+        topic_out.partitions = partitions;
+        topics.push(topic_out);
+    }
+    let mut response = ListOffsetsResponse::default();
+    response.topics = topics;
+    Ok(Some(encode(&response, version)?))
+}
+
+/// (offset, timestamp) for a ListOffsets timestamp, `None` when nothing matches.
+pub fn lookup(log: &kafkalite_core::storage::PartitionLog, timestamp: i64) -> kafkalite_core::Result<Option<(i64, i64)>> {
+    if log.is_closed() {
+        return Err(CoreError::Closed);
+    }
+    match timestamp {
+        EARLIEST_TIMESTAMP => Ok(Some((log.log_start_offset(), -1))),
+        LATEST_TIMESTAMP => Ok(Some((log.log_end_offset(), -1))),
+        MAX_TIMESTAMP => log.max_timestamp_offset(),
+        ts => log.offset_for_timestamp(ts),
+    }
+}

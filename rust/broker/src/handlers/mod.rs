@@ -1,0 +1,64 @@
+//! One module per API family. `dispatch` decodes the request body at the negotiated version
+//! and calls the handler; `SUPPORTED` is exactly what ApiVersions advertises.
+//!
+//! A handler returns `Ok(None)` when no response is due (Produce with acks=0) and `Err`
+//! only for a request that cannot be answered at all, which closes the connection.
+
+pub mod api_versions;
+pub mod alter_configs;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod fetch;
+pub mod fetch_response;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
+pub mod list_offsets;
+pub mod metadata;
+pub mod produce;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{ApiKey, RequestHeader};
+
+use crate::response::ResponseBody;
+use crate::state::BrokerState;
+
+/// (api key, min version, max version) advertised by ApiVersions. Keep in step with the
+/// handlers below: advertise only what is implemented, as a set that matches a real Kafka
+/// release (kafka-python infers the broker version from it).
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[(ApiKey::ApiVersions, 0, 3)];
+
+#[must_use]
+pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
+    SUPPORTED.iter().find(|(k, _, _)| *k == key).map(|&(_, min, max)| (min, max))
+}
+
+/// Decode and handle one request whose header has been read (`body` is what follows it).
+pub async fn dispatch(
+    state: &Arc<BrokerState>,
+    header: &RequestHeader,
+    key: ApiKey,
+    body: Bytes,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let version = header.request_api_version;
+    match key {
+        ApiKey::ApiVersions => api_versions::handle(state, header, body, version).map(Some),
+        ApiKey::Metadata => metadata::handle(state, header, body, version).await,
+        ApiKey::CreateTopics => create_topics::handle(state, header, body, version).await,
+        ApiKey::DeleteTopics => delete_topics::handle(state, header, body, version).await,
+        ApiKey::CreatePartitions => create_partitions::handle(state, header, body, version).await,
+        ApiKey::DescribeConfigs => describe_configs::handle(state, header, body, version).await,
+        ApiKey::AlterConfigs => alter_configs::handle(state, header, body, version).await,
+        ApiKey::IncrementalAlterConfigs => incremental_alter_configs::handle(state, header, body, version).await,
+        ApiKey::DescribeCluster => describe_cluster::handle(state, header, body, version).await,
+        ApiKey::Produce => produce::handle(state, header, body, version).await,
+        ApiKey::Fetch => fetch::handle(state, header, body, version).await,
+        ApiKey::ListOffsets => list_offsets::handle(state, header, body, version).await,
+        ApiKey::InitProducerId => init_producer_id::handle(state, header, body, version).await,
+        other => anyhow::bail!("no handler for {other:?}"),
+    }
+}

@@ -1,0 +1,280 @@
+//! Produce (v3–9).
+//!
+//! Per partition, in Kafka's order of checks:
+//! - unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3). Produce never creates
+//!   topics (Kafka auto-creates on Metadata only);
+//! - records null or empty, not magic 2, or more than one batch: INVALID_RECORD (87), as
+//!   Kafka's `ProduceRequest.validateRecords` rules for v3+; a batch that does not parse or
+//!   overruns the field: CORRUPT_MESSAGE (2);
+//! - zstd before v7: UNSUPPORTED_COMPRESSION_TYPE (76);
+//! - control batches from a client: INVALID_RECORD (87);
+//! - transactional batches: INVALID_TXN_STATE (48). Transactions are not supported (no
+//!   producer can obtain a transactional id: InitProducerId refuses them), and 48 is what
+//!   Kafka 3.6+ answers a transactional batch for a partition that is not part of an ongoing
+//!   transaction (KIP-890 verification);
+//! - batch larger than the segment size: RECORD_LIST_TOO_LARGE (18);
+//! - compacted topic and a record without key: INVALID_RECORD (87) with `record_errors`;
+//! - idempotence (`producer_state`): duplicates acknowledged with their original offsets,
+//!   INVALID_PRODUCER_EPOCH (47), OUT_OF_ORDER_SEQUENCE_NUMBER (45);
+//! - then the core's `append_shared` (size limit, CRC, layout), whose errors carry their
+//!   codes: MESSAGE_TOO_LARGE (10), CORRUPT_MESSAGE (2), INVALID_RECORD (87), ...
+//!
+//! v8+ responses carry the error message. An invalid `acks` fails every partition with
+//! INVALID_REQUIRED_ACKS (21). acks=0 sends no response; if any partition failed, the
+//! connection is closed instead (as Kafka does, so the client refreshes its metadata).
+//! acks=1 and acks=-1 answer once the batch is in the log: on a single node the ISR is this
+//! broker alone, which satisfies any `min.insync.replicas` <= 1.
+//!
+//! The append runs on the tokio worker: the partition's `producers` lock is held across
+//! the idempotence check, the append and the recording of the batch (atomic per
+//! partition), `log` only for the append; neither across an await.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::produce_response::{BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafkalite_core::records::{decode_records, BatchHeader, Compression, LOG_OVERHEAD};
+use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::Error as CoreError;
+
+use crate::producer_state::Verdict;
+use crate::response::{encode, ResponseBody};
+use crate::state::{codes, ApiError, BrokerState, Topic};
+
+pub const CORRUPT_MESSAGE: i16 = 2;
+pub const RECORD_LIST_TOO_LARGE: i16 = 18;
+pub const INVALID_REQUIRED_ACKS: i16 = 21;
+pub const INVALID_TXN_STATE: i16 = 48;
+pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
+pub const INVALID_RECORD: i16 = 87;
+
+/// Byte offset of `magic` in every Kafka message format (v0/v1 message sets included).
+const MAGIC_POSITION: usize = LOG_OVERHEAD + 4;
+
+/// A partition's outcome.
+struct Appended {
+    base_offset: i64,
+    log_append_time: i64,
+    log_start_offset: i64,
+    /// False for an acknowledged duplicate.
+    wrote: bool,
+}
+
+struct Failed {
+    code: i16,
+    message: String,
+    record_errors: Vec<(i32, String)>,
+}
+
+impl Failed {
+    fn new(code: i16, message: impl Into<String>) -> Failed {
+        Failed { code, message: message.into(), record_errors: Vec::new() }
+    }
+}
+
+impl From<ApiError> for Failed {
+    fn from(e: ApiError) -> Failed {
+        Failed::new(e.code, e.message)
+    }
+}
+
+impl From<CoreError> for Failed {
+    fn from(e: CoreError) -> Failed {
+        match e {
+            // The topic was deleted under us.
+            CoreError::Closed => Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "partition is gone"),
+            e => Failed::new(e.kafka_code(), e.to_string()),
+        }
+    }
+}
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = ProduceRequest::decode(&mut body, version)?;
+    let acks = request.acks;
+    let now = now_ms();
+    let mut failures = 0usize;
+    let mut wrote = false;
+    let mut responses = Vec::with_capacity(request.topic_data.len());
+    for topic_data in request.topic_data {
+        let topic = state.topic(topic_data.name.as_str());
+        let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
+        for data in topic_data.partition_data {
+            let outcome = if matches!(acks, -1..=1) {
+                produce_partition(state, topic.as_deref(), data.index, data.records, version, now)
+            } else {
+                Err(Failed::new(INVALID_REQUIRED_ACKS, format!("acks must be -1, 0 or 1, got {acks}")))
+            };
+            let mut out = PartitionProduceResponse::default();
+            out.index = data.index;
+            match outcome {
+                Ok(a) => {
+                    wrote |= a.wrote;
+                    out.base_offset = a.base_offset;
+                    out.log_append_time_ms = a.log_append_time;
+                    out.log_start_offset = a.log_start_offset;
+                }
+                Err(f) => {
+                    failures += 1;
+                    out.error_code = f.code;
+                    out.base_offset = -1;
+                    if version >= 8 {
+                        out.error_message = Some(StrBytes::from_string(f.message));
+                        out.record_errors = f
+                            .record_errors
+                            .into_iter()
+                            .map(|(index, message)| {
+                                let mut e = BatchIndexAndErrorMessage::default();
+                                e.batch_index = index;
+                                e.batch_index_error_message = Some(StrBytes::from_string(message));
+                                e
+                            })
+                            .collect();
+                    }
+                }
+            }
+            partitions.push(out);
+        }
+        let mut topic_out = TopicProduceResponse::default();
+        topic_out.name = topic_data.name;
+        topic_out.partition_responses = partitions;
+        responses.push(topic_out);
+    }
+    if wrote {
+        state.data_arrived.notify_waiters();
+    }
+    if acks == 0 {
+        if failures > 0 {
+            anyhow::bail!("acks=0 produce failed for {failures} partition(s); closing the connection as Kafka does");
+        }
+        return Ok(None);
+    }
+    let mut response = ProduceResponse::default();
+    response.responses = responses;
+    Ok(Some(encode(&response, version)?))
+}
+
+fn produce_partition(
+    state: &BrokerState,
+    topic: Option<&Topic>,
+    index: i32,
+    records: Option<Bytes>,
+    version: i16,
+    now: i64,
+) -> Result<Appended, Failed> {
+    let Some(partition) = topic.and_then(|t| t.partition(index)) else {
+        return Err(Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "this server does not host this topic-partition"));
+    };
+    let topic = topic.expect("partition found");
+    let records = records.unwrap_or_default();
+    let header = check_single_batch(&records, version)?;
+    if header.is_control() {
+        return Err(Failed::new(INVALID_RECORD, "clients are not allowed to write control records"));
+    }
+    if header.is_transactional() {
+        return Err(Failed::new(INVALID_TXN_STATE, "transactions are not supported by this broker"));
+    }
+    if is_compacted(state, topic) {
+        check_keys(&records, &topic.name, index)?;
+    }
+
+    let mut producers = partition.producers.lock().expect("lock");
+    let verdict = producers.check(&header)?;
+    let mut log = partition.log.lock().expect("lock");
+    if let Verdict::Duplicate(batch) = verdict {
+        return Ok(Appended {
+            base_offset: batch.first_offset,
+            log_append_time: batch.log_append_time,
+            log_start_offset: log.log_start_offset(),
+            wrote: false,
+        });
+    }
+    let segment_bytes = log.config().segment_bytes;
+    if records.len() as u64 > segment_bytes {
+        return Err(Failed::new(
+            RECORD_LIST_TOO_LARGE,
+            format!("batch of {} bytes exceeds the segment size {segment_bytes}", records.len()),
+        ));
+    }
+    let info = log.append_shared(&records, now)?;
+    let log_start_offset = log.log_start_offset();
+    drop(log);
+    producers.record(&header, info.first_offset, info.last_offset, info.log_append_time, now);
+    Ok(Appended { base_offset: info.first_offset, log_append_time: info.log_append_time, log_start_offset, wrote: true })
+}
+
+/// Kafka's Produce v3+ rule: exactly one RecordBatch v2 per partition.
+fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Failed> {
+    if records.is_empty() {
+        return Err(Failed::new(
+            INVALID_RECORD,
+            format!("Produce requests with version {version} must have at least one record batch per partition"),
+        ));
+    }
+    if records.len() > MAGIC_POSITION && records[MAGIC_POSITION] != 2 {
+        return Err(Failed::new(
+            INVALID_RECORD,
+            format!("Produce requests with version {version} are only allowed to contain record batches with magic version 2"),
+        ));
+    }
+    let header = BatchHeader::parse(records)?;
+    let size = header.total_size();
+    if size < records.len() {
+        return Err(Failed::new(
+            INVALID_RECORD,
+            format!("Produce requests with version {version} are only allowed to contain exactly one record batch per partition"),
+        ));
+    }
+    if size > records.len() {
+        return Err(Failed::new(
+            CORRUPT_MESSAGE,
+            format!("batch of {size} bytes overruns the {} bytes of records sent", records.len()),
+        ));
+    }
+    if version < 7 && header.compression().ok() == Some(Compression::Zstd) {
+        return Err(Failed::new(
+            UNSUPPORTED_COMPRESSION_TYPE,
+            format!("Produce requests with version {version} may not use zstd (needs v7+)"),
+        ));
+    }
+    Ok(header)
+}
+
+/// `cleanup.policy` of the topic (override, else the broker's `log.cleanup.policy`) includes
+/// `compact`.
+fn is_compacted(state: &BrokerState, topic: &Topic) -> bool {
+    let configs = topic.configs.read().expect("lock");
+    let policy = configs
+        .get("cleanup.policy")
+        .or_else(|| state.config.raw.get("log.cleanup.policy"))
+        .map_or("delete", String::as_str);
+    policy.split(',').any(|p| p.trim() == "compact")
+}
+
+/// A compacted topic needs a key on every record (Kafka: INVALID_RECORD with the indexes).
+fn check_keys(records: &[u8], topic: &str, partition: i32) -> Result<(), Failed> {
+    let decoded = decode_records(records)?;
+    let keyless: Vec<(i32, String)> = decoded
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.key.is_none())
+        .map(|(i, _)| (i as i32, "Compacted topic cannot accept message without key.".to_string()))
+        .collect();
+    if keyless.is_empty() {
+        return Ok(());
+    }
+    Err(Failed {
+        code: INVALID_RECORD,
+        message: format!(
+            "Compacted topic cannot accept message without key in topic partition {topic}-{partition}: {} record(s) rejected",
+            keyless.len()
+        ),
+        record_errors: keyless,
+    })
+}
