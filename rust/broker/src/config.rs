@@ -16,7 +16,11 @@ pub struct ConfigError {
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError { key: key.into(), value: value.into(), reason: reason.into() }
+    ConfigError {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -47,7 +51,10 @@ impl Default for BrokerConfig {
     fn default() -> Self {
         BrokerConfig {
             node_id: 1,
-            listeners: vec![Listener { name: "PLAINTEXT".into(), bind: "127.0.0.1:9092".parse().expect("valid") }],
+            listeners: vec![Listener {
+                name: "PLAINTEXT".into(),
+                bind: "127.0.0.1:9092".parse().expect("valid"),
+            }],
             advertised: Vec::new(),
             log_dirs: vec![PathBuf::from("/tmp/kafkalite-logs")],
             num_partitions: 1,
@@ -62,7 +69,10 @@ impl Default for BrokerConfig {
 }
 
 fn int<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConfigError> {
-    value.trim().parse().map_err(|_| bad(key, value, "not a number"))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, "not a number"))
 }
 
 fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
@@ -77,9 +87,15 @@ fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
 pub fn parse_listeners(key: &str, value: &str) -> Result<Vec<(String, String, u16)>, ConfigError> {
     let mut out = Vec::new();
     for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, rest) = part.split_once("://").ok_or_else(|| bad(key, value, "expected NAME://host:port"))?;
-        let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad(key, value, "missing :port"))?;
-        let port: u16 = port.parse().map_err(|_| bad(key, value, format!("bad port {port:?}")))?;
+        let (name, rest) = part
+            .split_once("://")
+            .ok_or_else(|| bad(key, value, "expected NAME://host:port"))?;
+        let (host, port) = rest
+            .rsplit_once(':')
+            .ok_or_else(|| bad(key, value, "missing :port"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| bad(key, value, format!("bad port {port:?}")))?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         out.push((name.to_string(), host.to_string(), port));
     }
@@ -107,10 +123,17 @@ impl BrokerConfig {
     /// Build from Kafka keys. Unknown keys are kept (and shown by DescribeConfigs) but not
     /// acted on.
     pub fn from_pairs(pairs: &BTreeMap<String, String>) -> Result<BrokerConfig, ConfigError> {
-        let mut c = BrokerConfig { raw: pairs.clone(), ..BrokerConfig::default() };
+        let mut c = BrokerConfig {
+            raw: pairs.clone(),
+            ..BrokerConfig::default()
+        };
         // Retention hours/minutes are overridden by the finer-grained key when both are set.
         let mut retention_ms: Option<i64> = None;
-        for unit in [("log.retention.hours", 3_600_000i64), ("log.retention.minutes", 60_000), ("log.retention.ms", 1)] {
+        for unit in [
+            ("log.retention.hours", 3_600_000i64),
+            ("log.retention.minutes", 60_000),
+            ("log.retention.ms", 1),
+        ] {
             if let Some(v) = pairs.get(unit.0) {
                 let n: i64 = int(unit.0, v)?;
                 retention_ms = Some(if n < 0 { -1 } else { n * unit.1 });
@@ -118,14 +141,18 @@ impl BrokerConfig {
         }
         if let Some(hours) = pairs.get("log.roll.hours") {
             let n: i64 = int("log.roll.hours", hours)?;
-            c.log_defaults.set("segment.ms", &(n * 3_600_000).to_string()).map_err(|e| bad("log.roll.hours", hours, e.to_string()))?;
+            c.log_defaults
+                .set("segment.ms", &(n * 3_600_000).to_string())
+                .map_err(|e| bad("log.roll.hours", hours, e.to_string()))?;
         }
         for (broker_key, topic_key) in LOG_KEYS {
             if *broker_key == "log.retention.ms" {
                 continue;
             }
             if let Some(v) = pairs.get(*broker_key) {
-                c.log_defaults.set(topic_key, v).map_err(|e| bad(broker_key, v, e.to_string()))?;
+                c.log_defaults
+                    .set(topic_key, v)
+                    .map_err(|e| bad(broker_key, v, e.to_string()))?;
             }
         }
         if let Some(ms) = retention_ms {
@@ -138,22 +165,35 @@ impl BrokerConfig {
                     c.listeners = parse_listeners(key, value)?
                         .into_iter()
                         .map(|(name, host, port)| {
-                            let host = if host.is_empty() { "0.0.0.0".to_string() } else { host };
+                            let host = if host.is_empty() {
+                                "0.0.0.0".to_string()
+                            } else {
+                                host
+                            };
                             let addr = format!("{host}:{port}")
                                 .parse::<SocketAddr>()
                                 .or_else(|_| {
                                     std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
                                         .map_err(|e| e.to_string())
-                                        .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
+                                        .and_then(|mut a| {
+                                            a.next().ok_or_else(|| "no address".to_string())
+                                        })
                                 })
-                                .map_err(|e| bad(key, value, format!("cannot resolve {host}: {e}")))?;
+                                .map_err(|e| {
+                                    bad(key, value, format!("cannot resolve {host}: {e}"))
+                                })?;
                             Ok(Listener { name, bind: addr })
                         })
                         .collect::<Result<_, ConfigError>>()?;
                 }
                 "advertised.listeners" => c.advertised = parse_listeners(key, value)?,
                 "log.dirs" | "log.dir" => {
-                    c.log_dirs = value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+                    c.log_dirs = value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(PathBuf::from)
+                        .collect();
                     if c.log_dirs.is_empty() {
                         return Err(bad(key, value, "no directory given"));
                     }

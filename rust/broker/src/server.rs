@@ -42,15 +42,26 @@ impl Broker {
         let (shutdown, watcher) = watch::channel(false);
         let mut addrs = Vec::new();
         for listener in listeners {
-            let bound = runtime.block_on(TcpListener::bind(listener.bind)).map_err(|e| {
-                anyhow::anyhow!("cannot listen on {} ({}): {e}", listener.bind, listener.name)
-            })?;
+            let bound = runtime
+                .block_on(TcpListener::bind(listener.bind))
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot listen on {} ({}): {e}",
+                        listener.bind,
+                        listener.name
+                    )
+                })?;
             let local = bound.local_addr()?;
             addrs.push((listener.name.clone(), local));
             runtime.spawn(accept_loop(bound, Arc::clone(&state), watcher.clone()));
         }
         let _ = state.advertised.set(advertised_for(&state.config, &addrs));
-        Ok(Broker { runtime: Some(runtime), state, shutdown, addrs })
+        Ok(Broker {
+            runtime: Some(runtime),
+            state,
+            shutdown,
+            addrs,
+        })
     }
 
     /// Listener name and bound address (ephemeral ports resolved).
@@ -81,7 +92,11 @@ impl Drop for Broker {
     }
 }
 
-async fn accept_loop(listener: TcpListener, state: Arc<BrokerState>, mut shutdown: watch::Receiver<bool>) {
+async fn accept_loop(
+    listener: TcpListener,
+    state: Arc<BrokerState>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -103,7 +118,11 @@ async fn accept_loop(listener: TcpListener, state: Arc<BrokerState>, mut shutdow
     }
 }
 
-async fn serve(mut stream: TcpStream, state: Arc<BrokerState>, mut shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
+async fn serve(
+    mut stream: TcpStream,
+    state: Arc<BrokerState>,
+    mut shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let max = state.config.socket_request_max_bytes;
     loop {
         let size = tokio::select! {
@@ -119,17 +138,18 @@ async fn serve(mut stream: TcpStream, state: Arc<BrokerState>, mut shutdown: wat
         let mut frame = BytesMut::zeroed(size as usize);
         stream.read_exact(&mut frame).await?;
         let frame = frame.freeze();
-        match handle_frame(&state, frame).await? {
-            Some((header_version, correlation_id, body)) => {
-                write_response(&mut stream, header_version, correlation_id, body).await?;
-            }
-            None => {}
+        // Produce with acks=0 expects no response at all.
+        if let Some((header_version, correlation_id, body)) = handle_frame(&state, frame).await? {
+            write_response(&mut stream, header_version, correlation_id, body).await?;
         }
     }
 }
 
 /// Parse the request header and dispatch. `Ok(None)`: nothing to send back.
-async fn handle_frame(state: &Arc<BrokerState>, mut frame: Bytes) -> anyhow::Result<Option<(i16, i32, ResponseBody)>> {
+async fn handle_frame(
+    state: &Arc<BrokerState>,
+    mut frame: Bytes,
+) -> anyhow::Result<Option<(i16, i32, ResponseBody)>> {
     if frame.len() < 8 {
         anyhow::bail!("request shorter than a header");
     }
@@ -145,7 +165,11 @@ async fn handle_frame(state: &Arc<BrokerState>, mut frame: Bytes) -> anyhow::Res
     if version < min || version > max {
         if key == ApiKey::ApiVersions {
             // KIP-511: answer with v0 framing so any client can read our list.
-            return Ok(Some((0, correlation_id, api_versions::unsupported_version_response()?)));
+            return Ok(Some((
+                0,
+                correlation_id,
+                api_versions::unsupported_version_response()?,
+            )));
         }
         anyhow::bail!("unsupported version {version} of {key:?}");
     }
@@ -155,11 +179,23 @@ async fn handle_frame(state: &Arc<BrokerState>, mut frame: Bytes) -> anyhow::Res
     Ok(body.map(|b| (response_header_version, correlation_id, b)))
 }
 
-async fn write_response(stream: &mut TcpStream, header_version: i16, correlation_id: i32, body: ResponseBody) -> anyhow::Result<()> {
+async fn write_response(
+    stream: &mut TcpStream,
+    header_version: i16,
+    correlation_id: i32,
+    body: ResponseBody,
+) -> anyhow::Result<()> {
     let header = ResponseHeader::default().with_correlation_id(correlation_id);
     let header_len = header.compute_size(header_version)?;
     let total = header_len + body.len();
-    let mut head = BytesMut::with_capacity(4 + header_len + if let ResponseBody::Encoded(b) = &body { b.len() } else { 0 });
+    let mut head = BytesMut::with_capacity(
+        4 + header_len
+            + if let ResponseBody::Encoded(b) = &body {
+                b.len()
+            } else {
+                0
+            },
+    );
     head.put_i32(i32::try_from(total)?);
     header.encode(&mut head, header_version)?;
     match body {
@@ -188,27 +224,30 @@ async fn write_response(stream: &mut TcpStream, header_version: i16, correlation
 /// sendfile a segment range to the (non-blocking) socket, waiting for writability on
 /// EAGAIN. If the file turns out shorter (truncated under us) the connection is closed:
 /// the frame length is already on the wire.
-async fn send_file(stream: &mut TcpStream, slice: &kafkalite_core::storage::ReadSlice) -> anyhow::Result<()> {
+async fn send_file(
+    stream: &mut TcpStream,
+    slice: &kafkalite_core::storage::ReadSlice,
+) -> anyhow::Result<()> {
     let fd = stream.as_raw_fd();
     let mut sent: u64 = 0;
     while sent < slice.len {
         let remaining = (slice.len - sent) as usize;
         let position = slice.position + sent;
-        let n = stream
-            .try_io(Interest::WRITABLE, || {
-                let n = kafkalite_core::io::sendfile_some(&slice.file, position, remaining, fd)?;
-                if n == 0 {
-                    Err(std::io::ErrorKind::WouldBlock.into())
-                } else {
-                    Ok(n)
-                }
-            });
+        let n = stream.try_io(Interest::WRITABLE, || {
+            let n = kafkalite_core::io::sendfile_some(&slice.file, position, remaining, fd)?;
+            if n == 0 {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(n)
+            }
+        });
         match n {
             Ok(n) => sent += n as u64,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 stream.writable().await?;
                 // A writable socket that still takes nothing means the file ended early.
-                let probe = kafkalite_core::io::sendfile_some(&slice.file, position, remaining, fd)?;
+                let probe =
+                    kafkalite_core::io::sendfile_some(&slice.file, position, remaining, fd)?;
                 if probe == 0 && file_len(&slice.file)? <= position {
                     anyhow::bail!("segment ended before the promised {} bytes", slice.len);
                 }
@@ -234,14 +273,21 @@ impl Broker {
 }
 
 #[must_use]
-pub fn advertised_for(config: &BrokerConfig, addrs: &[(String, SocketAddr)]) -> Vec<(String, String, u16)> {
+pub fn advertised_for(
+    config: &BrokerConfig,
+    addrs: &[(String, SocketAddr)],
+) -> Vec<(String, String, u16)> {
     if !config.advertised.is_empty() {
         return config.advertised.clone();
     }
     addrs
         .iter()
         .map(|(name, addr)| {
-            let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+            let host = if addr.ip().is_unspecified() {
+                "127.0.0.1".to_string()
+            } else {
+                addr.ip().to_string()
+            };
             (name.clone(), host, addr.port())
         })
         .collect()

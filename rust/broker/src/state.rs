@@ -43,13 +43,19 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: i16, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into() }
+        ApiError {
+            code,
+            message: message.into(),
+        }
     }
 }
 
 impl From<kafkalite_core::Error> for ApiError {
     fn from(e: kafkalite_core::Error) -> Self {
-        ApiError { code: e.kafka_code(), message: e.to_string() }
+        ApiError {
+            code: e.kafka_code(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -73,7 +79,9 @@ impl Topic {
     #[must_use]
     pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
         let parts = self.partitions.read().expect("lock");
-        usize::try_from(index).ok().and_then(|i| parts.get(i).cloned())
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| parts.get(i).cloned())
     }
 
     #[must_use]
@@ -115,11 +123,16 @@ pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
         && name.len() <= 249
         && name != "."
         && name != ".."
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
     if legal {
         Ok(())
     } else {
-        Err(ApiError::new(codes::INVALID_TOPIC_EXCEPTION, format!("invalid topic name {name:?}")))
+        Err(ApiError::new(
+            codes::INVALID_TOPIC_EXCEPTION,
+            format!("invalid topic name {name:?}"),
+        ))
     }
 }
 
@@ -139,7 +152,11 @@ impl BrokerState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetadataFile::default(),
             Err(e) => return Err(e.into()),
         };
-        let cluster_id = if meta.cluster_id.is_empty() { new_cluster_id() } else { meta.cluster_id.clone() };
+        let cluster_id = if meta.cluster_id.is_empty() {
+            new_cluster_id()
+        } else {
+            meta.cluster_id.clone()
+        };
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -152,7 +169,8 @@ impl BrokerState {
         {
             let mut topics = state.topics.write().expect("lock");
             for (name, record) in meta.topics {
-                let topic = state.build_topic(&name, record.id, record.partitions, record.configs)?;
+                let topic =
+                    state.build_topic(&name, record.id, record.partitions, record.configs)?;
                 topics.insert(name, topic);
             }
         }
@@ -164,7 +182,9 @@ impl BrokerState {
     pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig, ApiError> {
         let mut config = self.config.log_defaults.clone();
         for (k, v) in overrides {
-            config.set(k, v).map_err(|e| ApiError::new(codes::INVALID_CONFIG, e.to_string()))?;
+            config
+                .set(k, v)
+                .map_err(|e| ApiError::new(codes::INVALID_CONFIG, e.to_string()))?;
         }
         Ok(config)
     }
@@ -174,7 +194,12 @@ impl BrokerState {
         dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"))
     }
 
-    fn open_partition(&self, topic: &str, index: i32, config: LogConfig) -> Result<Arc<Partition>, ApiError> {
+    fn open_partition(
+        &self,
+        topic: &str,
+        index: i32,
+        config: LogConfig,
+    ) -> Result<Arc<Partition>, ApiError> {
         let dir = self.partition_dir(topic, index);
         let log = PartitionLog::open(&dir, config)?;
         let producers = ProducerStateTable::rebuild(&log);
@@ -231,19 +256,29 @@ impl BrokerState {
     ) -> Result<Option<Arc<Topic>>, ApiError> {
         validate_topic_name(name)?;
         if partitions < 1 {
-            return Err(ApiError::new(codes::INVALID_PARTITIONS, format!("number of partitions must be at least 1, got {partitions}")));
+            return Err(ApiError::new(
+                codes::INVALID_PARTITIONS,
+                format!("number of partitions must be at least 1, got {partitions}"),
+            ));
         }
         self.log_config(&configs)?;
         let _guard = self.admin.lock().expect("lock");
         if self.topic(name).is_some() {
-            return Err(ApiError::new(codes::TOPIC_ALREADY_EXISTS, format!("topic '{name}' already exists")));
+            return Err(ApiError::new(
+                codes::TOPIC_ALREADY_EXISTS,
+                format!("topic '{name}' already exists"),
+            ));
         }
         if validate_only {
             return Ok(None);
         }
         let topic = self.build_topic(name, uuid::Uuid::new_v4(), partitions, configs)?;
-        self.topics.write().expect("lock").insert(name.to_string(), Arc::clone(&topic));
-        self.persist().map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
+        self.topics
+            .write()
+            .expect("lock")
+            .insert(name.to_string(), Arc::clone(&topic));
+        self.persist()
+            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
         Ok(Some(topic))
     }
 
@@ -255,8 +290,14 @@ impl BrokerState {
             .write()
             .expect("lock")
             .remove(name)
-            .ok_or_else(|| ApiError::new(codes::UNKNOWN_TOPIC_OR_PARTITION, format!("unknown topic '{name}'")))?;
-        self.persist().map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
+            .ok_or_else(|| {
+                ApiError::new(
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("unknown topic '{name}'"),
+                )
+            })?;
+        self.persist()
+            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
         for p in topic.partitions.read().expect("lock").iter() {
             if let Ok(mut log) = p.log.lock() {
                 let _ = log.close();
@@ -267,34 +308,55 @@ impl BrokerState {
     }
 
     /// Grow a topic to `total` partitions.
-    pub fn create_partitions(&self, name: &str, total: i32, validate_only: bool) -> Result<(), ApiError> {
+    pub fn create_partitions(
+        &self,
+        name: &str,
+        total: i32,
+        validate_only: bool,
+    ) -> Result<(), ApiError> {
         let _guard = self.admin.lock().expect("lock");
-        let topic = self
-            .topic(name)
-            .ok_or_else(|| ApiError::new(codes::UNKNOWN_TOPIC_OR_PARTITION, format!("unknown topic '{name}'")))?;
+        let topic = self.topic(name).ok_or_else(|| {
+            ApiError::new(
+                codes::UNKNOWN_TOPIC_OR_PARTITION,
+                format!("unknown topic '{name}'"),
+            )
+        })?;
         let current = topic.partition_count();
         if total <= current {
             return Err(ApiError::new(
                 codes::INVALID_PARTITIONS,
-                format!("topic currently has {current} partitions, {total} would not be an increase"),
+                format!(
+                    "topic currently has {current} partitions, {total} would not be an increase"
+                ),
             ));
         }
         if validate_only {
             return Ok(());
         }
         let config = self.log_config(&topic.configs.read().expect("lock"))?;
-        let new = (current..total).map(|i| self.open_partition(name, i, config.clone())).collect::<Result<Vec<_>, _>>()?;
+        let new = (current..total)
+            .map(|i| self.open_partition(name, i, config.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
         topic.partitions.write().expect("lock").extend(new);
-        self.persist().map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
+        self.persist()
+            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
         Ok(())
     }
 
     /// Replace a topic's overrides and apply them to its open logs.
-    pub fn set_topic_configs(&self, name: &str, configs: BTreeMap<String, String>, validate_only: bool) -> Result<(), ApiError> {
+    pub fn set_topic_configs(
+        &self,
+        name: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), ApiError> {
         let _guard = self.admin.lock().expect("lock");
-        let topic = self
-            .topic(name)
-            .ok_or_else(|| ApiError::new(codes::UNKNOWN_TOPIC_OR_PARTITION, format!("unknown topic '{name}'")))?;
+        let topic = self.topic(name).ok_or_else(|| {
+            ApiError::new(
+                codes::UNKNOWN_TOPIC_OR_PARTITION,
+                format!("unknown topic '{name}'"),
+            )
+        })?;
         let log_config = self.log_config(&configs)?;
         if validate_only {
             return Ok(());
@@ -303,7 +365,8 @@ impl BrokerState {
         for p in topic.partitions.read().expect("lock").iter() {
             p.log.lock().expect("lock").set_config(log_config.clone());
         }
-        self.persist().map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
+        self.persist()
+            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
         Ok(())
     }
 
@@ -327,7 +390,11 @@ impl BrokerState {
                 .map(|(name, t)| {
                     (
                         name.clone(),
-                        TopicRecord { id: t.id, partitions: t.partition_count(), configs: t.configs.read().expect("lock").clone() },
+                        TopicRecord {
+                            id: t.id,
+                            partitions: t.partition_count(),
+                            configs: t.configs.read().expect("lock").clone(),
+                        },
                     )
                 })
                 .collect(),

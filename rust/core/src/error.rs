@@ -16,13 +16,21 @@ pub enum Error {
     #[error("message too large: {size} bytes exceeds the limit of {limit} bytes")]
     MessageTooLarge { size: usize, limit: usize },
     #[error("offset {offset} is out of range [{log_start}, {log_end}]")]
-    OffsetOutOfRange { offset: i64, log_start: i64, log_end: i64 },
+    OffsetOutOfRange {
+        offset: i64,
+        log_start: i64,
+        log_end: i64,
+    },
     #[error("unsupported compression type {0}")]
     UnsupportedCompression(i16),
     #[error("invalid timestamp: {0}")]
     InvalidTimestamp(String),
     #[error("invalid config {key}={value}: {reason}")]
-    InvalidConfig { key: String, value: String, reason: String },
+    InvalidConfig {
+        key: String,
+        value: String,
+        reason: String,
+    },
     #[error("log is closed")]
     Closed,
     #[error("storage error: {0}")]

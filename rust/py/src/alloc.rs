@@ -63,7 +63,11 @@ unsafe impl GlobalAlloc for GuardedAlloc {
         }
         if old_large && new_large {
             let p = libc::mremap(ptr.cast(), layout.size(), new_size, libc::MREMAP_MAYMOVE);
-            return if p == libc::MAP_FAILED { std::ptr::null_mut() } else { p.cast() };
+            return if p == libc::MAP_FAILED {
+                std::ptr::null_mut()
+            } else {
+                p.cast()
+            };
         }
         let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
         let new = self.alloc(new_layout);

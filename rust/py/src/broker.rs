@@ -23,9 +23,14 @@ impl BrokerServer {
     /// listeners and start serving.
     #[new]
     #[pyo3(signature = (config, worker_threads=2))]
-    fn new(py: Python<'_>, config: HashMap<String, String>, worker_threads: usize) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        config: HashMap<String, String>,
+        worker_threads: usize,
+    ) -> PyResult<Self> {
         let pairs: BTreeMap<String, String> = config.into_iter().collect();
-        let config = BrokerConfig::from_pairs(&pairs).map_err(|e| InvalidConfigError::new_err(e.to_string()))?;
+        let config = BrokerConfig::from_pairs(&pairs)
+            .map_err(|e| InvalidConfigError::new_err(e.to_string()))?;
         let broker = py
             .detach(|| Broker::start(config, worker_threads))
             .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
@@ -35,7 +40,11 @@ impl BrokerServer {
             .map(|(name, addr)| (name.clone(), addr.ip().to_string(), addr.port()))
             .collect();
         let advertised = broker.advertised_listeners();
-        Ok(BrokerServer { inner: Mutex::new(Some(broker)), addresses, advertised })
+        Ok(BrokerServer {
+            inner: Mutex::new(Some(broker)),
+            addresses,
+            advertised,
+        })
     }
 
     /// (listener name, bound host, bound port) for each listener.
@@ -57,9 +66,14 @@ impl BrokerServer {
 
     /// Stop serving and close every log cleanly. Idempotent.
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        let broker = self.inner.lock().map_err(|_| PyRuntimeError::new_err("broker lock poisoned"))?.take();
+        let broker = self
+            .inner
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("broker lock poisoned"))?
+            .take();
         if let Some(mut broker) = broker {
-            py.detach(|| broker.shutdown()).map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
+            py.detach(|| broker.shutdown())
+                .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         }
         Ok(())
     }

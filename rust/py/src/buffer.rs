@@ -31,8 +31,13 @@ impl RawBytes {
 /// A contiguous byte buffer and whether it may be written in place.
 pub fn borrow(buffer: &PyBuffer<u8>) -> PyResult<(RawBytes, bool)> {
     if !buffer.is_c_contiguous() {
-        return Err(PyValueError::new_err("records buffer must be C-contiguous bytes"));
+        return Err(PyValueError::new_err(
+            "records buffer must be C-contiguous bytes",
+        ));
     }
-    let raw = RawBytes { ptr: buffer.buf_ptr().cast::<u8>(), len: buffer.len_bytes() };
+    let raw = RawBytes {
+        ptr: buffer.buf_ptr().cast::<u8>(),
+        len: buffer.len_bytes(),
+    };
     Ok((raw, !buffer.readonly()))
 }

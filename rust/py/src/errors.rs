@@ -6,15 +6,60 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(kafkalite._core, KafkaliteError, PyException, "Base of every kafkalite error.");
-create_exception!(kafkalite._core, OffsetOutOfRangeError, KafkaliteError, "OFFSET_OUT_OF_RANGE (1).");
-create_exception!(kafkalite._core, CorruptRecordError, KafkaliteError, "CORRUPT_MESSAGE (2).");
-create_exception!(kafkalite._core, MessageTooLargeError, KafkaliteError, "MESSAGE_TOO_LARGE (10).");
-create_exception!(kafkalite._core, InvalidTimestampError, KafkaliteError, "INVALID_TIMESTAMP (32).");
-create_exception!(kafkalite._core, InvalidConfigError, KafkaliteError, "INVALID_CONFIG (40).");
-create_exception!(kafkalite._core, KafkaStorageError, KafkaliteError, "KAFKA_STORAGE_ERROR (56).");
-create_exception!(kafkalite._core, UnsupportedCompressionTypeError, KafkaliteError, "UNSUPPORTED_COMPRESSION_TYPE (76).");
-create_exception!(kafkalite._core, InvalidRecordError, KafkaliteError, "INVALID_RECORD (87).");
+create_exception!(
+    kafkalite._core,
+    KafkaliteError,
+    PyException,
+    "Base of every kafkalite error."
+);
+create_exception!(
+    kafkalite._core,
+    OffsetOutOfRangeError,
+    KafkaliteError,
+    "OFFSET_OUT_OF_RANGE (1)."
+);
+create_exception!(
+    kafkalite._core,
+    CorruptRecordError,
+    KafkaliteError,
+    "CORRUPT_MESSAGE (2)."
+);
+create_exception!(
+    kafkalite._core,
+    MessageTooLargeError,
+    KafkaliteError,
+    "MESSAGE_TOO_LARGE (10)."
+);
+create_exception!(
+    kafkalite._core,
+    InvalidTimestampError,
+    KafkaliteError,
+    "INVALID_TIMESTAMP (32)."
+);
+create_exception!(
+    kafkalite._core,
+    InvalidConfigError,
+    KafkaliteError,
+    "INVALID_CONFIG (40)."
+);
+create_exception!(
+    kafkalite._core,
+    KafkaStorageError,
+    KafkaliteError,
+    "KAFKA_STORAGE_ERROR (56)."
+);
+create_exception!(
+    kafkalite._core,
+    UnsupportedCompressionTypeError,
+    KafkaliteError,
+    "UNSUPPORTED_COMPRESSION_TYPE (76)."
+);
+create_exception!(
+    kafkalite._core,
+    InvalidRecordError,
+    KafkaliteError,
+    "INVALID_RECORD (87)."
+);
 
 /// Wrap a core error for `?` in binding code.
 pub struct CoreError(pub Error);
@@ -44,14 +89,38 @@ impl From<CoreError> for PyErr {
 pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     let family: [(&str, Bound<'_, pyo3::types::PyType>, i16); 9] = [
         ("KafkaliteError", py.get_type::<KafkaliteError>(), -1),
-        ("OffsetOutOfRangeError", py.get_type::<OffsetOutOfRangeError>(), 1),
+        (
+            "OffsetOutOfRangeError",
+            py.get_type::<OffsetOutOfRangeError>(),
+            1,
+        ),
         ("CorruptRecordError", py.get_type::<CorruptRecordError>(), 2),
-        ("MessageTooLargeError", py.get_type::<MessageTooLargeError>(), 10),
-        ("InvalidTimestampError", py.get_type::<InvalidTimestampError>(), 32),
-        ("InvalidConfigError", py.get_type::<InvalidConfigError>(), 40),
+        (
+            "MessageTooLargeError",
+            py.get_type::<MessageTooLargeError>(),
+            10,
+        ),
+        (
+            "InvalidTimestampError",
+            py.get_type::<InvalidTimestampError>(),
+            32,
+        ),
+        (
+            "InvalidConfigError",
+            py.get_type::<InvalidConfigError>(),
+            40,
+        ),
         ("KafkaStorageError", py.get_type::<KafkaStorageError>(), 56),
-        ("UnsupportedCompressionTypeError", py.get_type::<UnsupportedCompressionTypeError>(), 76),
-        ("InvalidRecordError", py.get_type::<InvalidRecordError>(), 87),
+        (
+            "UnsupportedCompressionTypeError",
+            py.get_type::<UnsupportedCompressionTypeError>(),
+            76,
+        ),
+        (
+            "InvalidRecordError",
+            py.get_type::<InvalidRecordError>(),
+            87,
+        ),
     ];
     for (name, ty, code) in family {
         ty.setattr("error_code", code)?;

@@ -23,7 +23,9 @@ static ENGINE_LOGGED: Once = Once::new();
 fn log_engine_once(py: Python<'_>) {
     ENGINE_LOGGED.call_once(|| {
         let kind = engine_kind();
-        let reason = io::engine_fallback_reason().map(|r| format!(" ({r})")).unwrap_or_default();
+        let reason = io::engine_fallback_reason()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
         let msg = format!("kafkalite storage I/O engine: {}{}", kind.name(), reason);
         let logged = py
             .import("logging")
@@ -104,7 +106,8 @@ impl FileSlice {
         let file = Arc::clone(&self.slice.file);
         let position = self.slice.position;
         PyBytes::new_with(py, len, |buf| {
-            py.detach(|| file.read_exact_at(buf, position)).map_err(|e| PyOSError::new_err(e.to_string()))
+            py.detach(|| file.read_exact_at(buf, position))
+                .map_err(|e| PyOSError::new_err(e.to_string()))
         })
     }
     /// Send bytes `[start, len)` of the slice to a non-blocking socket without copying them
@@ -136,7 +139,9 @@ pub struct PartitionLog {
 
 impl PartitionLog {
     fn lock(&self) -> PyResult<MutexGuard<'_, CoreLog>> {
-        self.inner.lock().map_err(|_| KafkaStorageError::new_err("partition log lock poisoned"))
+        self.inner
+            .lock()
+            .map_err(|_| KafkaStorageError::new_err("partition log lock poisoned"))
     }
 }
 
@@ -144,19 +149,33 @@ impl PartitionLog {
 impl PartitionLog {
     #[new]
     #[pyo3(signature = (path, config=None))]
-    fn new(py: Python<'_>, path: PathBuf, config: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        config: Option<HashMap<String, Bound<'_, PyAny>>>,
+    ) -> PyResult<Self> {
         log_engine_once(py);
         let config = config_from(config)?;
         let dir = path.clone();
-        let log = py.detach(|| CoreLog::open(dir, config)).map_err(CoreError)?;
-        Ok(PartitionLog { inner: Mutex::new(log), path })
+        let log = py
+            .detach(|| CoreLog::open(dir, config))
+            .map_err(CoreError)?;
+        Ok(PartitionLog {
+            inner: Mutex::new(log),
+            path,
+        })
     }
 
     /// Validate, assign offsets and append one producer `records` field (one or more
     /// RecordBatch v2). A writable buffer (bytearray, memoryview of one) is updated in place
     /// with the assigned offsets; read-only bytes are left as they are.
     #[pyo3(signature = (records, now_ms=None))]
-    fn append(&self, py: Python<'_>, records: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<AppendInfo> {
+    fn append(
+        &self,
+        py: Python<'_>,
+        records: &Bound<'_, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<AppendInfo> {
         let buffer = PyBuffer::<u8>::get(records)?;
         let (mut raw, writable) = borrow(&buffer)?;
         let now = now_ms.unwrap_or_else(kafkalite_core::storage::log::now_ms);
@@ -185,7 +204,13 @@ impl PartitionLog {
 
     /// Whole batches from the one holding `offset`, as bytes (empty at the log end).
     #[pyo3(signature = (offset, max_bytes=1_048_576, max_offset=None))]
-    fn read<'py>(&self, py: Python<'py>, offset: i64, max_bytes: u64, max_offset: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        offset: i64,
+        max_bytes: u64,
+        max_offset: Option<i64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         match self.read_slice(py, offset, max_bytes, max_offset)? {
             Some(slice) => slice.read(py),
             None => Ok(PyBytes::new(py, b"")),
@@ -194,59 +219,103 @@ impl PartitionLog {
 
     /// Like `read` but returns a `FileSlice` to send with sendfile, or None at the log end.
     #[pyo3(signature = (offset, max_bytes=1_048_576, max_offset=None))]
-    fn read_slice(&self, py: Python<'_>, offset: i64, max_bytes: u64, max_offset: Option<i64>) -> PyResult<Option<FileSlice>> {
+    fn read_slice(
+        &self,
+        py: Python<'_>,
+        offset: i64,
+        max_bytes: u64,
+        max_offset: Option<i64>,
+    ) -> PyResult<Option<FileSlice>> {
         let slice = py
-            .detach(|| self.inner.lock().map_err(|_| Error::Closed)?.read(offset, max_bytes, max_offset))
+            .detach(|| {
+                self.inner
+                    .lock()
+                    .map_err(|_| Error::Closed)?
+                    .read(offset, max_bytes, max_offset)
+            })
             .map_err(CoreError)?;
         Ok(slice.map(|slice| FileSlice { slice }))
     }
 
     /// (offset, timestamp) of the first record with timestamp >= `timestamp`, or None.
     fn offset_for_timestamp(&self, py: Python<'_>, timestamp: i64) -> PyResult<Option<(i64, i64)>> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.offset_for_timestamp(timestamp))
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .offset_for_timestamp(timestamp)
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     /// (offset, timestamp) of the record with the largest timestamp, or None when empty.
     fn max_timestamp_offset(&self, py: Python<'_>) -> PyResult<Option<(i64, i64)>> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.max_timestamp_offset())
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .max_timestamp_offset()
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     fn truncate_to(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.truncate_to(offset))
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .truncate_to(offset)
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     fn truncate_fully_and_start_at(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.truncate_fully_and_start_at(offset))
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .truncate_fully_and_start_at(offset)
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     /// Delete closed segments past retention.ms / retention.bytes; returns how many.
     #[pyo3(signature = (now_ms=None))]
     fn apply_retention(&self, py: Python<'_>, now_ms: Option<i64>) -> PyResult<usize> {
         let now = now_ms.unwrap_or_else(now_ms_default);
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.apply_retention(now))
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .apply_retention(now)
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     fn advance_log_start(&self, py: Python<'_>, offset: i64) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.advance_log_start(offset))
-            .map_err(|e| CoreError(e).into())
+        py.detach(|| {
+            self.inner
+                .lock()
+                .map_err(|_| Error::Closed)?
+                .advance_log_start(offset)
+        })
+        .map_err(|e| CoreError(e).into())
     }
 
     fn roll(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.roll()).map_err(|e| CoreError(e).into())
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.roll())
+            .map_err(|e| CoreError(e).into())
     }
 
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.flush()).map_err(|e| CoreError(e).into())
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.flush())
+            .map_err(|e| CoreError(e).into())
     }
 
     /// Flush indexes and mark a clean shutdown; further calls raise KafkaStorageError.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.close()).map_err(|e| CoreError(e).into())
+        py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.close())
+            .map_err(|e| CoreError(e).into())
     }
 
     /// Replace the topic-level config (keys as Kafka spells them; unset keys take defaults).
@@ -285,7 +354,13 @@ impl PartitionLog {
         slf
     }
 
-    fn __exit__(&self, py: Python<'_>, _t: Bound<'_, PyAny>, _v: Bound<'_, PyAny>, _tb: Bound<'_, PyAny>) -> PyResult<bool> {
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _t: Bound<'_, PyAny>,
+        _v: Bound<'_, PyAny>,
+        _tb: Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
         self.close(py)?;
         Ok(false)
     }

@@ -1,7 +1,9 @@
 //! Building and decoding record batches from Python: for tests, the CLI and tools. The
 //! broker's data path never calls these (it moves batches as opaque bytes).
 
-use kafkalite_core::records::{decode_records, encode_batch, validate_batch, Compression, Header, RecordInput};
+use kafkalite_core::records::{
+    decode_records, encode_batch, validate_batch, Compression, Header, RecordInput,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -10,7 +12,13 @@ use crate::errors::CoreError;
 
 type PyHeader = (Vec<u8>, Option<Vec<u8>>);
 /// (offset, timestamp, key, value, headers)
-type PyRecord<'py> = (i64, i64, Option<Bound<'py, PyBytes>>, Option<Bound<'py, PyBytes>>, Vec<(String, Option<Bound<'py, PyBytes>>)>);
+type PyRecord<'py> = (
+    i64,
+    i64,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Vec<(String, Option<Bound<'py, PyBytes>>)>,
+);
 
 fn header_key(item: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(s) = item.extract::<String>() {
@@ -20,9 +28,14 @@ fn header_key(item: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 }
 
 fn record_input(item: &Bound<'_, PyAny>, default_ts: i64) -> PyResult<RecordInput> {
-    let tuple = item.downcast::<PyTuple>().map_err(|_| PyValueError::new_err("each record must be a tuple (key, value[, timestamp_ms[, headers]])"))?;
+    let tuple = item.downcast::<PyTuple>().map_err(|_| {
+        PyValueError::new_err("each record must be a tuple (key, value[, timestamp_ms[, headers]])")
+    })?;
     if !(2..=4).contains(&tuple.len()) {
-        return Err(PyValueError::new_err(format!("a record tuple has 2 to 4 items, got {}", tuple.len())));
+        return Err(PyValueError::new_err(format!(
+            "a record tuple has 2 to 4 items, got {}",
+            tuple.len()
+        )));
     }
     let key: Option<Vec<u8>> = tuple.get_item(0)?.extract()?;
     let value: Option<Vec<u8>> = tuple.get_item(1)?.extract()?;
@@ -35,10 +48,18 @@ fn record_input(item: &Bound<'_, PyAny>, default_ts: i64) -> PyResult<RecordInpu
         for h in list.try_iter()? {
             let (k, v): (Bound<'_, PyAny>, Option<Vec<u8>>) = h?.extract()?;
             let header: PyHeader = (header_key(&k)?, v);
-            headers.push(Header { key: header.0, value: header.1 });
+            headers.push(Header {
+                key: header.0,
+                value: header.1,
+            });
         }
     }
-    Ok(RecordInput { timestamp, key, value, headers })
+    Ok(RecordInput {
+        timestamp,
+        key,
+        value,
+        headers,
+    })
 }
 
 /// Encode records into one RecordBatch v2.
@@ -57,7 +78,9 @@ pub fn build_batch<'py>(
         .try_iter()?
         .map(|item| record_input(&item?, default_ts))
         .collect::<PyResult<Vec<_>>>()?;
-    let bytes = py.detach(|| encode_batch(&inputs, codec, base_offset)).map_err(CoreError)?;
+    let bytes = py
+        .detach(|| encode_batch(&inputs, codec, base_offset))
+        .map_err(CoreError)?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -79,7 +102,12 @@ pub fn decode_batches<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<PyRecor
             let headers = r
                 .headers
                 .into_iter()
-                .map(|h| (String::from_utf8_lossy(&h.key).into_owned(), h.value.map(|v| PyBytes::new(py, &v))))
+                .map(|h| {
+                    (
+                        String::from_utf8_lossy(&h.key).into_owned(),
+                        h.value.map(|v| PyBytes::new(py, &v)),
+                    )
+                })
                 .collect();
             out.push((
                 r.offset,

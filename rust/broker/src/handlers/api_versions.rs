@@ -17,7 +17,12 @@ pub const UNSUPPORTED_VERSION: i16 = 35;
 fn api_list() -> Vec<ApiVersion> {
     SUPPORTED
         .iter()
-        .map(|&(key, min, max)| ApiVersion::default().with_api_key(key as i16).with_min_version(min).with_max_version(max))
+        .map(|&(key, min, max)| {
+            ApiVersion::default()
+                .with_api_key(key as i16)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
         .collect()
 }
 
@@ -29,12 +34,16 @@ pub fn handle(
 ) -> anyhow::Result<ResponseBody> {
     // The body carries only client software name/version; a malformed one is still answered.
     let _ = ApiVersionsRequest::decode(&mut body, version);
-    let response = ApiVersionsResponse::default().with_error_code(0).with_api_keys(api_list());
+    let response = ApiVersionsResponse::default()
+        .with_error_code(0)
+        .with_api_keys(api_list());
     encode(&response, version)
 }
 
 /// The answer to an ApiVersions request at a version we do not know.
 pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {
-    let response = ApiVersionsResponse::default().with_error_code(UNSUPPORTED_VERSION).with_api_keys(api_list());
+    let response = ApiVersionsResponse::default()
+        .with_error_code(UNSUPPORTED_VERSION)
+        .with_api_keys(api_list());
     encode(&response, 0)
 }

@@ -19,9 +19,16 @@ impl<'a> IoVecs<'a> {
         let iov = bufs
             .iter()
             .filter(|b| !b.is_empty())
-            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .map(|b| libc::iovec {
+                iov_base: b.as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
             .collect();
-        IoVecs { iov, start: 0, _buffers: std::marker::PhantomData }
+        IoVecs {
+            iov,
+            start: 0,
+            _buffers: std::marker::PhantomData,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -55,7 +62,14 @@ pub fn pwritev_all(fd: RawFd, mut offset: u64, iov: &mut IoVecs<'_>) -> io::Resu
     while !iov.is_empty() {
         let batch = &iov.remaining()[..iov.remaining().len().min(IOV_MAX)];
         // SAFETY: every iovec points into a buffer borrowed for 'a, alive for this call.
-        let n = unsafe { libc::pwritev(fd, batch.as_ptr(), batch.len() as libc::c_int, offset as libc::off_t) };
+        let n = unsafe {
+            libc::pwritev(
+                fd,
+                batch.as_ptr(),
+                batch.len() as libc::c_int,
+                offset as libc::off_t,
+            )
+        };
         if n < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {
@@ -64,7 +78,10 @@ pub fn pwritev_all(fd: RawFd, mut offset: u64, iov: &mut IoVecs<'_>) -> io::Resu
             return Err(err);
         }
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::WriteZero, "pwritev wrote nothing"));
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "pwritev wrote nothing",
+            ));
         }
         iov.advance(n as usize);
         offset += n as u64;

@@ -42,21 +42,34 @@ impl EngineKind {
 static ENGINE: OnceLock<(EngineKind, Option<String>)> = OnceLock::new();
 
 /// Pure decision, separated from the process-wide cache so it can be tested.
-fn decide(env: Option<&str>, disabled_sysctl: Option<&str>, probe: impl Fn() -> io::Result<()>) -> (EngineKind, Option<String>) {
+fn decide(
+    env: Option<&str>,
+    disabled_sysctl: Option<&str>,
+    probe: impl Fn() -> io::Result<()>,
+) -> (EngineKind, Option<String>) {
     if let Some(value) = env {
         match value.trim() {
             "pwritev" | "fallback" => {
-                return (EngineKind::Pwritev, Some(format!("forced by {ENGINE_ENV}={value}")));
+                return (
+                    EngineKind::Pwritev,
+                    Some(format!("forced by {ENGINE_ENV}={value}")),
+                );
             }
             _ => {}
         }
     }
     if disabled_sysctl.map(str::trim) == Some("2") {
-        return (EngineKind::Pwritev, Some("kernel.io_uring_disabled=2".into()));
+        return (
+            EngineKind::Pwritev,
+            Some("kernel.io_uring_disabled=2".into()),
+        );
     }
     match probe() {
         Ok(()) => (EngineKind::IoUring, None),
-        Err(e) => (EngineKind::Pwritev, Some(format!("io_uring_setup failed: {e}"))),
+        Err(e) => (
+            EngineKind::Pwritev,
+            Some(format!("io_uring_setup failed: {e}")),
+        ),
     }
 }
 
@@ -64,7 +77,9 @@ fn engine() -> &'static (EngineKind, Option<String>) {
     ENGINE.get_or_init(|| {
         let env = std::env::var(ENGINE_ENV).ok();
         let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
-        decide(env.as_deref(), sysctl.as_deref(), || io_uring::IoUring::new(8).map(drop))
+        decide(env.as_deref(), sysctl.as_deref(), || {
+            io_uring::IoUring::new(8).map(drop)
+        })
     })
 }
 
@@ -83,7 +98,7 @@ pub fn engine_fallback_reason() -> Option<String> {
 }
 
 enum Backend {
-    Uring(UringWriter),
+    Uring(Box<UringWriter>),
     Pwritev,
 }
 
@@ -105,10 +120,16 @@ impl Appender {
     /// locked-memory limit is reached) falls back to `pwritev` rather than failing the append.
     pub fn with_engine(file: File, position: u64, kind: EngineKind) -> io::Result<Appender> {
         let backend = match kind {
-            EngineKind::IoUring => UringWriter::new().map_or(Backend::Pwritev, Backend::Uring),
+            EngineKind::IoUring => {
+                UringWriter::new().map_or(Backend::Pwritev, |w| Backend::Uring(Box::new(w)))
+            }
             EngineKind::Pwritev => Backend::Pwritev,
         };
-        Ok(Appender { file, position, backend })
+        Ok(Appender {
+            file,
+            position,
+            backend,
+        })
     }
 
     /// Write every buffer, in order, at the current end in one batched submission

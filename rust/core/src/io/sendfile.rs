@@ -17,7 +17,8 @@ fn sendfile_step(file: &File, offset: u64, len: usize, sock_fd: RawFd) -> io::Re
     let mut off = offset as libc::off_t;
     loop {
         // SAFETY: plain syscall on fds we borrow; `off` is a valid pointer for its duration.
-        let n = unsafe { libc::sendfile(sock_fd, file.as_raw_fd(), &mut off, len.min(SENDFILE_MAX)) };
+        let n =
+            unsafe { libc::sendfile(sock_fd, file.as_raw_fd(), &mut off, len.min(SENDFILE_MAX)) };
         if n > 0 {
             return Ok(Step::Sent(n as usize));
         }
@@ -49,7 +50,13 @@ pub fn sendfile_some(file: &File, offset: u64, len: usize, sock_fd: RawFd) -> io
 
 /// Like `sendfile_some` but waits (poll POLLOUT, up to `timeout_ms` per wait) on EAGAIN until
 /// all `len` bytes are sent or EOF.
-pub fn sendfile_all(file: &File, offset: u64, len: usize, sock_fd: RawFd, timeout_ms: i32) -> io::Result<usize> {
+pub fn sendfile_all(
+    file: &File,
+    offset: u64,
+    len: usize,
+    sock_fd: RawFd,
+    timeout_ms: i32,
+) -> io::Result<usize> {
     let mut sent = 0;
     while sent < len {
         match sendfile_step(file, offset + sent as u64, len - sent, sock_fd)? {
@@ -62,7 +69,11 @@ pub fn sendfile_all(file: &File, offset: u64, len: usize, sock_fd: RawFd, timeou
 }
 
 fn wait_writable(fd: RawFd, timeout_ms: i32) -> io::Result<()> {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
     loop {
         // SAFETY: one valid pollfd.
         let n = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
@@ -70,7 +81,10 @@ fn wait_writable(fd: RawFd, timeout_ms: i32) -> io::Result<()> {
             return Ok(());
         }
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "socket not writable in time"));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "socket not writable in time",
+            ));
         }
         let err = io::Error::last_os_error();
         if err.kind() != io::ErrorKind::Interrupted {

@@ -6,11 +6,19 @@ use std::os::fd::AsRawFd;
 use super::*;
 
 fn open(path: &std::path::Path) -> File {
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).unwrap()
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .unwrap()
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 #[test]
@@ -18,7 +26,10 @@ fn decide_honours_env_sysctl_and_probe() {
     let ok = || Ok(());
     let eperm = || Err(io::Error::from_raw_os_error(libc::EPERM));
     assert_eq!(decide(None, None, ok).0, EngineKind::IoUring);
-    assert_eq!(decide(Some("io_uring"), Some("0\n"), ok).0, EngineKind::IoUring);
+    assert_eq!(
+        decide(Some("io_uring"), Some("0\n"), ok).0,
+        EngineKind::IoUring
+    );
     let (kind, why) = decide(Some("pwritev"), None, ok);
     assert_eq!(kind, EngineKind::Pwritev);
     assert!(why.unwrap().contains("KAFKALITE_IO_ENGINE"));
@@ -36,7 +47,9 @@ fn both_engines_write_every_buffer_in_order() {
         let mut appender = Appender::with_engine(open(&path), 0, kind).unwrap();
         let mut expected = Vec::new();
         // More buffers than ring entries and than IOV_MAX, of mixed sizes.
-        let bufs: Vec<Vec<u8>> = (0..2500).map(|i| pattern(1 + (i * 37) % 300, i as u8)).collect();
+        let bufs: Vec<Vec<u8>> = (0..2500)
+            .map(|i| pattern(1 + (i * 37) % 300, i as u8))
+            .collect();
         let refs: Vec<&[u8]> = bufs.iter().map(Vec::as_slice).collect();
         for b in &bufs {
             expected.extend_from_slice(b);
@@ -139,7 +152,10 @@ fn sendfile_some_stops_at_eagain_and_at_eof() {
     rx.read_exact(&mut got).unwrap();
     assert_eq!(got, &data[..first]);
     // Past the end of the file: EOF, nothing sent.
-    assert_eq!(sendfile_some(&file, data.len() as u64, 100, tx.as_raw_fd()).unwrap(), 0);
+    assert_eq!(
+        sendfile_some(&file, data.len() as u64, 100, tx.as_raw_fd()).unwrap(),
+        0
+    );
 }
 
 /// Not a test: `cargo test --release -p kafkalite-core io::tests::throughput -- --ignored --nocapture`.
@@ -150,7 +166,8 @@ fn throughput() {
     let buf = pattern(1 << 20, 1);
     for round in 0..3 {
         for kind in [EngineKind::IoUring, EngineKind::Pwritev] {
-            let path = std::path::Path::new(&dir).join(format!("kafkalite-io-bench-{}", kind.name()));
+            let path =
+                std::path::Path::new(&dir).join(format!("kafkalite-io-bench-{}", kind.name()));
             let mut appender = Appender::with_engine(open(&path), 0, kind).unwrap();
             let started = std::time::Instant::now();
             for _ in 0..1024 {

@@ -17,10 +17,17 @@ pub struct UringWriter {
 
 impl UringWriter {
     pub fn new() -> io::Result<UringWriter> {
-        Ok(UringWriter { ring: IoUring::new(RING_ENTRIES)? })
+        Ok(UringWriter {
+            ring: IoUring::new(RING_ENTRIES)?,
+        })
     }
 
-    pub fn write_all(&mut self, fd: RawFd, mut offset: u64, iov: &mut IoVecs<'_>) -> io::Result<()> {
+    pub fn write_all(
+        &mut self,
+        fd: RawFd,
+        mut offset: u64,
+        iov: &mut IoVecs<'_>,
+    ) -> io::Result<()> {
         while !iov.is_empty() {
             // One round: up to RING_ENTRIES chunks of up to IOV_MAX iovecs each.
             let remaining = iov.remaining();
@@ -30,14 +37,21 @@ impl UringWriter {
             let mut chunk_offset = offset;
             while start < remaining.len() && chunks.len() < RING_ENTRIES as usize {
                 let len = (remaining.len() - start).min(IOV_MAX);
-                let bytes: usize = remaining[start..start + len].iter().map(|v| v.iov_len).sum();
+                let bytes: usize = remaining[start..start + len]
+                    .iter()
+                    .map(|v| v.iov_len)
+                    .sum();
                 chunks.push((start, len, chunk_offset, bytes));
                 chunk_offset += bytes as u64;
                 start += len;
             }
             let written = self.submit_round(fd, remaining, &chunks)?;
             // Everything up to the first short chunk is on disk, in order.
-            let complete_bytes: usize = written.iter().take_while(|(w, want)| w == want).map(|(w, _)| *w).sum();
+            let complete_bytes: usize = written
+                .iter()
+                .take_while(|(w, want)| w == want)
+                .map(|(w, _)| *w)
+                .sum();
             let first_short = written.iter().position(|(w, want)| w != want);
             iov.advance(complete_bytes);
             offset += complete_bytes as u64;
@@ -54,7 +68,12 @@ impl UringWriter {
     }
 
     /// Submit one Writev per chunk and wait for all; returns (written, wanted) per chunk.
-    fn submit_round(&mut self, fd: RawFd, iov: &[libc::iovec], chunks: &[(usize, usize, u64, usize)]) -> io::Result<Vec<(usize, usize)>> {
+    fn submit_round(
+        &mut self,
+        fd: RawFd,
+        iov: &[libc::iovec],
+        chunks: &[(usize, usize, u64, usize)],
+    ) -> io::Result<Vec<(usize, usize)>> {
         {
             let mut sq = self.ring.submission();
             for (i, &(start, len, offset, _)) in chunks.iter().enumerate() {
@@ -64,7 +83,8 @@ impl UringWriter {
                     .user_data(i as u64);
                 // SAFETY: the iovecs and the buffers they point to outlive the submission:
                 // we wait for every completion below before returning.
-                unsafe { sq.push(&entry) }.map_err(|_| io::Error::other("io_uring submission queue full"))?;
+                unsafe { sq.push(&entry) }
+                    .map_err(|_| io::Error::other("io_uring submission queue full"))?;
             }
         }
         let mut results = vec![(0usize, 0usize); chunks.len()];
@@ -85,7 +105,11 @@ impl UringWriter {
                 if res < 0 {
                     let err = io::Error::from_raw_os_error(-res);
                     // EINTR/EAGAIN: count as a zero-byte short write; pwritev redoes it.
-                    if !matches!(err.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) && first_error.is_none() {
+                    if !matches!(
+                        err.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                    ) && first_error.is_none()
+                    {
                         first_error = Some(err);
                     }
                 } else {

@@ -39,11 +39,18 @@ impl Default for LogConfig {
 }
 
 fn bad(key: &str, value: &str, reason: &str) -> Error {
-    Error::InvalidConfig { key: key.into(), value: value.into(), reason: reason.into() }
+    Error::InvalidConfig {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
 }
 
 fn parse_int(key: &str, value: &str, min: i64) -> Result<i64> {
-    let n: i64 = value.trim().parse().map_err(|_| bad(key, value, "not an integer"))?;
+    let n: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, "not an integer"))?;
     if n < min {
         return Err(bad(key, value, &format!("must be at least {min}")));
     }

@@ -52,7 +52,10 @@ struct RecoveryPoint {
 
 impl RecoveryPoint {
     fn advance(&self, offset: i64) -> io::Result<()> {
-        let mut current = self.offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut current = self
+            .offset
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if offset > *current {
             write_atomically(&self.path, &offset.to_string())?;
             *current = offset;
@@ -93,7 +96,9 @@ impl PartitionLog {
                 None => next_base > recovery_point || is_last,
             };
             let (segment, cut) = Segment::open(&dir, base, &config, needs_recovery)?;
-            let follows = segments.last().is_none_or(|prev| base >= prev.next_offset());
+            let follows = segments
+                .last()
+                .is_none_or(|prev| base >= prev.next_offset());
             if !follows {
                 segment.delete()?;
                 drop_segments(&dir, &bases[i + 1..])?;
@@ -143,7 +148,9 @@ impl PartitionLog {
     }
 
     fn active(&mut self) -> &mut Segment {
-        self.segments.last_mut().expect("a log always has an active segment")
+        self.segments
+            .last_mut()
+            .expect("a log always has an active segment")
     }
 
     /// Validate a producer's batches (size, CRC, layout), assign offsets in place and append
@@ -206,7 +213,12 @@ impl PartitionLog {
             max_timestamp = max_timestamp.max(ts);
             record_count += i64::from(h.records_count);
             total_bytes += h.total_size() as u64;
-            written.push(WrittenBatch { base_offset: offset, last_offset: last, max_timestamp: ts, size: h.total_size() as u64 });
+            written.push(WrittenBatch {
+                base_offset: offset,
+                last_offset: last,
+                max_timestamp: ts,
+                size: h.total_size() as u64,
+            });
             offset = last + 1;
         }
         self.maybe_roll(total_bytes, offset - 1, now_ms)?;
@@ -227,7 +239,10 @@ impl PartitionLog {
 
     fn maybe_roll(&mut self, incoming: u64, last_offset: i64, now_ms: i64) -> Result<()> {
         let config = self.config.clone();
-        if self.active().should_roll(&config, incoming, last_offset, now_ms) {
+        if self
+            .active()
+            .should_roll(&config, incoming, last_offset, now_ms)
+        {
             self.roll_at(now_ms)?;
         }
         Ok(())
@@ -256,7 +271,8 @@ impl PartitionLog {
                     let _ = recovery_point.advance(next);
                 }
             })?;
-        self.segments.push(Segment::create(&self.dir, next, now_ms)?);
+        self.segments
+            .push(Segment::create(&self.dir, next, now_ms)?);
         Ok(())
     }
 
@@ -282,7 +298,12 @@ impl PartitionLog {
     /// Whole batches starting at the one that holds `offset`, within `max_bytes` (the first
     /// batch is returned whole even if larger) and below `max_offset` (e.g. the high
     /// watermark). `None` when `offset` is the log end or nothing below `max_offset` remains.
-    pub fn read(&self, offset: i64, max_bytes: u64, max_offset: Option<i64>) -> Result<Option<ReadSlice>> {
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: u64,
+        max_offset: Option<i64>,
+    ) -> Result<Option<ReadSlice>> {
         self.check_open()?;
         if offset < self.log_start_offset || offset > self.next_offset {
             return Err(Error::OffsetOutOfRange {
@@ -292,14 +313,24 @@ impl PartitionLog {
             });
         }
         let max_offset = max_offset.unwrap_or(self.next_offset).min(self.next_offset);
-        let first = self.segments.partition_point(|s| s.base_offset <= offset).saturating_sub(1);
+        let first = self
+            .segments
+            .partition_point(|s| s.base_offset <= offset)
+            .saturating_sub(1);
         // An offset in a gap (compaction, or the end of a segment) continues in the next one.
         for segment in &self.segments[first..] {
             if segment.base_offset >= max_offset {
                 break;
             }
-            if let Some((position, len, first_offset)) = segment.read_range(offset, max_bytes, max_offset)? {
-                return Ok(Some(ReadSlice { file: Arc::clone(segment.file()), position, len, first_offset }));
+            if let Some((position, len, first_offset)) =
+                segment.read_range(offset, max_bytes, max_offset)?
+            {
+                return Ok(Some(ReadSlice {
+                    file: Arc::clone(segment.file()),
+                    position,
+                    len,
+                    first_offset,
+                }));
             }
         }
         Ok(None)
@@ -352,7 +383,8 @@ impl PartitionLog {
             let base = self.active().base_offset;
             let old = self.segments.pop().expect("one segment");
             old.delete()?;
-            self.segments.push(Segment::create(&self.dir, base.min(offset), now_ms())?);
+            self.segments
+                .push(Segment::create(&self.dir, base.min(offset), now_ms())?);
             base.min(offset)
         } else {
             self.active().truncate_to(offset, &config)?
@@ -368,7 +400,8 @@ impl PartitionLog {
         for segment in self.segments.drain(..) {
             segment.delete()?;
         }
-        self.segments.push(Segment::create(&self.dir, offset, now_ms())?);
+        self.segments
+            .push(Segment::create(&self.dir, offset, now_ms())?);
         self.next_offset = offset;
         self.log_start_offset = offset;
         write_atomically(&self.dir.join(LOG_START_FILE), &offset.to_string())?;
@@ -386,7 +419,11 @@ impl PartitionLog {
             let oldest = &self.segments[0];
             let below_start = self.segments[1].base_offset <= self.log_start_offset;
             let by_time = self.config.retention_ms >= 0 && {
-                let newest = if oldest.max_timestamp() >= 0 { oldest.max_timestamp() } else { oldest.modified_ms()? };
+                let newest = if oldest.max_timestamp() >= 0 {
+                    oldest.max_timestamp()
+                } else {
+                    oldest.modified_ms()?
+                };
                 now_ms.saturating_sub(newest) > self.config.retention_ms
             };
             let by_size = self.config.retention_bytes >= 0
@@ -411,7 +448,11 @@ impl PartitionLog {
     pub fn advance_log_start(&mut self, offset: i64) -> Result<()> {
         self.check_open()?;
         if offset > self.next_offset {
-            return Err(Error::OffsetOutOfRange { offset, log_start: self.log_start_offset, log_end: self.next_offset });
+            return Err(Error::OffsetOutOfRange {
+                offset,
+                log_start: self.log_start_offset,
+                log_end: self.next_offset,
+            });
         }
         if offset > self.log_start_offset {
             self.set_log_start_offset(offset)?;
@@ -435,7 +476,10 @@ impl PartitionLog {
             segment.flush_indexes()?;
         }
         let active_size = self.active().size();
-        write_atomically(&self.dir.join(CLEAN_SHUTDOWN_FILE), &format!("{} {}", self.next_offset, active_size))?;
+        write_atomically(
+            &self.dir.join(CLEAN_SHUTDOWN_FILE),
+            &format!("{} {}", self.next_offset, active_size),
+        )?;
         self.closed = true;
         Ok(())
     }
@@ -477,7 +521,10 @@ impl PartitionLog {
 impl RecoveryPoint {
     /// After a truncation the recovery point may not stay past the log end.
     fn reset(&self, offset: i64) -> io::Result<()> {
-        let mut current = self.offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut current = self
+            .offset
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if offset < *current {
             write_atomically(&self.path, &offset.to_string())?;
             *current = offset;
@@ -497,10 +544,15 @@ fn list_segment_bases(dir: &Path) -> Result<Vec<i64>> {
     let mut orphans = Vec::new();
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
-        let (Some(stem), Some(ext)) = (path.file_stem().and_then(|s| s.to_str()), path.extension().and_then(|s| s.to_str())) else {
+        let (Some(stem), Some(ext)) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|s| s.to_str()),
+        ) else {
             continue;
         };
-        let Ok(base) = stem.parse::<i64>() else { continue };
+        let Ok(base) = stem.parse::<i64>() else {
+            continue;
+        };
         if stem.len() != 20 {
             continue;
         }

@@ -38,7 +38,13 @@ fn offsets_read(log: &PartitionLog) -> Vec<i64> {
         let mut rest = &buf[..];
         while !rest.is_empty() {
             let size = 12 + i32::from_be_bytes(rest[8..12].try_into().unwrap()) as usize;
-            out.extend(decode_records(&rest[..size]).unwrap().iter().map(|r| r.offset).filter(|&o| o >= offset));
+            out.extend(
+                decode_records(&rest[..size])
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.offset)
+                    .filter(|&o| o >= offset),
+            );
             rest = &rest[size..];
         }
         offset = *out.last().unwrap() + 1;
@@ -60,10 +66,21 @@ fn segment_files(dir: &Path) -> Vec<String> {
 fn rolls_on_segment_bytes_and_names_files_by_base_offset() {
     let dir = tempfile::tempdir().unwrap();
     let size = batch(0).len();
-    let mut log = PartitionLog::open(dir.path(), config(&[("segment.bytes", &(size * 3).to_string())])).unwrap();
+    let mut log = PartitionLog::open(
+        dir.path(),
+        config(&[("segment.bytes", &(size * 3).to_string())]),
+    )
+    .unwrap();
     fill(&mut log, 7);
     assert_eq!(log.segment_base_offsets(), vec![0, 30, 60]);
-    assert_eq!(segment_files(dir.path()), ["00000000000000000000.log", "00000000000000000030.log", "00000000000000000060.log"]);
+    assert_eq!(
+        segment_files(dir.path()),
+        [
+            "00000000000000000000.log",
+            "00000000000000000030.log",
+            "00000000000000000060.log"
+        ]
+    );
     assert_eq!(offsets_read(&log), (0..70).collect::<Vec<_>>());
 }
 
@@ -72,8 +89,11 @@ fn rolls_when_the_index_is_full_or_the_segment_is_old() {
     let dir = tempfile::tempdir().unwrap();
     // 24 bytes hold two 12-byte time index entries; with an entry per batch after the first,
     // the fourth batch starts a new segment.
-    let mut log =
-        PartitionLog::open(dir.path(), config(&[("segment.index.bytes", "24"), ("index.interval.bytes", "0")])).unwrap();
+    let mut log = PartitionLog::open(
+        dir.path(),
+        config(&[("segment.index.bytes", "24"), ("index.interval.bytes", "0")]),
+    )
+    .unwrap();
     fill(&mut log, 4);
     assert_eq!(log.segment_base_offsets(), vec![0, 30]);
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +110,10 @@ fn rolls_when_the_index_is_full_or_the_segment_is_old() {
 fn retention_by_bytes_and_time_spares_the_active_segment() {
     let dir = tempfile::tempdir().unwrap();
     let size = batch(0).len();
-    let cfg = config(&[("segment.bytes", &(size * 2).to_string()), ("retention.bytes", &(size * 3).to_string())]);
+    let cfg = config(&[
+        ("segment.bytes", &(size * 2).to_string()),
+        ("retention.bytes", &(size * 3).to_string()),
+    ]);
     let mut log = PartitionLog::open(dir.path(), cfg).unwrap();
     fill(&mut log, 9);
     assert_eq!(log.segment_base_offsets(), vec![0, 20, 40, 60, 80]);
@@ -112,7 +135,11 @@ fn retention_by_bytes_and_time_spares_the_active_segment() {
 fn truncation_cuts_at_batch_boundaries() {
     let dir = tempfile::tempdir().unwrap();
     let size = batch(0).len();
-    let mut log = PartitionLog::open(dir.path(), config(&[("segment.bytes", &(size * 2).to_string())])).unwrap();
+    let mut log = PartitionLog::open(
+        dir.path(),
+        config(&[("segment.bytes", &(size * 2).to_string())]),
+    )
+    .unwrap();
     fill(&mut log, 6);
     log.truncate_to(25).unwrap();
     assert_eq!(log.log_end_offset(), 20);
@@ -133,14 +160,24 @@ fn recovery_cuts_a_torn_tail_and_rebuilds_indexes() {
     let log_path = dir.path().join("00000000000000000000.log");
     let full = fs::metadata(&log_path).unwrap().len();
     let size = batch(0).len() as u64;
-    fs::OpenOptions::new().write(true).open(&log_path).unwrap().set_len(full - size / 2).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&log_path)
+        .unwrap()
+        .set_len(full - size / 2)
+        .unwrap();
     // The active segment's index may not be on disk yet after a crash; make sure it is not.
     let _ = fs::remove_file(dir.path().join("00000000000000000000.index"));
     let log = PartitionLog::open(dir.path(), cfg).unwrap();
     assert_eq!(log.log_end_offset(), 40);
     assert_eq!(fs::metadata(&log_path).unwrap().len(), 4 * size);
     assert_eq!(offsets_read(&log), (0..40).collect::<Vec<_>>());
-    assert_eq!(fs::metadata(dir.path().join("00000000000000000000.index")).unwrap().len(), 3 * 8);
+    assert_eq!(
+        fs::metadata(dir.path().join("00000000000000000000.index"))
+            .unwrap()
+            .len(),
+        3 * 8
+    );
 }
 
 #[test]
@@ -150,7 +187,10 @@ fn clean_close_is_trusted_and_appends_continue() {
         let mut log = PartitionLog::open(dir.path(), LogConfig::default()).unwrap();
         fill(&mut log, 3);
         log.close().unwrap();
-        assert!(log.read(0, 100, None).is_err(), "a closed log refuses reads");
+        assert!(
+            log.read(0, 100, None).is_err(),
+            "a closed log refuses reads"
+        );
     }
     let mut log = PartitionLog::open(dir.path(), LogConfig::default()).unwrap();
     assert_eq!(log.log_end_offset(), 30);
@@ -170,6 +210,9 @@ fn shared_append_writes_the_same_bytes_as_in_place_append() {
         shared.append_shared(&two, 0).unwrap();
     }
     let name = "00000000000000000000.log";
-    assert_eq!(fs::read(a.path().join(name)).unwrap(), fs::read(b.path().join(name)).unwrap());
+    assert_eq!(
+        fs::read(a.path().join(name)).unwrap(),
+        fs::read(b.path().join(name)).unwrap()
+    );
     assert_eq!(offsets_read(&shared), (0..60).collect::<Vec<_>>());
 }

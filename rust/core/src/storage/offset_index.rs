@@ -26,7 +26,11 @@ pub struct OffsetIndex {
 impl OffsetIndex {
     #[must_use]
     pub fn empty(path: PathBuf) -> Self {
-        OffsetIndex { path, entries: Vec::new(), written: 0 }
+        OffsetIndex {
+            path,
+            entries: Vec::new(),
+            written: 0,
+        }
     }
 
     /// Load and sanity-check an index file. `None` when missing or corrupt (wrong size,
@@ -54,23 +58,41 @@ impl OffsetIndex {
             if u64::from(position) >= log_size {
                 return Ok(None);
             }
-            entries.push(OffsetEntry { relative_offset, position });
+            entries.push(OffsetEntry {
+                relative_offset,
+                position,
+            });
         }
         let written = entries.len();
-        Ok(Some(OffsetIndex { path, entries, written }))
+        Ok(Some(OffsetIndex {
+            path,
+            entries,
+            written,
+        }))
     }
 
     pub fn push(&mut self, relative_offset: u32, position: u32) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.relative_offset < relative_offset));
-        self.entries.push(OffsetEntry { relative_offset, position });
+        debug_assert!(self
+            .entries
+            .last()
+            .is_none_or(|e| e.relative_offset < relative_offset));
+        self.entries.push(OffsetEntry {
+            relative_offset,
+            position,
+        });
     }
 
     /// The last entry whose offset is <= `relative_offset`, or position 0.
     #[must_use]
     pub fn lookup(&self, relative_offset: u32) -> OffsetEntry {
-        let idx = self.entries.partition_point(|e| e.relative_offset <= relative_offset);
+        let idx = self
+            .entries
+            .partition_point(|e| e.relative_offset <= relative_offset);
         if idx == 0 {
-            OffsetEntry { relative_offset: 0, position: 0 }
+            OffsetEntry {
+                relative_offset: 0,
+                position: 0,
+            }
         } else {
             self.entries[idx - 1]
         }
@@ -81,7 +103,10 @@ impl OffsetIndex {
     pub fn lookup_position(&self, position: u32) -> OffsetEntry {
         let idx = self.entries.partition_point(|e| e.position <= position);
         if idx == 0 {
-            OffsetEntry { relative_offset: 0, position: 0 }
+            OffsetEntry {
+                relative_offset: 0,
+                position: 0,
+            }
         } else {
             self.entries[idx - 1]
         }
@@ -108,7 +133,11 @@ impl OffsetIndex {
         self.entries.truncate(keep);
         if self.written > keep {
             self.written = keep;
-            let file = OpenOptions::new().write(true).create(true).truncate(false).open(&self.path)?;
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&self.path)?;
             file.set_len((keep * ENTRY_BYTES) as u64)?;
         }
         Ok(())
@@ -124,7 +153,10 @@ impl OffsetIndex {
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
             buf.extend_from_slice(&e.position.to_be_bytes());
         }
-        let mut file = OpenOptions::new().append(true).create(true).open(&self.path)?;
+        let mut file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.path)?;
         file.write_all(&buf)?;
         self.written = self.entries.len();
         Ok(())

@@ -13,7 +13,11 @@ const SCAN_CHUNK_BYTES: usize = 8 << 20;
 
 /// The header of the batch at `position`, or `None` past the end or when the bytes there
 /// do not parse (callers only hop over data that recovery already validated).
-pub fn read_header_at(file: &File, position: u64, file_size: u64) -> io::Result<Option<BatchHeader>> {
+pub fn read_header_at(
+    file: &File,
+    position: u64,
+    file_size: u64,
+) -> io::Result<Option<BatchHeader>> {
     if position + BATCH_HEADER_LEN as u64 > file_size {
         return Ok(None);
     }
@@ -58,7 +62,14 @@ pub fn scan_valid(
         }
         let at = (position - buf_start) as usize;
         if buf.len() - at < LOG_OVERHEAD {
-            fill(file, &mut buf, &mut buf_start, position, SCAN_CHUNK_BYTES, file_size)?;
+            fill(
+                file,
+                &mut buf,
+                &mut buf_start,
+                position,
+                SCAN_CHUNK_BYTES,
+                file_size,
+            )?;
             continue;
         }
         let at = (position - buf_start) as usize;

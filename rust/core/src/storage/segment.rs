@@ -12,9 +12,9 @@ use crate::io::Appender;
 use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
 use crate::storage::offset_index::OffsetIndex;
+use crate::storage::remove_if_exists;
 use crate::storage::scan::{read_batch_at, read_header_at, scan_valid};
 use crate::storage::time_index::TimeIndex;
-use crate::storage::remove_if_exists;
 
 /// Kafka's file name for a segment: the base offset zero-padded to 20 digits.
 #[must_use]
@@ -180,10 +180,25 @@ impl Segment {
         let size = self.size;
         let mut batches = Vec::new();
         let valid = scan_valid(&file, size, 0, self.base_offset, |position, h| {
-            batches.push((position, h.base_offset, h.last_offset(), h.max_timestamp, h.total_size() as u64));
+            batches.push((
+                position,
+                h.base_offset,
+                h.last_offset(),
+                h.max_timestamp,
+                h.total_size() as u64,
+            ));
         })?;
         for (position, base_offset, last_offset, max_timestamp, size) in batches {
-            self.index_batch(position, WrittenBatch { base_offset, last_offset, max_timestamp, size }, config);
+            self.index_batch(
+                position,
+                WrittenBatch {
+                    base_offset,
+                    last_offset,
+                    max_timestamp,
+                    size,
+                },
+                config,
+            );
         }
         let cut = valid < self.size;
         if cut {
@@ -204,7 +219,10 @@ impl Segment {
         if self.bytes_since_index_entry >= config.index_interval_bytes && position > 0 {
             let rel = self.relative(batch.base_offset);
             self.offset_index.push(rel, position as u32);
-            self.time_index.maybe_push(self.max_timestamp, self.relative(self.offset_of_max_timestamp));
+            self.time_index.maybe_push(
+                self.max_timestamp,
+                self.relative(self.offset_of_max_timestamp),
+            );
             self.bytes_since_index_entry = 0;
         }
         self.bytes_since_index_entry += batch.size;
@@ -215,18 +233,28 @@ impl Segment {
     /// segment stops being active, so a closed segment's max is known without a scan.
     fn finish_time_index(&mut self) {
         if self.max_timestamp >= 0 || self.size > 0 {
-            self.time_index.maybe_push(self.max_timestamp, self.relative(self.offset_of_max_timestamp));
+            self.time_index.maybe_push(
+                self.max_timestamp,
+                self.relative(self.offset_of_max_timestamp),
+            );
         }
     }
 
     fn relative(&self, offset: i64) -> u32 {
-        debug_assert!(offset >= self.base_offset && offset - self.base_offset <= i64::from(u32::MAX));
+        debug_assert!(
+            offset >= self.base_offset && offset - self.base_offset <= i64::from(u32::MAX)
+        );
         (offset - self.base_offset) as u32
     }
 
     /// Append already-validated batches with offsets assigned. `slices` concatenate to the
     /// consecutive batches that `batches` describe.
-    pub fn append(&mut self, slices: &[&[u8]], batches: &[WrittenBatch], config: &LogConfig) -> Result<()> {
+    pub fn append(
+        &mut self,
+        slices: &[&[u8]],
+        batches: &[WrittenBatch],
+        config: &LogConfig,
+    ) -> Result<()> {
         if self.appender.is_none() {
             let handle = self.file.try_clone()?;
             self.appender = Some(Appender::new(handle, self.size)?);
@@ -234,7 +262,10 @@ impl Segment {
         let appender = self.appender.as_mut().expect("appender just created");
         let start = self.size;
         let end = appender.append(slices)?;
-        debug_assert_eq!(end, start + slices.iter().map(|s| s.len() as u64).sum::<u64>());
+        debug_assert_eq!(
+            end,
+            start + slices.iter().map(|s| s.len() as u64).sum::<u64>()
+        );
         let mut position = start;
         for b in batches {
             self.index_batch(position, *b, config);
@@ -246,7 +277,13 @@ impl Segment {
 
     /// Would appending `bytes` more (ending at `last_offset`) need a new segment first?
     #[must_use]
-    pub fn should_roll(&self, config: &LogConfig, incoming_bytes: u64, last_offset: i64, now_ms: i64) -> bool {
+    pub fn should_roll(
+        &self,
+        config: &LogConfig,
+        incoming_bytes: u64,
+        last_offset: i64,
+        now_ms: i64,
+    ) -> bool {
         if self.size == 0 {
             return false;
         }
@@ -297,7 +334,12 @@ impl Segment {
     /// Byte range of whole batches starting with the one holding `offset`: the first batch
     /// always (a consumer must make progress past a large batch), then more while they fit
     /// in `max_bytes` and start below `max_offset`.
-    pub fn read_range(&self, offset: i64, max_bytes: u64, max_offset: i64) -> Result<Option<(u64, u64, i64)>> {
+    pub fn read_range(
+        &self,
+        offset: i64,
+        max_bytes: u64,
+        max_offset: i64,
+    ) -> Result<Option<(u64, u64, i64)>> {
         let Some((start, first)) = self.find(offset)? else {
             return Ok(None);
         };
@@ -307,8 +349,12 @@ impl Segment {
         let limit = start.saturating_add(max_bytes).min(self.size);
         let mut end = start + first.total_size() as u64;
         // Index entries sit on batch boundaries: jump to the last one that still fits.
-        let jump = self.offset_index.lookup_position(limit.min(u64::from(u32::MAX)) as u32);
-        if u64::from(jump.position) > end && self.base_offset + i64::from(jump.relative_offset) < max_offset {
+        let jump = self
+            .offset_index
+            .lookup_position(limit.min(u64::from(u32::MAX)) as u32);
+        if u64::from(jump.position) > end
+            && self.base_offset + i64::from(jump.relative_offset) < max_offset
+        {
             end = u64::from(jump.position);
         }
         while let Some(h) = read_header_at(&self.file, end, self.size)? {
@@ -371,7 +417,11 @@ impl Segment {
         self.appender = None;
         // Rebuilding recomputes max timestamp and both indexes from what is left.
         self.rebuild(config)?;
-        Ok(header.base_offset.min(offset).max(self.base_offset).max(self.next_offset))
+        Ok(header
+            .base_offset
+            .min(offset)
+            .max(self.base_offset)
+            .max(self.next_offset))
     }
 
     pub fn delete(self) -> Result<()> {

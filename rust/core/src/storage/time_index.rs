@@ -24,7 +24,11 @@ pub struct TimeIndex {
 impl TimeIndex {
     #[must_use]
     pub fn empty(path: PathBuf) -> Self {
-        TimeIndex { path, entries: Vec::new(), written: 0 }
+        TimeIndex {
+            path,
+            entries: Vec::new(),
+            written: 0,
+        }
     }
 
     /// Load and sanity-check; `None` when missing or corrupt (wrong size, timestamps or
@@ -50,16 +54,26 @@ impl TimeIndex {
             if relative_offset > max_relative_offset {
                 return Ok(None);
             }
-            entries.push(TimeEntry { timestamp, relative_offset });
+            entries.push(TimeEntry {
+                timestamp,
+                relative_offset,
+            });
         }
         let written = entries.len();
-        Ok(Some(TimeIndex { path, entries, written }))
+        Ok(Some(TimeIndex {
+            path,
+            entries,
+            written,
+        }))
     }
 
     /// Record a new maximum; ignored unless `timestamp` beats the last entry.
     pub fn maybe_push(&mut self, timestamp: i64, relative_offset: u32) {
         if self.entries.last().is_none_or(|e| timestamp > e.timestamp) {
-            self.entries.push(TimeEntry { timestamp, relative_offset });
+            self.entries.push(TimeEntry {
+                timestamp,
+                relative_offset,
+            });
         }
     }
 
@@ -88,11 +102,17 @@ impl TimeIndex {
 
     /// Drop entries whose offset is at or past `relative_offset`.
     pub fn truncate_to_offset(&mut self, relative_offset: u32) -> io::Result<()> {
-        let keep = self.entries.partition_point(|e| e.relative_offset < relative_offset);
+        let keep = self
+            .entries
+            .partition_point(|e| e.relative_offset < relative_offset);
         self.entries.truncate(keep);
         if self.written > keep {
             self.written = keep;
-            let file = OpenOptions::new().write(true).create(true).truncate(false).open(&self.path)?;
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&self.path)?;
             file.set_len((keep * ENTRY_BYTES) as u64)?;
         }
         Ok(())
@@ -107,7 +127,10 @@ impl TimeIndex {
             buf.extend_from_slice(&e.timestamp.to_be_bytes());
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
         }
-        let mut file = OpenOptions::new().append(true).create(true).open(&self.path)?;
+        let mut file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.path)?;
         file.write_all(&buf)?;
         self.written = self.entries.len();
         Ok(())
