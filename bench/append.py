@@ -68,7 +68,7 @@ def run_child(engine: str, log_dir: Path, total_bytes: int) -> dict[str, float |
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 GiB per run, 3 runs (< 2 min)")
+    parser.add_argument("--quick", action="store_true", help="1 GiB per run, 9 runs (< 2 min)")
     parser.add_argument("--gib", type=float, default=None, help="GiB appended per run")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (on the data fs)")
@@ -79,7 +79,7 @@ def main() -> None:
         return
 
     gib = args.gib or (1.0 if args.quick else 2.0)
-    runs = args.runs or (3 if args.quick else 5)
+    runs = args.runs or (9 if args.quick else 15)
     total = int(gib * GIB)
     work = scratch_dir("append", args.dir)
     print(f"warming the page cache ({2 * gib:.0f} GiB) in {work} ...", file=sys.stderr)

@@ -158,7 +158,11 @@ impl ProducerStateTable {
             }
             return Ok(Verdict::Append);
         }
-        if let Some(dup) = entry.batches.iter().find(|b| b.first_seq == first_seq && b.last_seq == last_seq) {
+        if let Some(dup) = entry
+            .batches
+            .iter()
+            .find(|b| b.first_seq == first_seq && b.last_seq == last_seq)
+        {
             return Ok(Verdict::Duplicate(*dup));
         }
         match entry.last_seq() {
@@ -177,19 +181,31 @@ impl ProducerStateTable {
 
     /// Remember an appended batch (`first_offset..=last_offset` in the log). A newer epoch
     /// replaces the producer's batch history.
-    pub fn record(&mut self, h: &BatchHeader, first_offset: i64, last_offset: i64, log_append_time: i64, now_ms: i64) {
+    pub fn record(
+        &mut self,
+        h: &BatchHeader,
+        first_offset: i64,
+        last_offset: i64,
+        log_append_time: i64,
+        now_ms: i64,
+    ) {
         if h.producer_id < 0 {
             return;
         }
-        if !self.producers.contains_key(&h.producer_id) && self.producers.len() >= self.sweep_at.max(MIN_SWEEP_AT) {
+        if !self.producers.contains_key(&h.producer_id)
+            && self.producers.len() >= self.sweep_at.max(MIN_SWEEP_AT)
+        {
             self.expire(now_ms);
             self.sweep_at = (self.producers.len() * 2).max(MIN_SWEEP_AT);
         }
-        let entry = self.producers.entry(h.producer_id).or_insert_with(|| ProducerEntry {
-            epoch: h.producer_epoch,
-            batches: VecDeque::with_capacity(MAX_CACHED_BATCHES),
-            last_seen_ms: now_ms,
-        });
+        let entry = self
+            .producers
+            .entry(h.producer_id)
+            .or_insert_with(|| ProducerEntry {
+                epoch: h.producer_epoch,
+                batches: VecDeque::with_capacity(MAX_CACHED_BATCHES),
+                last_seen_ms: now_ms,
+            });
         if h.producer_epoch != entry.epoch {
             entry.epoch = h.producer_epoch;
             entry.batches.clear();
@@ -209,7 +225,8 @@ impl ProducerStateTable {
 
     /// Forget producers idle for longer than `PRODUCER_ID_EXPIRATION_MS`.
     pub fn expire(&mut self, now_ms: i64) {
-        self.producers.retain(|_, e| now_ms.saturating_sub(e.last_seen_ms) <= PRODUCER_ID_EXPIRATION_MS);
+        self.producers
+            .retain(|_, e| now_ms.saturating_sub(e.last_seen_ms) <= PRODUCER_ID_EXPIRATION_MS);
     }
 
     /// Drop everything (the log was truncated or replaced).
@@ -239,7 +256,11 @@ fn rebuild_start(log: &PartitionLog, now_ms: i64) -> i64 {
     let bases = log.segment_base_offsets();
     let end = log.log_end_offset();
     let active = bases.last().copied().unwrap_or(end);
-    let floor = bases.len().checked_sub(2).map_or(active, |i| bases[i]).max(log.log_start_offset());
+    let floor = bases
+        .len()
+        .checked_sub(2)
+        .map_or(active, |i| bases[i])
+        .max(log.log_start_offset());
     let recent = match log.offset_for_timestamp(now_ms - REBUILD_WINDOW_MS) {
         Ok(Some((offset, _))) => offset,
         _ => end,
@@ -249,7 +270,11 @@ fn rebuild_start(log: &PartitionLog, now_ms: i64) -> i64 {
 
 /// Call `visit` with the header of every batch from the one holding `from` to the log end,
 /// reading headers in `SCAN_CHUNK` preads (never whole large batches).
-pub fn replay_headers(log: &PartitionLog, from: i64, mut visit: impl FnMut(&BatchHeader)) -> kafkalite_core::Result<()> {
+pub fn replay_headers(
+    log: &PartitionLog,
+    from: i64,
+    mut visit: impl FnMut(&BatchHeader),
+) -> kafkalite_core::Result<()> {
     let mut next = from.max(log.log_start_offset());
     let mut chunk = vec![0u8; SCAN_CHUNK];
     while next < log.log_end_offset() {
@@ -262,7 +287,8 @@ pub fn replay_headers(log: &PartitionLog, from: i64, mut visit: impl FnMut(&Batc
         let (mut chunk_start, mut chunk_len) = (0u64, 0usize);
         let mut advanced = false;
         while position + BATCH_HEADER_LEN as u64 <= end {
-            let in_chunk = position >= chunk_start && position + BATCH_HEADER_LEN as u64 <= chunk_start + chunk_len as u64;
+            let in_chunk = position >= chunk_start
+                && position + BATCH_HEADER_LEN as u64 <= chunk_start + chunk_len as u64;
             if !in_chunk {
                 let want = SCAN_CHUNK.min((end - position) as usize);
                 let n = read_fully_at(&slice.file, &mut chunk[..want], position)?;
@@ -351,14 +377,26 @@ mod tests {
         // In sequence.
         assert_eq!(t.check(&header(7, 0, 5, 2)).unwrap(), Verdict::Append);
         // Gap and overlap.
-        assert_eq!(t.check(&header(7, 0, 6, 1)).unwrap_err().code, OUT_OF_ORDER_SEQUENCE_NUMBER);
-        assert_eq!(t.check(&header(7, 0, 3, 1)).unwrap_err().code, OUT_OF_ORDER_SEQUENCE_NUMBER);
+        assert_eq!(
+            t.check(&header(7, 0, 6, 1)).unwrap_err().code,
+            OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
+        assert_eq!(
+            t.check(&header(7, 0, 3, 1)).unwrap_err().code,
+            OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
         // Newer epoch must restart at 0.
-        assert_eq!(t.check(&header(7, 1, 5, 1)).unwrap_err().code, OUT_OF_ORDER_SEQUENCE_NUMBER);
+        assert_eq!(
+            t.check(&header(7, 1, 5, 1)).unwrap_err().code,
+            OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
         assert_eq!(t.check(&header(7, 1, 0, 1)).unwrap(), Verdict::Append);
         t.record(&header(7, 1, 0, 1), 105, 105, -1, 0);
         // Older epoch is fenced.
-        assert_eq!(t.check(&header(7, 0, 5, 1)).unwrap_err().code, INVALID_PRODUCER_EPOCH);
+        assert_eq!(
+            t.check(&header(7, 0, 5, 1)).unwrap_err().code,
+            INVALID_PRODUCER_EPOCH
+        );
         // Non-idempotent batches are not checked.
         assert_eq!(t.check(&header(-1, -1, -1, 1)).unwrap(), Verdict::Append);
     }
@@ -378,7 +416,105 @@ mod tests {
         assert_eq!(entry.batches.len(), MAX_CACHED_BATCHES);
         assert_eq!(entry.batches.front().unwrap().first_offset, 4);
         // The first two batches fell out of the cache: a retry of them is out of order.
-        assert_eq!(t.check(&header(1, 0, i32::MAX - 3, 2)).unwrap_err().code, OUT_OF_ORDER_SEQUENCE_NUMBER);
+        assert_eq!(
+            t.check(&header(1, 0, i32::MAX - 3, 2)).unwrap_err().code,
+            OUT_OF_ORDER_SEQUENCE_NUMBER
+        );
+    }
+
+    /// Software CRC-32C, to re-sign batches whose producer fields are patched.
+    fn crc32c(data: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in data {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0x82F6_3B78
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    fn idempotent_batch(pid: i64, epoch: i16, seq: i32, n: usize, ts: i64) -> Vec<u8> {
+        use kafkalite_core::records::{encode_batch, Compression, RecordInput};
+        let records: Vec<RecordInput> = (0..n)
+            .map(|i| RecordInput {
+                timestamp: ts,
+                key: Some(vec![b'k'; 4]),
+                value: Some(vec![i as u8; 8]),
+                headers: Vec::new(),
+            })
+            .collect();
+        let mut b = encode_batch(&records, Compression::None, 0).unwrap();
+        b[43..51].copy_from_slice(&pid.to_be_bytes());
+        b[51..53].copy_from_slice(&epoch.to_be_bytes());
+        b[53..57].copy_from_slice(&seq.to_be_bytes());
+        let crc = crc32c(&b[21..]);
+        b[17..21].copy_from_slice(&crc.to_be_bytes());
+        b
+    }
+
+    fn rebuilt_after(timestamp: i64) -> (ProducerStateTable, Vec<i64>) {
+        use kafkalite_core::storage::LogConfig;
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            segment_bytes: 250,
+            ..LogConfig::default()
+        };
+        let mut log = PartitionLog::open(dir.path(), config.clone()).unwrap();
+        // Producer 2 only writes the very first batch; producer 1 writes ten.
+        log.append_shared(&idempotent_batch(2, 0, 0, 2, timestamp), 0)
+            .unwrap();
+        for i in 0..10 {
+            log.append_shared(&idempotent_batch(1, 3, i * 2, 2, timestamp), 0)
+                .unwrap();
+        }
+        log.append_shared(
+            &kafkalite_core::records::encode_batch(
+                &[kafkalite_core::records::RecordInput {
+                    timestamp,
+                    key: None,
+                    value: None,
+                    headers: Vec::new(),
+                }],
+                kafkalite_core::records::Compression::None,
+                0,
+            )
+            .unwrap(),
+            0,
+        )
+        .unwrap();
+        log.close().unwrap();
+        let log = PartitionLog::open(dir.path(), config).unwrap();
+        let bases = log.segment_base_offsets();
+        assert!(
+            bases.len() >= 4,
+            "test needs several segments, got {bases:?}"
+        );
+        (ProducerStateTable::rebuild(&log), bases)
+    }
+
+    #[test]
+    fn rebuild_replays_the_tail_of_the_log() {
+        for timestamp in [1_000, kafkalite_core::storage::log::now_ms()] {
+            let (table, bases) = rebuilt_after(timestamp);
+            let entry = table.get(1).expect("producer 1 is in the tail");
+            assert_eq!(entry.epoch, 3);
+            assert_eq!(entry.last_seq(), Some(19));
+            let last = *entry.batches.back().unwrap();
+            assert_eq!((last.first_offset, last.last_offset), (20, 21));
+            // The retried last batch is recognised as a duplicate after the restart.
+            let retry = BatchHeader::parse(&idempotent_batch(1, 3, 18, 2, timestamp)).unwrap();
+            assert_eq!(table.check(&retry).unwrap(), Verdict::Duplicate(last));
+            let next = BatchHeader::parse(&idempotent_batch(1, 3, 20, 1, timestamp)).unwrap();
+            assert_eq!(table.check(&next).unwrap(), Verdict::Append);
+            // Producer 2 lives only in the first segment, beyond the replayed tail.
+            assert!(table.get(2).is_none(), "segments {bases:?}");
+            assert_eq!(table.len(), 1);
+        }
     }
 
     #[test]

@@ -51,11 +51,18 @@ pub async fn handle(
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = FetchRequest::decode(&mut body, version)?;
     if version >= 7 && request.session_epoch > 0 {
-        let result = FetchResult { error_code: FETCH_SESSION_ID_NOT_FOUND, ..FetchResult::default() };
-        return Ok(Some(ResponseBody::Pieces(fetch_response::encode(result, version)?)));
+        let result = FetchResult {
+            error_code: FETCH_SESSION_ID_NOT_FOUND,
+            ..FetchResult::default()
+        };
+        return Ok(Some(ResponseBody::Pieces(fetch_response::encode(
+            result, version,
+        )?)));
     }
     let result = fetch(state, &request).await;
-    Ok(Some(ResponseBody::Pieces(fetch_response::encode(result, version)?)))
+    Ok(Some(ResponseBody::Pieces(fetch_response::encode(
+        result, version,
+    )?)))
 }
 
 /// Read what the request asks for, long-polling for `min_bytes` up to `max_wait_ms`.
@@ -67,7 +74,11 @@ pub async fn fetch(state: &Arc<BrokerState>, request: &FetchRequest) -> FetchRes
         // Registered for notify_waiters() from creation: an append after gather() wakes it.
         let notified = state.data_arrived.notified();
         let (result, immediate) = gather(state, request);
-        if immediate || wait_ms == 0 || result.record_bytes() >= min_bytes || tokio::time::Instant::now() >= deadline {
+        if immediate
+            || wait_ms == 0
+            || result.record_bytes() >= min_bytes
+            || tokio::time::Instant::now() >= deadline
+        {
             return result;
         }
         // Slices hold files open; let them go while waiting.
@@ -93,7 +104,10 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
         for fp in &topic.partitions {
             let Some(partition) = t.as_ref().and_then(|t| t.partition(fp.partition)) else {
                 immediate = true;
-                partitions.push(PartitionResult::error(fp.partition, codes::UNKNOWN_TOPIC_OR_PARTITION));
+                partitions.push(PartitionResult::error(
+                    fp.partition,
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                ));
                 continue;
             };
             let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
@@ -110,8 +124,15 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 preferred_read_replica: -1,
                 records: None,
             };
-            let skip = have_data && limit == 0 && fp.fetch_offset >= out.log_start_offset && fp.fetch_offset <= end;
-            let read = if skip { Ok(None) } else { log.read(fp.fetch_offset, limit, None) };
+            let skip = have_data
+                && limit == 0
+                && fp.fetch_offset >= out.log_start_offset
+                && fp.fetch_offset <= end;
+            let read = if skip {
+                Ok(None)
+            } else {
+                log.read(fp.fetch_offset, limit, None)
+            };
             drop(log);
             match read {
                 Ok(Some(slice)) => {
@@ -138,7 +159,18 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             }
             partitions.push(out);
         }
-        topics.push(TopicResult { name: name.to_string(), partitions });
+        topics.push(TopicResult {
+            name: name.to_string(),
+            partitions,
+        });
     }
-    (FetchResult { throttle_time_ms: 0, error_code: codes::NONE, session_id: 0, topics }, immediate)
+    (
+        FetchResult {
+            throttle_time_ms: 0,
+            error_code: codes::NONE,
+            session_id: 0,
+            topics,
+        },
+        immediate,
+    )
 }

@@ -173,8 +173,15 @@ impl Writer {
 
 /// Encode `result` as a Fetch response body at `version` (4..=12).
 pub fn encode(result: FetchResult, version: i16) -> anyhow::Result<Vec<Piece>> {
-    anyhow::ensure!((MIN_VERSION..=MAX_VERSION).contains(&version), "Fetch v{version} is not encodable here");
-    let mut w = Writer { flexible: version >= 12, buf: BytesMut::with_capacity(256), pieces: Vec::new() };
+    anyhow::ensure!(
+        (MIN_VERSION..=MAX_VERSION).contains(&version),
+        "Fetch v{version} is not encodable here"
+    );
+    let mut w = Writer {
+        flexible: version >= 12,
+        buf: BytesMut::with_capacity(256),
+        pieces: Vec::new(),
+    };
     w.buf.put_i32(result.throttle_time_ms);
     if version >= 7 {
         w.buf.put_i16(result.error_code);
@@ -271,8 +278,18 @@ mod tests {
         let file = Arc::new(file);
         for version in MIN_VERSION..=MAX_VERSION {
             for committed in [false, true] {
-                let slice = ReadSlice { file: Arc::clone(&file), position: 17, len: (a.len() + b.len()) as u64, first_offset: 0 };
-                let second = ReadSlice { file: Arc::clone(&file), position: 17 + a.len() as u64, len: b.len() as u64, first_offset: 3 };
+                let slice = ReadSlice {
+                    file: Arc::clone(&file),
+                    position: 17,
+                    len: (a.len() + b.len()) as u64,
+                    first_offset: 0,
+                };
+                let second = ReadSlice {
+                    file: Arc::clone(&file),
+                    position: 17 + a.len() as u64,
+                    len: b.len() as u64,
+                    first_offset: 3,
+                };
                 let aborted = committed.then(Vec::new);
                 let result = FetchResult {
                     throttle_time_ms: 0,
@@ -321,7 +338,13 @@ mod tests {
                     ],
                 };
                 let pieces = encode(result, version).unwrap();
-                assert!(pieces.iter().filter(|p| matches!(p, Piece::File(_))).count() == 2);
+                assert!(
+                    pieces
+                        .iter()
+                        .filter(|p| matches!(p, Piece::File(_)))
+                        .count()
+                        == 2
+                );
                 let bytes = materialize(&pieces).unwrap();
                 let mut buf = Bytes::from(bytes);
                 let decoded = FetchResponse::decode(&mut buf, version).unwrap();
@@ -339,7 +362,10 @@ mod tests {
                     assert_eq!(t0.partitions[1].log_start_offset, 2);
                 }
                 assert_eq!(t0.partitions[1].records.as_deref(), Some(&[][..]));
-                assert_eq!(t0.partitions[1].aborted_transactions.as_ref().map(Vec::len), if committed { Some(0) } else { None });
+                assert_eq!(
+                    t0.partitions[1].aborted_transactions.as_ref().map(Vec::len),
+                    if committed { Some(0) } else { None }
+                );
                 assert_eq!(t0.partitions[2].error_code, 3);
                 assert_eq!(t0.partitions[2].high_watermark, -1);
                 if version >= 11 {
@@ -367,7 +393,10 @@ mod tests {
             };
             let bytes = materialize(&encode(result, version).unwrap()).unwrap();
             let decoded = FetchResponse::decode(&mut Bytes::from(bytes), version).unwrap();
-            let aborted = decoded.responses[0].partitions[0].aborted_transactions.clone().unwrap();
+            let aborted = decoded.responses[0].partitions[0]
+                .aborted_transactions
+                .clone()
+                .unwrap();
             assert_eq!(aborted.len(), 2);
             assert_eq!((aborted[1].producer_id.0, aborted[1].first_offset), (6, 20));
         }

@@ -16,12 +16,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId, RequestHeader};
+use kafka_protocol::messages::{
+    InitProducerIdRequest, InitProducerIdResponse, ProducerId, RequestHeader,
+};
 use kafka_protocol::protocol::Decodable;
 
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, BrokerState};
 
+pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
 /// Kafka bumps to a new producer id once the epoch reaches this.
 const MAX_EPOCH: i16 = i16::MAX - 1;
@@ -42,7 +45,12 @@ pub async fn handle(
         if version >= 3 && ours && (0..MAX_EPOCH).contains(&epoch) {
             (codes::NONE, id, epoch + 1)
         } else {
-            (codes::NONE, state.allocate_producer_id()?, 0)
+            match state.allocate_producer_id() {
+                Ok(id) => (codes::NONE, id, 0),
+                // The id could not be persisted: a retriable error, never an id that a
+                // restart could hand out again.
+                Err(_) => (COORDINATOR_NOT_AVAILABLE, -1, -1),
+            }
         }
     };
     response.error_code = error;

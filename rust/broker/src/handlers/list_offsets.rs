@@ -18,7 +18,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
@@ -62,7 +64,10 @@ pub async fn handle(
                 partitions.push(out);
                 continue;
             }
-            let Some(partition) = topic.as_ref().and_then(|topic| topic.partition(p.partition_index)) else {
+            let Some(partition) = topic
+                .as_ref()
+                .and_then(|topic| topic.partition(p.partition_index))
+            else {
                 out.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION;
                 partitions.push(out);
                 continue;
@@ -97,7 +102,10 @@ pub async fn handle(
 }
 
 /// (offset, timestamp) for a ListOffsets timestamp, `None` when nothing matches.
-pub fn lookup(log: &kafkalite_core::storage::PartitionLog, timestamp: i64) -> kafkalite_core::Result<Option<(i64, i64)>> {
+pub fn lookup(
+    log: &kafkalite_core::storage::PartitionLog,
+    timestamp: i64,
+) -> kafkalite_core::Result<Option<(i64, i64)>> {
     if log.is_closed() {
         return Err(CoreError::Closed);
     }

@@ -4,8 +4,8 @@
 //! A handler returns `Ok(None)` when no response is due (Produce with acks=0) and `Err`
 //! only for a request that cannot be answered at all, which closes the connection.
 
-pub mod api_versions;
 pub mod alter_configs;
+pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_topics;
@@ -34,7 +34,10 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[(ApiKey::ApiVersions, 0, 3)];
 
 #[must_use]
 pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
-    SUPPORTED.iter().find(|(k, _, _)| *k == key).map(|&(_, min, max)| (min, max))
+    SUPPORTED
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|&(_, min, max)| (min, max))
 }
 
 /// Decode and handle one request whose header has been read (`body` is what follows it).
@@ -53,7 +56,9 @@ pub async fn dispatch(
         ApiKey::CreatePartitions => create_partitions::handle(state, header, body, version).await,
         ApiKey::DescribeConfigs => describe_configs::handle(state, header, body, version).await,
         ApiKey::AlterConfigs => alter_configs::handle(state, header, body, version).await,
-        ApiKey::IncrementalAlterConfigs => incremental_alter_configs::handle(state, header, body, version).await,
+        ApiKey::IncrementalAlterConfigs => {
+            incremental_alter_configs::handle(state, header, body, version).await
+        }
         ApiKey::DescribeCluster => describe_cluster::handle(state, header, body, version).await,
         ApiKey::Produce => produce::handle(state, header, body, version).await,
         ApiKey::Fetch => fetch::handle(state, header, body, version).await,

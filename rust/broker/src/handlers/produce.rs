@@ -32,7 +32,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::produce_response::{BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::records::{decode_records, BatchHeader, Compression, LOG_OVERHEAD};
@@ -70,7 +72,11 @@ struct Failed {
 
 impl Failed {
     fn new(code: i16, message: impl Into<String>) -> Failed {
-        Failed { code, message: message.into(), record_errors: Vec::new() }
+        Failed {
+            code,
+            message: message.into(),
+            record_errors: Vec::new(),
+        }
     }
 }
 
@@ -84,7 +90,9 @@ impl From<CoreError> for Failed {
     fn from(e: CoreError) -> Failed {
         match e {
             // The topic was deleted under us.
-            CoreError::Closed => Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "partition is gone"),
+            CoreError::Closed => {
+                Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "partition is gone")
+            }
             e => Failed::new(e.kafka_code(), e.to_string()),
         }
     }
@@ -107,9 +115,19 @@ pub async fn handle(
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
             let outcome = if matches!(acks, -1..=1) {
-                produce_partition(state, topic.as_deref(), data.index, data.records, version, now)
+                produce_partition(
+                    state,
+                    topic.as_deref(),
+                    data.index,
+                    data.records,
+                    version,
+                    now,
+                )
             } else {
-                Err(Failed::new(INVALID_REQUIRED_ACKS, format!("acks must be -1, 0 or 1, got {acks}")))
+                Err(Failed::new(
+                    INVALID_REQUIRED_ACKS,
+                    format!("acks must be -1, 0 or 1, got {acks}"),
+                ))
             };
             let mut out = PartitionProduceResponse::default();
             out.index = data.index;
@@ -169,16 +187,25 @@ fn produce_partition(
     now: i64,
 ) -> Result<Appended, Failed> {
     let Some(partition) = topic.and_then(|t| t.partition(index)) else {
-        return Err(Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "this server does not host this topic-partition"));
+        return Err(Failed::new(
+            codes::UNKNOWN_TOPIC_OR_PARTITION,
+            "this server does not host this topic-partition",
+        ));
     };
     let topic = topic.expect("partition found");
     let records = records.unwrap_or_default();
     let header = check_single_batch(&records, version)?;
     if header.is_control() {
-        return Err(Failed::new(INVALID_RECORD, "clients are not allowed to write control records"));
+        return Err(Failed::new(
+            INVALID_RECORD,
+            "clients are not allowed to write control records",
+        ));
     }
     if header.is_transactional() {
-        return Err(Failed::new(INVALID_TXN_STATE, "transactions are not supported by this broker"));
+        return Err(Failed::new(
+            INVALID_TXN_STATE,
+            "transactions are not supported by this broker",
+        ));
     }
     if is_compacted(state, topic) {
         check_keys(&records, &topic.name, index)?;
@@ -199,14 +226,28 @@ fn produce_partition(
     if records.len() as u64 > segment_bytes {
         return Err(Failed::new(
             RECORD_LIST_TOO_LARGE,
-            format!("batch of {} bytes exceeds the segment size {segment_bytes}", records.len()),
+            format!(
+                "batch of {} bytes exceeds the segment size {segment_bytes}",
+                records.len()
+            ),
         ));
     }
     let info = log.append_shared(&records, now)?;
     let log_start_offset = log.log_start_offset();
     drop(log);
-    producers.record(&header, info.first_offset, info.last_offset, info.log_append_time, now);
-    Ok(Appended { base_offset: info.first_offset, log_append_time: info.log_append_time, log_start_offset, wrote: true })
+    producers.record(
+        &header,
+        info.first_offset,
+        info.last_offset,
+        info.log_append_time,
+        now,
+    );
+    Ok(Appended {
+        base_offset: info.first_offset,
+        log_append_time: info.log_append_time,
+        log_start_offset,
+        wrote: true,
+    })
 }
 
 /// Kafka's Produce v3+ rule: exactly one RecordBatch v2 per partition.
@@ -234,7 +275,10 @@ fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Faile
     if size > records.len() {
         return Err(Failed::new(
             CORRUPT_MESSAGE,
-            format!("batch of {size} bytes overruns the {} bytes of records sent", records.len()),
+            format!(
+                "batch of {size} bytes overruns the {} bytes of records sent",
+                records.len()
+            ),
         ));
     }
     if version < 7 && header.compression().ok() == Some(Compression::Zstd) {
@@ -264,7 +308,12 @@ fn check_keys(records: &[u8], topic: &str, partition: i32) -> Result<(), Failed>
         .iter()
         .enumerate()
         .filter(|(_, r)| r.key.is_none())
-        .map(|(i, _)| (i as i32, "Compacted topic cannot accept message without key.".to_string()))
+        .map(|(i, _)| {
+            (
+                i as i32,
+                "Compacted topic cannot accept message without key.".to_string(),
+            )
+        })
         .collect();
     if keyless.is_empty() {
         return Ok(());
