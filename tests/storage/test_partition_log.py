@@ -219,3 +219,22 @@ def test_read_slice_sendfile_to_socket(log_dir: Path) -> None:
 
 def test_io_engine_is_named() -> None:
     assert _core.io_engine() in ("io_uring", "pwritev")
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_large_corrupt_batch_is_cut_back_off_the_file(log_dir: Path, writable: bool) -> None:
+    """Big appends verify CRCs while the bytes are being written: a failure must leave the
+    file as it was and the next append must continue at the same place."""
+    big = _core.build_batch([(None, bytes([i % 256]) * 1024) for i in range(400)])
+    assert len(big) > 256 << 10
+    with _core.PartitionLog(log_dir, {"max.message.bytes": 1 << 20}) as log:
+        log.append(bytearray(big))
+        size = log.size_bytes
+        bad = bytearray(big)
+        bad[len(bad) // 2] ^= 0x10
+        with pytest.raises(errors.CorruptRecordError):
+            log.append(bad if writable else bytes(bad))
+        assert log.size_bytes == size
+        assert (log_dir / f"{0:020d}.log").stat().st_size == size
+        assert log.append(big).first_offset == 400
+        assert [r[0] for r in _core.decode_batches(log.read(400))][:1] == [400]

@@ -30,7 +30,14 @@ use crate::state::BrokerState;
 /// (api key, min version, max version) advertised by ApiVersions. Keep in step with the
 /// handlers below: advertise only what is implemented, as a set that matches a real Kafka
 /// release (kafka-python infers the broker version from it).
-pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[(ApiKey::ApiVersions, 0, 3)];
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 9),
+    (ApiKey::Fetch, 4, 12),
+    (ApiKey::ListOffsets, 1, 7),
+    (ApiKey::Metadata, 1, 12),
+    (ApiKey::ApiVersions, 0, 3),
+    (ApiKey::InitProducerId, 0, 4),
+];
 
 #[must_use]
 pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {

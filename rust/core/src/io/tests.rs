@@ -179,3 +179,4 @@ fn throughput() {
         }
     }
 }
+
