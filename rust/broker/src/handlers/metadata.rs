@@ -8,7 +8,9 @@ use bytes::Bytes;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, RequestHeader, TopicName};
+use kafka_protocol::messages::{
+    BrokerId, MetadataRequest, MetadataResponse, RequestHeader, TopicName,
+};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::response::{encode, ResponseBody};
@@ -37,10 +39,14 @@ pub async fn handle(
         })
         .unwrap_or_default();
     // v1-3 always allow auto-creation; from v4 the client says.
-    let allow_create = (version < 4 || request.allow_auto_topic_creation) && state.config.auto_create_topics;
+    let allow_create =
+        (version < 4 || request.allow_auto_topic_creation) && state.config.auto_create_topics;
     let names: Vec<String> = match &request.topics {
         None => state.topic_names(),
-        Some(topics) => topics.iter().filter_map(|t| t.name.as_ref().map(|n| n.0.to_string())).collect(),
+        Some(topics) => topics
+            .iter()
+            .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+            .collect(),
     };
     let topics = names
         .into_iter()
@@ -55,7 +61,12 @@ pub async fn handle(
     encode(&response, version).map(Some)
 }
 
-fn describe(state: &BrokerState, name: &str, allow_create: bool, version: i16) -> MetadataResponseTopic {
+fn describe(
+    state: &BrokerState,
+    name: &str,
+    allow_create: bool,
+    version: i16,
+) -> MetadataResponseTopic {
     let base = MetadataResponseTopic::default()
         .with_name(Some(TopicName(StrBytes::from_string(name.to_string()))))
         .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED);
@@ -79,7 +90,12 @@ fn describe(state: &BrokerState, name: &str, allow_create: bool, version: i16) -
     partitions_of(state, &topic, base, version)
 }
 
-fn partitions_of(state: &BrokerState, topic: &Topic, base: MetadataResponseTopic, version: i16) -> MetadataResponseTopic {
+fn partitions_of(
+    state: &BrokerState,
+    topic: &Topic,
+    base: MetadataResponseTopic,
+    version: i16,
+) -> MetadataResponseTopic {
     let node = BrokerId(state.config.node_id);
     let partitions = (0..topic.partition_count())
         .map(|index| {
@@ -91,5 +107,7 @@ fn partitions_of(state: &BrokerState, topic: &Topic, base: MetadataResponseTopic
                 .with_isr_nodes(vec![node])
         })
         .collect();
-    base.with_topic_id(topic.id).with_is_internal(topic.name.starts_with("__")).with_partitions(partitions)
+    base.with_topic_id(topic.id)
+        .with_is_internal(topic.name.starts_with("__"))
+        .with_partitions(partitions)
 }
