@@ -10,7 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafkalite import _core
+from kafkalite import _core, client_cli
+from kafkalite.broker import daemon
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -67,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"]
     )
     demo.set_defaults(func=_demo)
+
+    broker = sub.add_parser("broker", help="run a broker in the foreground")
+    daemon.add_arguments(broker)
+    broker.set_defaults(func=daemon.run)
+    client_cli.add_parsers(sub)
     return parser
 
 
