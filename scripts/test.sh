@@ -35,7 +35,7 @@ python3 -m ruff check python tests bench
 python3 -m ruff format --check python tests bench
 
 say "pytest (io engine: default)"
-python3 -m pytest -q tests
+python3 -m pytest -q -p no:cacheprovider --timeout 300 tests
 
 say "pytest storage suite with io_uring forced off"
-KAFKALITE_IO_ENGINE=pwritev python3 -m pytest -q tests/storage
+KAFKALITE_IO_ENGINE=pwritev python3 -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
