@@ -179,4 +179,3 @@ fn throughput() {
         }
     }
 }
-
