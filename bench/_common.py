@@ -88,21 +88,19 @@ def iperf3_loopback_mb_s(size_bytes: int, zerocopy: bool) -> float:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        # The probe connection above counts as iperf3's one client only if it completes a
-        # handshake; it does not, so the server keeps waiting for the real one.
         cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-n", str(size_bytes), "-J"]
         if zerocopy:
             cmd.append("-Z")
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        # Retry until the server listens: a probe connection would use up its one client.
+        deadline = time.monotonic() + 10
+        while True:
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if done.returncode != 0:
+            raise SystemExit(f"iperf3 failed: {done.stdout[-500:]} {done.stderr[-500:]}")
+        out = done.stdout
     finally:
         server.kill()
         server.wait()
