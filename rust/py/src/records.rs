@@ -125,5 +125,5 @@ pub fn decode_batches<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<PyRecor
 /// CRC-32C as Kafka's RecordBatch uses it.
 #[pyfunction]
 pub fn crc32c(py: Python<'_>, data: &[u8]) -> u32 {
-    py.detach(|| ::crc32c::crc32c(data))
+    py.detach(|| kafkalite_core::records::batch::crc32c(data))
 }

@@ -20,11 +20,6 @@ pub use sendfile::{sendfile_all, sendfile_some};
 use crate::io::iovecs::{pwritev_all, IoVecs};
 use crate::io::uring::UringWriter;
 
-/// Appends at least this large verify their CRCs on a second thread while they are written:
-/// a CRC-32C pass over 1 MiB costs ~15% of writing it to the page cache; handing it to a
-/// pool thread costs a few microseconds.
-const OVERLAP_MIN_BYTES: u64 = 256 << 10;
-
 /// The environment variable that picks the write engine.
 pub const ENGINE_ENV: &str = "KAFKALITE_IO_ENGINE";
 
@@ -138,48 +133,22 @@ impl Appender {
     }
 
     /// Write every buffer, in order, at the current end in one batched submission
-    /// (looping on short writes). Returns the new end position.
+    /// (looping on short writes). Returns the new end position. On failure whatever landed
+    /// past the old end is cut off again, so the next append starts at the same place.
     pub fn append(&mut self, bufs: &[&[u8]]) -> io::Result<u64> {
-        self.append_checked(bufs, || Ok::<(), io::Error>(()))
-    }
-
-    /// Like `append`, with `check` (the log's CRC pass) run on a second thread while the
-    /// write proceeds, for writes large enough to repay the hand-off. If `check` fails the file is
-    /// cut back to where it was and the position does not move; the caller publishes
-    /// nothing before this returns, so no reader ever sees the rejected bytes.
-    pub fn append_checked<E, F>(&mut self, bufs: &[&[u8]], check: F) -> Result<u64, E>
-    where
-        E: From<io::Error> + Send,
-        F: FnOnce() -> Result<(), E> + Send,
-    {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
-        let (written, checked) = if total >= OVERLAP_MIN_BYTES {
-            // rayon's persistent pool: one worker writes while another checks, for a hand-off
-            // of a few microseconds instead of a thread spawn per append.
-            rayon::join(|| self.write(bufs), check)
-        } else {
-            match check() {
-                Ok(()) => (self.write(bufs), Ok(())),
-                Err(e) => (Ok(()), Err(e)),
-            }
-        };
-        if written.is_err() || checked.is_err() {
-            // Whatever landed past the old end must go: the next append starts there.
-            self.file.set_len(self.position)?;
-        }
-        checked?;
-        written?;
-        self.position += total;
-        Ok(self.position)
-    }
-
-    fn write(&mut self, bufs: &[&[u8]]) -> io::Result<()> {
         let fd = self.file.as_raw_fd();
         let mut iov = IoVecs::new(bufs);
-        match &mut self.backend {
+        let written = match &mut self.backend {
             Backend::Uring(ring) => ring.write_all(fd, self.position, &mut iov),
             Backend::Pwritev => pwritev_all(fd, self.position, &mut iov),
+        };
+        if let Err(e) = written {
+            self.file.set_len(self.position)?;
+            return Err(e);
         }
+        self.position += total;
+        Ok(self.position)
     }
 
     #[must_use]

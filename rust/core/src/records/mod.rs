@@ -16,8 +16,7 @@ mod fuzz_tests;
 mod test_util;
 
 pub use batch::{
-    assign_offsets, validate_batch, validate_batch_structure, validate_batches,
-    validate_batches_deferred_crc, verify_crcs, BatchHeader, BatchInfo, TimestampType,
+    assign_offsets, validate_batch, validate_batches, BatchHeader, BatchInfo, TimestampType,
     BATCH_HEADER_LEN, LOG_OVERHEAD,
 };
 pub use compression::Compression;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::records::{assign_offsets, validate_batches_deferred_crc, verify_crcs};
+use crate::records::{assign_offsets, validate_batches};
 use crate::storage::config::LogConfig;
 use crate::storage::remove_if_exists;
 use crate::storage::segment::{Segment, WrittenBatch};
@@ -155,25 +155,12 @@ impl PartitionLog {
 
     /// Validate a producer's batches (size, CRC, layout), assign offsets in place and append
     /// them. `buf` is modified: baseOffset (and timestamps for LogAppendTime) are rewritten.
-    /// The CRC pass runs while the write is in flight; a batch that fails it is cut back off
-    /// the file before anything is published.
     pub fn append(&mut self, buf: &mut [u8], now_ms: i64) -> Result<AppendInfo> {
         self.check_open()?;
-        let infos = validate_batches_deferred_crc(buf, self.config.max_message_bytes)?;
+        let infos = validate_batches(buf, self.config.max_message_bytes)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
-        if log_append_time.is_some() {
-            // Stamping the time rewrites the CRC, so the producer's CRC is checked first.
-            verify_crcs(buf, &infos)?;
-        }
         assign_offsets(buf, &infos, self.next_offset, log_append_time);
-        let buf = &*buf;
-        self.append_validated(&[buf], &infos, log_append_time, now_ms, || {
-            if log_append_time.is_some() {
-                Ok(())
-            } else {
-                verify_crcs(buf, &infos)
-            }
-        })
+        self.append_validated(&[&*buf], &infos, log_append_time, now_ms)
     }
 
     /// Like `append`, for bytes that cannot be modified (a shared network buffer): the new
@@ -185,7 +172,7 @@ impl PartitionLog {
         if self.config.log_append_time {
             return self.append(&mut buf.to_vec(), now_ms);
         }
-        let infos = validate_batches_deferred_crc(buf, self.config.max_message_bytes)?;
+        let infos = validate_batches(buf, self.config.max_message_bytes)?;
         let mut offset = self.next_offset;
         let bases: Vec<[u8; 8]> = infos
             .iter()
@@ -201,7 +188,7 @@ impl PartitionLog {
             slices.push(base);
             slices.push(&buf[info.position + 8..end]);
         }
-        self.append_validated(&slices, &infos, None, now_ms, || verify_crcs(buf, &infos))
+        self.append_validated(&slices, &infos, None, now_ms)
     }
 
     /// Append validated batches (`slices` concatenate to them, offsets already assigned
@@ -212,7 +199,6 @@ impl PartitionLog {
         infos: &[crate::records::BatchInfo],
         log_append_time: Option<i64>,
         now_ms: i64,
-        check: impl FnOnce() -> Result<()> + Send,
     ) -> Result<AppendInfo> {
         let first_offset = self.next_offset;
         let mut written = Vec::with_capacity(infos.len());
@@ -237,7 +223,7 @@ impl PartitionLog {
         }
         self.maybe_roll(total_bytes, offset - 1, now_ms)?;
         let config = self.config.clone();
-        self.active().append(slices, &written, &config, check)?;
+        self.active().append(slices, &written, &config)?;
         self.next_offset = offset;
         self.messages_since_flush += record_count;
         self.maybe_flush(now_ms)?;

@@ -216,3 +216,51 @@ fn shared_append_writes_the_same_bytes_as_in_place_append() {
     );
     assert_eq!(offsets_read(&shared), (0..60).collect::<Vec<_>>());
 }
+
+/// Not a test: where does append time go? `cargo test --release -p kafkalite-core
+/// append_breakdown -- --ignored --nocapture` (KAFKALITE_IO_BENCH_DIR picks the filesystem).
+#[test]
+#[ignore = "benchmark"]
+fn append_breakdown() {
+    use std::time::Instant;
+    let base = std::env::var("KAFKALITE_IO_BENCH_DIR").unwrap_or_else(|_| "/tmp".into());
+    let records: Vec<RecordInput> = (0..1000)
+        .map(|_| RecordInput {
+            timestamp: 0,
+            key: None,
+            value: Some(vec![7; 1024]),
+            headers: Vec::new(),
+        })
+        .collect();
+    let mut batch = encode_batch(&records, Compression::None, 0).unwrap();
+    let gib = (1usize << 30) / batch.len();
+    for round in 0..3 {
+        let warm = Path::new(&base).join("kafkalite-warm");
+        {
+            use std::io::Write;
+            let mut f = fs::File::create(&warm).unwrap();
+            for _ in 0..1280 {
+                f.write_all(&batch).unwrap();
+            }
+        }
+        fs::remove_file(&warm).unwrap();
+        let dir = tempfile::tempdir_in(&base).unwrap();
+        let mut log =
+            PartitionLog::open(dir.path(), config(&[("max.message.bytes", "4194304")])).unwrap();
+        let started = Instant::now();
+        for _ in 0..gib {
+            log.append(&mut batch, 0).unwrap();
+        }
+        let append = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        for _ in 0..gib {
+            std::hint::black_box(crate::records::batch::crc32c(&batch[21..]));
+        }
+        let crc = started.elapsed().as_secs_f64();
+        println!(
+            "round {round}: append {:.0} MiB/s, crc alone {:.0} MiB/s",
+            1024.0 / append,
+            1024.0 / crc
+        );
+    }
+}

@@ -250,14 +250,12 @@ impl Segment {
     /// Append already-validated batches with offsets assigned. `slices` concatenate to the
     /// consecutive batches that `batches` describe.
     /// Append already-validated batches with offsets assigned. `slices` concatenate to the
-    /// consecutive batches that `batches` describe; `check` runs while they are written and
-    /// a failure leaves the segment as it was.
+    /// consecutive batches that `batches` describe.
     pub fn append(
         &mut self,
         slices: &[&[u8]],
         batches: &[WrittenBatch],
         config: &LogConfig,
-        check: impl FnOnce() -> Result<()> + Send,
     ) -> Result<()> {
         if self.appender.is_none() {
             let handle = self.file.try_clone()?;
@@ -265,7 +263,7 @@ impl Segment {
         }
         let appender = self.appender.as_mut().expect("appender just created");
         let start = self.size;
-        let end = appender.append_checked(slices, check)?;
+        let end = appender.append(slices)?;
         debug_assert_eq!(
             end,
             start + slices.iter().map(|s| s.len() as u64).sum::<u64>()
