@@ -59,7 +59,13 @@ def test_restart_keeps_topics_configs_and_records(tmp_path: Path) -> None:
 def test_list_offsets_by_time_earliest_latest(broker: Broker) -> None:
     ts0 = 1_750_000_000_000
     produce(broker.bootstrap_servers, "timed", 100, ts0=ts0)
-    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "x"})
+    c = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": "x",
+            "enable.auto.commit": False,
+        }
+    )
     found = c.offsets_for_times([TopicPartition("timed", 0, ts0 + 505)], timeout=10)
     assert found[0].offset == 51  # first record with timestamp >= ts0 + 505 is ts0 + 510
     found = c.offsets_for_times([TopicPartition("timed", 0, ts0)], timeout=10)

@@ -1,0 +1,33 @@
+"""The fixtures kafkalite ships through the pytest11 entry point, used as a user would."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafkalite import Broker
+
+
+def test_kafkalite_broker_fixture_serves_real_clients(kafkalite_broker: Broker) -> None:
+    p = Producer({"bootstrap.servers": kafkalite_broker.bootstrap_servers})
+    p.produce("fixture", key=b"k", value=b"v")
+    assert p.flush(10) == 0
+    # No group coordinator yet (consumer groups come next): commits stay off.
+    conf = {"group.id": "unused", "enable.auto.commit": False}
+    c = Consumer({"bootstrap.servers": kafkalite_broker.bootstrap_servers, **conf})
+    c.assign([TopicPartition("fixture", 0, 0)])
+    msgs = [m for m in c.consume(1, timeout=10) if m.error() is None]
+    c.close()
+    assert [(m.key(), m.value(), m.offset()) for m in msgs] == [(b"k", b"v", 0)]
+
+
+def test_factory_applies_broker_config(kafkalite_broker_factory: Callable[..., Broker]) -> None:
+    broker = kafkalite_broker_factory(config={"num.partitions": 3})
+    p = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    p.produce("three", b"x")
+    assert p.flush(10) == 0
+    conf = {"group.id": "unused", "enable.auto.commit": False}
+    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, **conf})
+    assert len(c.list_topics("three", timeout=10).topics["three"].partitions) == 3
+    c.close()
