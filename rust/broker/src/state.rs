@@ -236,6 +236,24 @@ impl BrokerState {
         self.topics.read().expect("lock").get(name).cloned()
     }
 
+    /// The topic, or UNKNOWN_TOPIC_OR_PARTITION naming it.
+    pub fn require_topic(&self, name: &str) -> Result<Arc<Topic>, ApiError> {
+        self.topic(name).ok_or_else(|| {
+            ApiError::new(
+                codes::UNKNOWN_TOPIC_OR_PARTITION,
+                format!("unknown topic '{name}'"),
+            )
+        })
+    }
+
+    /// Host and port of this node as clients are told in Metadata (the first advertised
+    /// listener).
+    #[must_use]
+    pub fn advertised_endpoint(&self) -> Option<(String, i32)> {
+        let (_, host, port) = self.advertised.get()?.first()?;
+        Some((host.clone(), i32::from(*port)))
+    }
+
     #[must_use]
     pub fn partition(&self, topic: &str, index: i32) -> Option<Arc<Partition>> {
         self.topic(topic).and_then(|t| t.partition(index))
@@ -315,12 +333,7 @@ impl BrokerState {
         validate_only: bool,
     ) -> Result<(), ApiError> {
         let _guard = self.admin.lock().expect("lock");
-        let topic = self.topic(name).ok_or_else(|| {
-            ApiError::new(
-                codes::UNKNOWN_TOPIC_OR_PARTITION,
-                format!("unknown topic '{name}'"),
-            )
-        })?;
+        let topic = self.require_topic(name)?;
         let current = topic.partition_count();
         if total <= current {
             return Err(ApiError::new(
@@ -351,12 +364,7 @@ impl BrokerState {
         validate_only: bool,
     ) -> Result<(), ApiError> {
         let _guard = self.admin.lock().expect("lock");
-        let topic = self.topic(name).ok_or_else(|| {
-            ApiError::new(
-                codes::UNKNOWN_TOPIC_OR_PARTITION,
-                format!("unknown topic '{name}'"),
-            )
-        })?;
+        let topic = self.require_topic(name)?;
         let log_config = self.log_config(&configs)?;
         if validate_only {
             return Ok(());

@@ -21,14 +21,12 @@ pub async fn handle(
     let _request = DescribeClusterRequest::decode(&mut body, version)?;
     let node = BrokerId(state.config.node_id);
     let brokers = state
-        .advertised
-        .get()
-        .and_then(|l| l.first())
-        .map(|(_, host, port)| {
+        .advertised_endpoint()
+        .map(|(host, port)| {
             vec![DescribeClusterBroker::default()
                 .with_broker_id(node)
-                .with_host(StrBytes::from_string(host.clone()))
-                .with_port(i32::from(*port))]
+                .with_host(StrBytes::from_string(host))
+                .with_port(port)]
         })
         .unwrap_or_default();
     let mut response = DescribeClusterResponse::default()

@@ -12,7 +12,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::handlers::topic_configs::{self, source, Kind};
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, BrokerState};
+use crate::state::BrokerState;
 
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
@@ -76,12 +76,7 @@ pub async fn handle(
 }
 
 fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, (i16, String)> {
-    let topic = state.topic(name).ok_or_else(|| {
-        (
-            codes::UNKNOWN_TOPIC_OR_PARTITION,
-            format!("unknown topic '{name}'"),
-        )
-    })?;
+    let topic = state.require_topic(name).map_err(|e| (e.code, e.message))?;
     let overrides = topic.configs.read().expect("lock").clone();
     Ok(topic_configs::effective(&state.config, &overrides)
         .into_iter()

@@ -71,12 +71,7 @@ fn merged(
             })
             .collect());
     }
-    let topic = state.topic(&r.resource_name).ok_or_else(|| {
-        ApiError::new(
-            codes::UNKNOWN_TOPIC_OR_PARTITION,
-            format!("unknown topic '{}'", r.resource_name.as_str()),
-        )
-    })?;
+    let topic = state.require_topic(&r.resource_name)?;
     let mut configs = topic.configs.read().expect("lock").clone();
     for c in &r.configs {
         let name = c.name.to_string();

@@ -28,14 +28,12 @@ pub async fn handle(
     let request = MetadataRequest::decode(&mut body, version)?;
     let node = BrokerId(state.config.node_id);
     let brokers = state
-        .advertised
-        .get()
-        .and_then(|listeners| listeners.first())
-        .map(|(_, host, port)| {
+        .advertised_endpoint()
+        .map(|(host, port)| {
             vec![MetadataResponseBroker::default()
                 .with_node_id(node)
-                .with_host(StrBytes::from_string(host.clone()))
-                .with_port(i32::from(*port))]
+                .with_host(StrBytes::from_string(host))
+                .with_port(port)]
         })
         .unwrap_or_default();
     // v1-3 always allow auto-creation; from v4 the client says.

@@ -2,6 +2,7 @@
 //! retention. The layout on disk is Kafka's: `<dir>/<20-digit base offset>.log|.index|.timeindex`.
 
 pub mod config;
+mod entry_file;
 pub mod log;
 pub mod offset_index;
 pub mod scan;

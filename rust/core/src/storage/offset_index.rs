@@ -3,9 +3,10 @@
 //! file as 8-byte big-endian entries. The active segment's file may lag memory: recovery
 //! rebuilds it, so losing the unwritten tail in a crash is harmless.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::storage::entry_file::EntryFile;
 
 const ENTRY_BYTES: usize = 8;
 
@@ -17,19 +18,16 @@ pub struct OffsetEntry {
 
 #[derive(Debug)]
 pub struct OffsetIndex {
-    path: PathBuf,
     entries: Vec<OffsetEntry>,
-    /// Entries [0, written) are on disk.
-    written: usize,
+    file: EntryFile,
 }
 
 impl OffsetIndex {
     #[must_use]
     pub fn empty(path: PathBuf) -> Self {
         OffsetIndex {
-            path,
             entries: Vec::new(),
-            written: 0,
+            file: EntryFile::new(path, ENTRY_BYTES, 0),
         }
     }
 
@@ -37,14 +35,9 @@ impl OffsetIndex {
     /// offsets or positions not increasing, a position at or past `log_size`); the caller
     /// rebuilds it from the log.
     pub fn load(path: PathBuf, log_size: u64) -> io::Result<Option<Self>> {
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if bytes.len() % ENTRY_BYTES != 0 {
+        let Some(bytes) = EntryFile::read_entries(&path, ENTRY_BYTES)? else {
             return Ok(None);
-        }
+        };
         let mut entries = Vec::with_capacity(bytes.len() / ENTRY_BYTES);
         for chunk in bytes.chunks_exact(ENTRY_BYTES) {
             let relative_offset = u32::from_be_bytes(chunk[0..4].try_into().unwrap());
@@ -65,9 +58,8 @@ impl OffsetIndex {
         }
         let written = entries.len();
         Ok(Some(OffsetIndex {
-            path,
             entries,
-            written,
+            file: EntryFile::new(path, ENTRY_BYTES, written),
         }))
     }
 
@@ -131,47 +123,31 @@ impl OffsetIndex {
     pub fn truncate_to_position(&mut self, position: u32) -> io::Result<()> {
         let keep = self.entries.partition_point(|e| e.position < position);
         self.entries.truncate(keep);
-        if self.written > keep {
-            self.written = keep;
-            let file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&self.path)?;
-            file.set_len((keep * ENTRY_BYTES) as u64)?;
-        }
-        Ok(())
+        self.file.truncate(keep)
     }
 
     /// Write entries not yet on disk.
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.written == self.entries.len() && self.path.exists() {
+        if self.file.is_current(self.entries.len()) {
             return Ok(());
         }
-        let mut buf = Vec::with_capacity((self.entries.len() - self.written) * ENTRY_BYTES);
-        for e in &self.entries[self.written..] {
+        let mut buf = Vec::with_capacity((self.entries.len() - self.file.written()) * ENTRY_BYTES);
+        for e in &self.entries[self.file.written()..] {
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
             buf.extend_from_slice(&e.position.to_be_bytes());
         }
-        let mut file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&self.path)?;
-        file.write_all(&buf)?;
-        self.written = self.entries.len();
-        Ok(())
+        self.file.append(&buf, self.entries.len())
     }
 
     /// Replace the file with the in-memory entries (after a rebuild).
     pub fn rewrite(&mut self) -> io::Result<()> {
-        File::create(&self.path)?;
-        self.written = 0;
+        self.file.reset()?;
         self.flush()
     }
 
     #[must_use]
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 }
 

@@ -2,9 +2,10 @@
 //! reached it), written as 12-byte big-endian entries to `.timeindex`. Timestamps are
 //! strictly increasing, so every batch before an entry's offset has a smaller max timestamp.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
+
+use crate::storage::entry_file::EntryFile;
 
 const ENTRY_BYTES: usize = 12;
 
@@ -16,32 +17,25 @@ pub struct TimeEntry {
 
 #[derive(Debug)]
 pub struct TimeIndex {
-    path: PathBuf,
     entries: Vec<TimeEntry>,
-    written: usize,
+    file: EntryFile,
 }
 
 impl TimeIndex {
     #[must_use]
     pub fn empty(path: PathBuf) -> Self {
         TimeIndex {
-            path,
             entries: Vec::new(),
-            written: 0,
+            file: EntryFile::new(path, ENTRY_BYTES, 0),
         }
     }
 
     /// Load and sanity-check; `None` when missing or corrupt (wrong size, timestamps or
     /// offsets going backwards, an offset beyond `max_relative_offset`).
     pub fn load(path: PathBuf, max_relative_offset: u32) -> io::Result<Option<Self>> {
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if bytes.len() % ENTRY_BYTES != 0 {
+        let Some(bytes) = EntryFile::read_entries(&path, ENTRY_BYTES)? else {
             return Ok(None);
-        }
+        };
         let mut entries: Vec<TimeEntry> = Vec::with_capacity(bytes.len() / ENTRY_BYTES);
         for chunk in bytes.chunks_exact(ENTRY_BYTES) {
             let timestamp = i64::from_be_bytes(chunk[0..8].try_into().unwrap());
@@ -61,9 +55,8 @@ impl TimeIndex {
         }
         let written = entries.len();
         Ok(Some(TimeIndex {
-            path,
             entries,
-            written,
+            file: EntryFile::new(path, ENTRY_BYTES, written),
         }))
     }
 
@@ -106,39 +99,23 @@ impl TimeIndex {
             .entries
             .partition_point(|e| e.relative_offset < relative_offset);
         self.entries.truncate(keep);
-        if self.written > keep {
-            self.written = keep;
-            let file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&self.path)?;
-            file.set_len((keep * ENTRY_BYTES) as u64)?;
-        }
-        Ok(())
+        self.file.truncate(keep)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.written == self.entries.len() && self.path.exists() {
+        if self.file.is_current(self.entries.len()) {
             return Ok(());
         }
-        let mut buf = Vec::with_capacity((self.entries.len() - self.written) * ENTRY_BYTES);
-        for e in &self.entries[self.written..] {
+        let mut buf = Vec::with_capacity((self.entries.len() - self.file.written()) * ENTRY_BYTES);
+        for e in &self.entries[self.file.written()..] {
             buf.extend_from_slice(&e.timestamp.to_be_bytes());
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
         }
-        let mut file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&self.path)?;
-        file.write_all(&buf)?;
-        self.written = self.entries.len();
-        Ok(())
+        self.file.append(&buf, self.entries.len())
     }
 
     pub fn rewrite(&mut self) -> io::Result<()> {
-        File::create(&self.path)?;
-        self.written = 0;
+        self.file.reset()?;
         self.flush()
     }
 }
