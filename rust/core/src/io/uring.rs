@@ -2,8 +2,10 @@
 //! consecutive offsets, submitted together and awaited together. A short completion (rare
 //! for regular files) is finished with `pwritev`, which keeps ordering simple.
 //!
-//! Measured here (Linux 6.x, ext4, buffered): flagging SQEs IOSQE_ASYNC to push the copy
-//! onto an io-wq worker made 1 MiB appends 2x slower, so SQEs go without it.
+//! Measured here (Linux 6.18, ext4, buffered, 1 MiB appends, bench/append.py): io_uring
+//! 3.56 GB/s against pwritev 4.56 GB/s and fio 4.9-5.4 GB/s. ext4 cannot take these writes
+//! without blocking, so each one is punted to an io-wq worker and pays its wake-up; flagging
+//! SQEs IOSQE_ASYNC (skipping the inline attempt) made it 2x slower still.
 
 use std::io;
 use std::os::fd::RawFd;
