@@ -13,7 +13,7 @@ def test_kafkalite_broker_fixture_serves_real_clients(kafkalite_broker: Broker) 
     p = Producer({"bootstrap.servers": kafkalite_broker.bootstrap_servers})
     p.produce("fixture", key=b"k", value=b"v")
     assert p.flush(10) == 0
-    # No group coordinator yet (consumer groups come next): commits stay off.
+    # assign()-mode consumer: nothing to commit.
     conf = {"group.id": "unused", "enable.auto.commit": False}
     c = Consumer({"bootstrap.servers": kafkalite_broker.bootstrap_servers, **conf})
     c.assign([TopicPartition("fixture", 0, 0)])

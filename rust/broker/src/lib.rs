@@ -7,6 +7,7 @@
 //! bytes go from the segment file to the socket with sendfile.
 
 pub mod config;
+pub mod groups;
 pub mod handlers;
 pub mod producer_state;
 pub mod response;

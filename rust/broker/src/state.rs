@@ -113,9 +113,14 @@ pub struct BrokerState {
     pub next_producer_id: AtomicI64,
     /// (listener name, host, port) told to clients in Metadata; set once listeners are bound.
     pub advertised: std::sync::OnceLock<Vec<(String, String, u16)>>,
+    /// Offsets committed by consumers, persisted in the internal log.
+    pub offsets: crate::groups::CommittedOffsets,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
 }
+
+/// Where committed offsets live; users may not create a topic of that name.
+pub const INTERNAL_OFFSETS_TOPIC: &str = "__consumer_offsets";
 
 /// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..".
 pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
@@ -157,6 +162,7 @@ impl BrokerState {
         } else {
             meta.cluster_id.clone()
         };
+        let offsets = crate::groups::CommittedOffsets::open(&config.log_dirs[0])?;
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -164,6 +170,7 @@ impl BrokerState {
             data_arrived: Notify::new(),
             next_producer_id: AtomicI64::new(meta.next_producer_id.max(1000)),
             advertised: std::sync::OnceLock::new(),
+            offsets,
             admin: Mutex::new(()),
         });
         {
@@ -273,6 +280,12 @@ impl BrokerState {
         validate_only: bool,
     ) -> Result<Option<Arc<Topic>>, ApiError> {
         validate_topic_name(name)?;
+        if name == INTERNAL_OFFSETS_TOPIC {
+            return Err(ApiError::new(
+                codes::TOPIC_ALREADY_EXISTS,
+                format!("'{name}' is an internal topic"),
+            ));
+        }
         if partitions < 1 {
             return Err(ApiError::new(
                 codes::INVALID_PARTITIONS,
@@ -420,6 +433,7 @@ impl BrokerState {
                 p.log.lock().expect("lock").close()?;
             }
         }
+        self.offsets.close()?;
         Ok(())
     }
 }

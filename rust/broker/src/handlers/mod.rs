@@ -13,10 +13,13 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod fetch;
 pub mod fetch_response;
+pub mod find_coordinator;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod list_offsets;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
 pub mod produce;
 pub mod topic_configs;
 
@@ -36,6 +39,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Fetch, 4, 12),
     (ApiKey::ListOffsets, 1, 7),
     (ApiKey::Metadata, 1, 12),
+    (ApiKey::OffsetCommit, 2, 8),
+    (ApiKey::OffsetFetch, 1, 7),
+    (ApiKey::FindCoordinator, 0, 4),
     (ApiKey::ApiVersions, 0, 3),
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteTopics, 1, 6),
@@ -79,6 +85,9 @@ pub async fn dispatch(
         ApiKey::Fetch => fetch::handle(state, header, body, version).await,
         ApiKey::ListOffsets => list_offsets::handle(state, header, body, version).await,
         ApiKey::InitProducerId => init_producer_id::handle(state, header, body, version).await,
+        ApiKey::FindCoordinator => find_coordinator::handle(state, header, body, version).await,
+        ApiKey::OffsetCommit => offset_commit::handle(state, header, body, version).await,
+        ApiKey::OffsetFetch => offset_fetch::handle(state, header, body, version).await,
         other => anyhow::bail!("no handler for {other:?}"),
     }
 }

@@ -1,0 +1,67 @@
+//! FindCoordinator: on a single node this broker coordinates every group. Transactions are
+//! not supported, so a transaction coordinator is never available.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{
+    BrokerId, FindCoordinatorRequest, FindCoordinatorResponse, RequestHeader,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+const KEY_TYPE_GROUP: i8 = 0;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = FindCoordinatorRequest::decode(&mut body, version)?;
+    let node = BrokerId(state.config.node_id);
+    let (host, port) = state.advertised_endpoint().unwrap_or_default();
+    let available = request.key_type == KEY_TYPE_GROUP;
+    let error = if available {
+        0
+    } else {
+        COORDINATOR_NOT_AVAILABLE
+    };
+    let message = (!available).then(|| StrBytes::from_static_str("transactions are not supported"));
+    let response = if version >= 4 {
+        let coordinators = request
+            .coordinator_keys
+            .iter()
+            .map(|key| {
+                Coordinator::default()
+                    .with_key(key.clone())
+                    .with_node_id(if available { node } else { BrokerId(-1) })
+                    .with_host(StrBytes::from_string(if available {
+                        host.clone()
+                    } else {
+                        String::new()
+                    }))
+                    .with_port(if available { port } else { -1 })
+                    .with_error_code(error)
+                    .with_error_message(message.clone())
+            })
+            .collect();
+        FindCoordinatorResponse::default().with_coordinators(coordinators)
+    } else if available {
+        FindCoordinatorResponse::default()
+            .with_node_id(node)
+            .with_host(StrBytes::from_string(host))
+            .with_port(port)
+    } else {
+        FindCoordinatorResponse::default()
+            .with_error_code(error)
+            .with_error_message(message)
+            .with_node_id(BrokerId(-1))
+            .with_port(-1)
+    };
+    encode(&response, version).map(Some)
+}
