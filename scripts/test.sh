@@ -25,10 +25,10 @@ say "building and installing kafkalite (Rust extension via maturin)"
 python3 -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 python3 -m pip install -q --disable-pip-version-check ".[dev]"
 
-say "cargo fmt / clippy / test (pure core)"
+say "cargo fmt / clippy / test (core and broker crates)"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
-cargo test -p kafkalite-core -q
+cargo test --workspace --exclude kafkalite-py -q
 
 say "ruff"
 python3 -m ruff check python tests bench
