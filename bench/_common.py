@@ -36,7 +36,9 @@ def require(tool: str) -> None:
 
 def fio_seq_write_mb_s(directory: Path, size_bytes: int, direct: bool = False) -> float:
     """fio's sequential 1 MiB write bandwidth into a new file in `directory` (buffered
-    unless `direct`, no fsync: the same regime as a log append without flush)."""
+    unless `direct`, no fsync: the same regime as a log append without flush). fio reserves
+    the file's blocks first (its default fallocate=native), as the log reserves blocks
+    ahead of its appends."""
     require("fio")
     target = directory / "fio-seq-write.dat"
     cmd = [
@@ -48,7 +50,7 @@ def fio_seq_write_mb_s(directory: Path, size_bytes: int, direct: bool = False) -
         "--ioengine=psync",
         f"--direct={1 if direct else 0}",
         "--end_fsync=0",
-        "--fallocate=none",
+        "--fallocate=native",
         f"--filename={target}",
         "--output-format=json",
     ]

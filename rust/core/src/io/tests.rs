@@ -84,6 +84,34 @@ fn set_position_after_truncation_overwrites_the_tail() {
 }
 
 #[test]
+fn blocks_are_reserved_ahead_and_released_without_changing_the_size() {
+    use std::os::unix::fs::MetadataExt;
+    for kind in [EngineKind::IoUring, EngineKind::Pwritev] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seg.log");
+        let mut appender = Appender::with_engine(open(&path), 0, kind).unwrap();
+        let data = pattern(1 << 20, 5);
+        appender.append(&[&data]).unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), 1 << 20, "reservation must not show in the size");
+        assert!(
+            meta.blocks() * 512 >= PREALLOCATE_BYTES,
+            "{kind:?}: {} blocks",
+            meta.blocks()
+        );
+        appender.release_reserved().unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), 1 << 20);
+        assert!(
+            meta.blocks() * 512 < 2 << 20,
+            "{kind:?}: {} blocks after release",
+            meta.blocks()
+        );
+        assert_eq!(fs::read(&path).unwrap(), data);
+    }
+}
+
+#[test]
 fn the_process_engine_is_io_uring_unless_forced_off() {
     let forced = std::env::var(ENGINE_ENV).is_ok_and(|v| v == "pwritev" || v == "fallback");
     if forced {

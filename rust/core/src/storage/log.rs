@@ -475,6 +475,7 @@ impl PartitionLog {
         for segment in &mut self.segments {
             segment.flush_indexes()?;
         }
+        self.active().release_reserved()?;
         let active_size = self.active().size();
         write_atomically(
             &self.dir.join(CLEAN_SHUTDOWN_FILE),

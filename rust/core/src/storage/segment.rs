@@ -301,7 +301,14 @@ impl Segment {
     pub fn close_active(&mut self) -> Result<()> {
         self.finish_time_index();
         self.flush_indexes()?;
-        self.appender = None;
+        self.release_reserved()
+    }
+
+    /// Return blocks reserved ahead of the data (the log is closing).
+    pub fn release_reserved(&mut self) -> Result<()> {
+        if let Some(mut appender) = self.appender.take() {
+            appender.release_reserved()?;
+        }
         Ok(())
     }
 
