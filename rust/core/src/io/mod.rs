@@ -22,8 +22,8 @@ use crate::io::uring::UringWriter;
 
 /// Blocks are reserved this far ahead of the write position. On ext4, allocating blocks
 /// inside each buffered write cost a third of the append time (measured: pwritev 4.6 →
-/// 7.2 GB/s, io_uring 3.2 → 4.4-4.9 GB/s with reservation), and io_uring can then do the
-/// write inline instead of punting it to a kernel worker. KEEP_SIZE leaves the file size
+/// 7.2 GB/s, io_uring 3.2 → 4.4-4.9 GB/s with reservation). io_uring still punts every
+/// buffered ext4 write to a kernel worker (see uring.rs). KEEP_SIZE leaves the file size
 /// alone, so readers and recovery never see the reserved space.
 const PREALLOCATE_BYTES: u64 = 64 << 20;
 
@@ -151,11 +151,19 @@ impl Appender {
         let fd = self.file.as_raw_fd();
         let mut iov = IoVecs::new(bufs);
         let written = match &mut self.backend {
-            Backend::Uring(ring) => ring.write_all(fd, self.position, &mut iov),
+            Backend::Uring(ring) => {
+                let written = ring.write_all(fd, self.position, &mut iov);
+                if !ring.usable() {
+                    self.backend = Backend::Pwritev;
+                }
+                written
+            }
             Backend::Pwritev => pwritev_all(fd, self.position, &mut iov),
         };
         if let Err(e) = written {
-            self.file.set_len(self.position)?;
+            // The write error is the one worth reporting; if truncating fails as well, the
+            // next append still starts at `position` and overwrites the partial tail.
+            let _ = self.file.set_len(self.position);
             return Err(e);
         }
         self.position += total;

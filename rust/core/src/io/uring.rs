@@ -2,10 +2,18 @@
 //! consecutive offsets, submitted together and awaited together. A short completion (rare
 //! for regular files) is finished with `pwritev`, which keeps ordering simple.
 //!
-//! Measured here (Linux 6.18, ext4, buffered, 1 MiB appends, bench/append.py): io_uring
-//! 3.56 GB/s against pwritev 4.56 GB/s and fio 4.9-5.4 GB/s. ext4 cannot take these writes
-//! without blocking, so each one is punted to an io-wq worker and pays its wake-up; flagging
-//! SQEs IOSQE_ASYNC (skipping the inline attempt) made it 2x slower still.
+//! ext4 has no non-blocking buffered writes (no FMODE_BUF_WASYNC), so every buffered Writev
+//! is punted to an io-wq worker: perf's io_uring:io_uring_queue_async_work fires once per SQE,
+//! block reservation or not. The cost is the hand-off between CPUs, not the copy. Measured
+//! (Linux 6.18, ext4, 2 vCPUs, 1 GiB as 1 MiB appends, page cache warm, io::tests::throughput):
+//! pwritev 8.8-9.2 GiB/s, io_uring 5.2-6.1 GiB/s; with fresh page-cache pages both ~0.35 GiB/s.
+//! Tried without gain (/tmp micro-benchmark): SINGLE_ISSUER with COOP_TASKRUN or
+//! DEFER_TASKRUN (5.3-5.9), 1 MiB as 4x256 KiB SQEs (5.6: io-wq serialises writes to one
+//! inode, so they do not overlap) or 16x64 KiB (4.7), IOSQE_ASYNC (1.7-6.4, erratic).
+//! What closes the gap is keeping the worker on the submitter's CPU (8.4 with the thread and
+//! IORING_REGISTER_IOWQ_AFF pinned to one CPU) or spinning on the CQ instead of sleeping
+//! (7.6-8.2), but pinning the caller's thread or burning a second CPU per append is not a
+//! library's call, and io-wq affinity is per thread, shared by all its rings.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -27,13 +35,23 @@ struct Chunk {
 
 pub struct UringWriter {
     ring: IoUring,
+    /// Submitting or waiting failed with entries queued or in flight: only dropping the ring
+    /// is safe now.
+    broken: bool,
 }
 
 impl UringWriter {
     pub fn new() -> io::Result<UringWriter> {
         Ok(UringWriter {
             ring: IoUring::new(RING_ENTRIES)?,
+            broken: false,
         })
+    }
+
+    /// False once the ring failed in a way that leaves it unusable (the write in progress was
+    /// finished with `pwritev`); the owner should drop it.
+    pub fn usable(&self) -> bool {
+        !self.broken
     }
 
     /// Write everything in `iov` at `offset`.
@@ -44,19 +62,28 @@ impl UringWriter {
         iov: &mut IoVecs<'_>,
     ) -> io::Result<()> {
         while !iov.is_empty() {
+            if self.broken {
+                // The ring failed, not the writes: finish without it (rewriting chunks that
+                // may have landed is harmless, the bytes are the same).
+                return pwritev_all(fd, offset, iov);
+            }
             let chunks = plan_round(iov.remaining(), offset);
-            let written = self.round(fd, iov.remaining(), &chunks)?;
+            let written = match self.round(fd, iov.remaining(), &chunks) {
+                Ok(written) => written,
+                Err(_) if self.broken => continue,
+                Err(e) => return Err(e),
+            };
             // Everything before the first short chunk is in place, in order.
-            let mut short = None;
+            let mut short = false;
             for (chunk, &got) in chunks.iter().zip(&written) {
                 iov.advance(got);
                 offset += got as u64;
                 if got != chunk.bytes {
-                    short = Some(());
+                    short = true;
                     break;
                 }
             }
-            if short.is_some() {
+            if short {
                 // Later chunks may have landed too; rewriting them is harmless and
                 // leaves the file exactly as a sequential write would.
                 return pwritev_all(fd, offset, iov);
@@ -72,35 +99,42 @@ impl UringWriter {
         iov: &[libc::iovec],
         chunks: &[Chunk],
     ) -> io::Result<Vec<usize>> {
-        {
-            let mut sq = self.ring.submission();
-            for (i, c) in chunks.iter().enumerate() {
-                let entry = opcode::Writev::new(
-                    types::Fd(fd),
-                    iov[c.first_iovec..].as_ptr(),
-                    c.iovecs as u32,
-                )
-                .offset(c.offset)
-                .build()
-                .user_data(i as u64);
-                // SAFETY: the iovecs and the buffers they point to outlive the submission:
-                // every completion is awaited below before returning (or the ring dropped).
-                unsafe { sq.push(&entry) }
-                    .map_err(|_| io::Error::other("io_uring submission queue full"))?;
-            }
-        }
-        let submitted = loop {
-            match self.ring.submit() {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => break other,
-            }
-        };
-        if let Err(e) = submitted {
-            // Unsubmitted entries would later point at freed buffers: drop them with the ring.
-            self.ring = IoUring::new(RING_ENTRIES)?;
+        if let Err(e) = self.queue(fd, iov, chunks).and_then(|()| self.submit()) {
+            // Entries left in the queue would later be submitted pointing at freed buffers:
+            // the ring must never be submitted again.
+            self.broken = true;
             return Err(e);
         }
         self.collect(chunks.len())
+    }
+
+    fn queue(&mut self, fd: RawFd, iov: &[libc::iovec], chunks: &[Chunk]) -> io::Result<()> {
+        let mut sq = self.ring.submission();
+        for (i, c) in chunks.iter().enumerate() {
+            let entry = opcode::Writev::new(
+                types::Fd(fd),
+                iov[c.first_iovec..].as_ptr(),
+                c.iovecs as u32,
+            )
+            .offset(c.offset)
+            .build()
+            .user_data(i as u64);
+            // SAFETY: the iovecs and the buffers they point to outlive the submission: every
+            // completion is awaited before write_all returns, and a ring that failed to
+            // submit or wait is marked broken and never submitted again.
+            unsafe { sq.push(&entry) }
+                .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submit() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other.map(drop),
+            }
+        }
     }
 
     fn collect(&mut self, count: usize) -> io::Result<Vec<usize>> {
@@ -110,11 +144,7 @@ impl UringWriter {
         while done < count {
             let ready = self.ring.completion().len();
             if ready == 0 {
-                match self.ring.submit_and_wait(1) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
+                self.wait_one()?;
                 continue;
             }
             for cqe in self.ring.completion() {
@@ -140,6 +170,33 @@ impl UringWriter {
             None => Ok(written),
         }
     }
+
+    /// Block until a completion is posted. Giving up while writes are in flight would let
+    /// the kernel read buffers the caller is about to free, so transient errors are retried:
+    /// EINTR, and EAGAIN/EBUSY (completion queue full; the caller drains it before waiting).
+    fn wait_one(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => return Ok(()),
+                Err(e) if is_transient(&e) => {
+                    if !self.ring.completion().is_empty() {
+                        return Ok(());
+                    }
+                }
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+    ) || e.raw_os_error() == Some(libc::EBUSY)
 }
 
 /// Split the remaining iovecs into at most RING_ENTRIES chunks of at most IOV_MAX iovecs.
