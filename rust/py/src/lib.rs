@@ -31,6 +31,7 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<partition_log::PartitionLog>()?;
     m.add_class::<partition_log::FileSlice>()?;
     m.add_class::<partition_log::AppendInfo>()?;
+    m.add_class::<partition_log::CompactionStats>()?;
     m.add_class::<broker::BrokerServer>()?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kafkalite_core::io::{self, engine_kind};
 use kafkalite_core::storage::log::now_ms;
-use kafkalite_core::storage::{LogConfig, PartitionLog as CoreLog, ReadSlice};
+use kafkalite_core::storage::{
+    compact_shared, CompactionStats as CoreStats, LogConfig, PartitionLog as CoreLog, ReadSlice,
+};
 use kafkalite_core::Error;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyOSError;
@@ -69,6 +71,72 @@ impl AppendInfo {
             "AppendInfo(first_offset={}, last_offset={}, record_count={})",
             self.first_offset, self.last_offset, self.record_count
         )
+    }
+}
+
+/// What one compaction pass did; byte and record counts cover the segments it examined.
+#[pyclass(module = "kafkalite._core", frozen, get_all)]
+pub struct CompactionStats {
+    /// Why nothing was cleaned, when nothing was.
+    skipped: Option<String>,
+    dirty_ratio: f64,
+    first_dirty_offset: i64,
+    cleaned_up_to: i64,
+    segments_cleaned: usize,
+    segments_after: usize,
+    bytes_before: u64,
+    bytes_after: u64,
+    bytes_read: u64,
+    records_kept: u64,
+    records_removed: u64,
+    tombstones_removed: u64,
+    duration_ms: f64,
+    mb_per_sec: f64,
+}
+
+impl From<CoreStats> for CompactionStats {
+    fn from(s: CoreStats) -> Self {
+        CompactionStats {
+            skipped: s.skipped.map(str::to_string),
+            dirty_ratio: s.dirty_ratio,
+            first_dirty_offset: s.first_dirty_offset,
+            cleaned_up_to: s.cleaned_up_to,
+            segments_cleaned: s.segments_cleaned,
+            segments_after: s.segments_after,
+            bytes_before: s.bytes_before,
+            bytes_after: s.bytes_after,
+            bytes_read: s.bytes_read,
+            records_kept: s.records_kept,
+            records_removed: s.records_removed,
+            tombstones_removed: s.tombstones_removed,
+            duration_ms: s.duration.as_secs_f64() * 1e3,
+            mb_per_sec: s.mb_per_sec(),
+        }
+    }
+}
+
+#[pymethods]
+impl CompactionStats {
+    fn __repr__(&self) -> String {
+        match &self.skipped {
+            Some(reason) => format!(
+                "CompactionStats(skipped={reason:?}, dirty_ratio={:.3})",
+                self.dirty_ratio
+            ),
+            None => format!(
+                "CompactionStats(segments_cleaned={}, bytes_before={}, bytes_after={}, \
+                 records_kept={}, records_removed={}, tombstones_removed={}, \
+                 duration_ms={:.1}, mb_per_sec={:.1})",
+                self.segments_cleaned,
+                self.bytes_before,
+                self.bytes_after,
+                self.records_kept,
+                self.records_removed,
+                self.tombstones_removed,
+                self.duration_ms,
+                self.mb_per_sec
+            ),
+        }
     }
 }
 
@@ -290,6 +358,24 @@ impl PartitionLog {
                 .apply_retention(now)
         })
         .map_err(|e| CoreError(e).into())
+    }
+
+    /// One compaction pass (a no-op unless `cleanup.policy` includes compact). Runs when the
+    /// dirty ratio reaches `min.cleanable.dirty.ratio`, when `max.compaction.lag.ms` is
+    /// exceeded, or when `force`d. The partition stays available meanwhile: the lock is
+    /// held only to snapshot the segments and to swap the cleaned ones in.
+    #[pyo3(signature = (now_ms=None, force=false))]
+    fn compact(
+        &self,
+        py: Python<'_>,
+        now_ms: Option<i64>,
+        force: bool,
+    ) -> PyResult<CompactionStats> {
+        let now = now_ms.unwrap_or_else(now_ms_default);
+        let stats = py
+            .detach(|| compact_shared(&self.inner, now, force))
+            .map_err(CoreError)?;
+        Ok(stats.into())
     }
 
     fn advance_log_start(&self, py: Python<'_>, offset: i64) -> PyResult<()> {

@@ -5,7 +5,42 @@ use crate::error::{Error, Result};
 /// Kafka's default `max.message.bytes` (1 MiB + record batch overhead).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1_048_588;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which of Kafka's cleanup policies a topic has: `delete` (retention), `compact` (the
+/// cleaner keeps the latest record per key), or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CleanupPolicy {
+    pub delete: bool,
+    pub compact: bool,
+}
+
+impl Default for CleanupPolicy {
+    fn default() -> Self {
+        CleanupPolicy {
+            delete: true,
+            compact: false,
+        }
+    }
+}
+
+impl CleanupPolicy {
+    /// Kafka's list syntax: "delete", "compact", "compact,delete", "delete,compact".
+    fn parse(key: &str, value: &str) -> Result<CleanupPolicy> {
+        let mut policy = CleanupPolicy {
+            delete: false,
+            compact: false,
+        };
+        for item in value.split(',').map(str::trim) {
+            match item {
+                "delete" => policy.delete = true,
+                "compact" => policy.compact = true,
+                _ => return Err(bad(key, value, "must be delete, compact or compact,delete")),
+            }
+        }
+        Ok(policy)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogConfig {
     pub segment_bytes: u64,
     pub segment_ms: i64,
@@ -19,7 +54,19 @@ pub struct LogConfig {
     pub flush_ms: i64,
     pub max_message_bytes: usize,
     pub log_append_time: bool,
+    pub cleanup_policy: CleanupPolicy,
+    /// How long a tombstone stays readable once the cleaner has seen it.
+    pub delete_retention_ms: i64,
+    /// Clean when dirty bytes / cleanable bytes reaches this (0.0..=1.0).
+    pub min_cleanable_dirty_ratio: f64,
+    /// Records younger than this are not compacted.
+    pub min_compaction_lag_ms: i64,
+    /// Dirty records older than this are compacted whatever the dirty ratio.
+    pub max_compaction_lag_ms: i64,
 }
+
+// The ratio is validated to lie in [0, 1], so it is never NaN and equality is total.
+impl Eq for LogConfig {}
 
 impl Default for LogConfig {
     fn default() -> Self {
@@ -34,6 +81,11 @@ impl Default for LogConfig {
             flush_ms: i64::MAX,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             log_append_time: false,
+            cleanup_policy: CleanupPolicy::default(),
+            delete_retention_ms: 24 * 3600 * 1000,
+            min_cleanable_dirty_ratio: 0.5,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
         }
     }
 }
@@ -55,6 +107,17 @@ fn parse_int(key: &str, value: &str, min: i64) -> Result<i64> {
         return Err(bad(key, value, &format!("must be at least {min}")));
     }
     Ok(n)
+}
+
+fn parse_ratio(key: &str, value: &str) -> Result<f64> {
+    let ratio: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, "not a number"))?;
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(bad(key, value, "must be between 0 and 1"));
+    }
+    Ok(ratio)
 }
 
 impl LogConfig {
@@ -79,9 +142,28 @@ impl LogConfig {
                     _ => return Err(bad(key, value, "must be CreateTime or LogAppendTime")),
                 }
             }
+            "cleanup.policy" => self.cleanup_policy = CleanupPolicy::parse(key, value)?,
+            "delete.retention.ms" => self.delete_retention_ms = parse_int(key, value, 0)?,
+            "min.cleanable.dirty.ratio" => {
+                self.min_cleanable_dirty_ratio = parse_ratio(key, value)?
+            }
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms = parse_int(key, value, 0)?,
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms = parse_int(key, value, 1)?,
             _ => {}
         }
         Ok(())
+    }
+
+    /// Age at which the active segment rolls. Kafka caps `segment.ms` by
+    /// `max.compaction.lag.ms` on compacted topics: records in the active segment are never
+    /// cleaned, so the segment must close in time for the lag bound to hold.
+    #[must_use]
+    pub fn roll_ms(&self) -> i64 {
+        if self.cleanup_policy.compact {
+            self.segment_ms.min(self.max_compaction_lag_ms)
+        } else {
+            self.segment_ms
+        }
     }
 
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
@@ -116,5 +198,54 @@ mod tests {
         assert!(err.to_string().contains("retention.bytes=lots"), "{err}");
         assert!(LogConfig::from_pairs([("segment.bytes", "3")]).is_err());
         assert!(LogConfig::from_pairs([("message.timestamp.type", "Now")]).is_err());
+    }
+
+    #[test]
+    fn compaction_keys() {
+        let d = LogConfig::default();
+        assert!(d.cleanup_policy.delete && !d.cleanup_policy.compact);
+        assert_eq!(d.delete_retention_ms, 86_400_000);
+        assert_eq!(d.min_cleanable_dirty_ratio, 0.5);
+        assert_eq!(
+            (d.min_compaction_lag_ms, d.max_compaction_lag_ms),
+            (0, i64::MAX)
+        );
+        for (value, delete, compact) in [
+            ("delete", true, false),
+            ("compact", false, true),
+            ("compact,delete", true, true),
+            ("delete, compact", true, true),
+        ] {
+            let c = LogConfig::from_pairs([("cleanup.policy", value)]).unwrap();
+            assert_eq!(
+                c.cleanup_policy,
+                CleanupPolicy { delete, compact },
+                "{value}"
+            );
+        }
+        let c = LogConfig::from_pairs([
+            ("cleanup.policy", "compact"),
+            ("min.cleanable.dirty.ratio", "0.25"),
+            ("max.compaction.lag.ms", "5000"),
+            ("segment.ms", "9000"),
+        ])
+        .unwrap();
+        assert_eq!(c.min_cleanable_dirty_ratio, 0.25);
+        assert_eq!(c.roll_ms(), 5000);
+        for (key, value) in [
+            ("cleanup.policy", "shred"),
+            ("cleanup.policy", ""),
+            ("delete.retention.ms", "-1"),
+            ("min.cleanable.dirty.ratio", "1.5"),
+            ("min.cleanable.dirty.ratio", "NaN"),
+            ("min.compaction.lag.ms", "soon"),
+            ("max.compaction.lag.ms", "0"),
+        ] {
+            let err = LogConfig::from_pairs([(key, value)]).unwrap_err();
+            assert!(
+                matches!(&err, Error::InvalidConfig { key: k, value: v, .. } if k == key && v == value),
+                "{key}={value}: {err}"
+            );
+        }
     }
 }

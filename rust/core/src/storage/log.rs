@@ -6,12 +6,16 @@
 
 use std::fs::{self, File};
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::records::{assign_offsets, validate_batches};
+use crate::storage::cleaner::{recover_interrupted, CHECKPOINT_FILE};
 use crate::storage::config::LogConfig;
+use crate::storage::record_view::require_keys;
 use crate::storage::remove_if_exists;
 use crate::storage::segment::{Segment, WrittenBatch};
 
@@ -74,6 +78,11 @@ pub struct PartitionLog {
     messages_since_flush: i64,
     last_flush_ms: i64,
     closed: bool,
+    /// Offsets below this have been through the cleaner (`cleaner-offset-checkpoint`).
+    cleaner_checkpoint: i64,
+    /// Counts truncations: a compaction planned before one must not swap anything in.
+    truncations: u64,
+    cleaner_busy: Arc<AtomicBool>,
 }
 
 impl PartitionLog {
@@ -81,6 +90,7 @@ impl PartitionLog {
     pub fn open(dir: impl AsRef<Path>, config: LogConfig) -> Result<PartitionLog> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir)?;
+        recover_interrupted(&dir)?;
         let clean = read_clean_shutdown(&dir);
         let recovery_point = read_number(&dir.join(RECOVERY_POINT_FILE)).unwrap_or(0);
         let bases = list_segment_bases(&dir)?;
@@ -126,6 +136,9 @@ impl PartitionLog {
             path: dir.join(RECOVERY_POINT_FILE),
             offset: Mutex::new(recovery_point.min(next_offset)),
         });
+        let cleaner_checkpoint = read_number(&dir.join(CHECKPOINT_FILE))
+            .unwrap_or(0)
+            .min(next_offset);
         Ok(PartitionLog {
             dir,
             config,
@@ -136,6 +149,9 @@ impl PartitionLog {
             messages_since_flush: 0,
             last_flush_ms: now_ms(),
             closed: false,
+            cleaner_checkpoint,
+            truncations: 0,
+            cleaner_busy: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -158,6 +174,9 @@ impl PartitionLog {
     pub fn append(&mut self, buf: &mut [u8], now_ms: i64) -> Result<AppendInfo> {
         self.check_open()?;
         let infos = validate_batches(buf, self.config.max_message_bytes)?;
+        if self.config.cleanup_policy.compact {
+            require_keys(buf, &infos)?;
+        }
         let log_append_time = self.config.log_append_time.then_some(now_ms);
         assign_offsets(buf, &infos, self.next_offset, log_append_time);
         self.append_validated(&[&*buf], &infos, log_append_time, now_ms)
@@ -173,6 +192,9 @@ impl PartitionLog {
             return self.append(&mut buf.to_vec(), now_ms);
         }
         let infos = validate_batches(buf, self.config.max_message_bytes)?;
+        if self.config.cleanup_policy.compact {
+            require_keys(buf, &infos)?;
+        }
         let mut offset = self.next_offset;
         let bases: Vec<[u8; 8]> = infos
             .iter()
@@ -391,7 +413,7 @@ impl PartitionLog {
         };
         self.next_offset = new_end;
         self.recovery_point.reset(new_end)?;
-        Ok(())
+        self.after_truncation(new_end)
     }
 
     /// Drop everything and continue at `offset`.
@@ -406,7 +428,7 @@ impl PartitionLog {
         self.log_start_offset = offset;
         write_atomically(&self.dir.join(LOG_START_FILE), &offset.to_string())?;
         self.recovery_point.reset(offset)?;
-        Ok(())
+        self.after_truncation(offset)
     }
 
     /// Delete whole closed segments that `retention.ms`, `retention.bytes` or the log start
@@ -418,7 +440,9 @@ impl PartitionLog {
         while self.segments.len() > 1 {
             let oldest = &self.segments[0];
             let below_start = self.segments[1].base_offset <= self.log_start_offset;
-            let by_time = self.config.retention_ms >= 0 && {
+            // Only the delete policy ages data out; a compacted log keeps its latest values.
+            let delete = self.config.cleanup_policy.delete;
+            let by_time = delete && self.config.retention_ms >= 0 && {
                 let newest = if oldest.max_timestamp() >= 0 {
                     oldest.max_timestamp()
                 } else {
@@ -426,7 +450,8 @@ impl PartitionLog {
                 };
                 now_ms.saturating_sub(newest) > self.config.retention_ms
             };
-            let by_size = self.config.retention_bytes >= 0
+            let by_size = delete
+                && self.config.retention_bytes >= 0
                 && total.saturating_sub(oldest.size()) >= self.config.retention_bytes as u64;
             if !(below_start || by_time || by_size) {
                 break;
@@ -516,6 +541,49 @@ impl PartitionLog {
     #[must_use]
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+}
+
+/// What the cleaner (`storage::cleaner`) needs from the log's internals.
+impl PartitionLog {
+    pub(crate) fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Put one cleaned segment where `range` of closed segments was; returns those.
+    pub(crate) fn replace_segments(
+        &mut self,
+        range: Range<usize>,
+        segment: Segment,
+    ) -> Vec<Segment> {
+        debug_assert!(range.end < self.segments.len(), "the active segment stays");
+        self.segments.splice(range, [segment]).collect()
+    }
+
+    /// (cleaner checkpoint, truncation count, flag held while a compaction runs).
+    pub(crate) fn cleaner_state(&self) -> (i64, u64, &Arc<AtomicBool>) {
+        (
+            self.cleaner_checkpoint,
+            self.truncations,
+            &self.cleaner_busy,
+        )
+    }
+
+    pub(crate) fn set_cleaner_checkpoint(&mut self, offset: i64) -> Result<()> {
+        if offset != self.cleaner_checkpoint {
+            write_atomically(&self.dir.join(CHECKPOINT_FILE), &offset.to_string())?;
+            self.cleaner_checkpoint = offset;
+        }
+        Ok(())
+    }
+
+    /// Records at or past a truncation point may be rewritten: they are dirty again.
+    fn after_truncation(&mut self, new_end: i64) -> Result<()> {
+        self.truncations += 1;
+        if self.cleaner_checkpoint > new_end {
+            self.set_cleaner_checkpoint(new_end)?;
+        }
+        Ok(())
     }
 }
 

@@ -1,15 +1,20 @@
 //! Partition logs: segments with offset and time indexes, roll, recovery, truncation,
-//! retention. The layout on disk is Kafka's: `<dir>/<20-digit base offset>.log|.index|.timeindex`.
+//! retention, compaction. The layout on disk is Kafka's: `<dir>/<20-digit base offset>.log|.index|.timeindex`.
 
+mod batch_filter;
+pub mod cleaner;
 pub mod config;
 mod entry_file;
 pub mod log;
 pub mod offset_index;
+pub mod offset_map;
+mod record_view;
 pub mod scan;
 pub mod segment;
 pub mod time_index;
 
-pub use config::LogConfig;
+pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
+pub use config::{CleanupPolicy, LogConfig};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
 
 /// Deleting what is already gone is not an error here (recovery and retention both tidy).

@@ -123,6 +123,56 @@ impl Segment {
         Ok((segment, cut))
     }
 
+    /// A segment the cleaner wrote whole to `log_path` (its `.cleaned` file), with
+    /// `batches` (position, batch) as written. The indexes are built in memory now and go
+    /// to disk in `install`, once the log file has its final name: index files written
+    /// earlier would sit next to the old segment's log.
+    pub fn cleaned(
+        dir: &Path,
+        base_offset: i64,
+        file: File,
+        log_path: PathBuf,
+        batches: &[(u64, WrittenBatch)],
+        config: &LogConfig,
+    ) -> Segment {
+        let (_, index_path, time_path) = Self::paths(dir, base_offset);
+        let mut segment = Segment {
+            base_offset,
+            log_path,
+            file: Arc::new(file),
+            appender: None,
+            size: batches.last().map_or(0, |(p, b)| p + b.size),
+            offset_index: OffsetIndex::empty(index_path),
+            time_index: TimeIndex::empty(time_path),
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            bytes_since_index_entry: 0,
+            created_ms: crate::storage::log::now_ms(),
+        };
+        for &(position, batch) in batches {
+            segment.index_batch(position, batch, config);
+        }
+        segment.finish_time_index();
+        segment
+    }
+
+    /// A cleaned segment's log file now has its final name: record it and write the
+    /// indexes.
+    pub fn install(&mut self, log_path: PathBuf) -> Result<()> {
+        self.log_path = log_path;
+        self.offset_index.rewrite()?;
+        self.time_index.rewrite()?;
+        Ok(())
+    }
+
+    /// (offset index entries, time index entries): the cleaner keeps merged segments
+    /// within `segment.index.bytes`.
+    #[must_use]
+    pub fn index_entries(&self) -> (usize, usize) {
+        (self.offset_index.len(), self.time_index.len())
+    }
+
     /// Trust the index files if they are sane; fill in next offset and max timestamp from
     /// them plus a short header walk from the last index entry.
     fn load_indexes(&mut self, index_path: PathBuf) -> Result<bool> {
@@ -290,7 +340,7 @@ impl Segment {
             return false;
         }
         let full = self.size + incoming_bytes > config.segment_bytes;
-        let aged = now_ms.saturating_sub(self.created_ms) > config.segment_ms;
+        let aged = now_ms.saturating_sub(self.created_ms) > config.roll_ms();
         let index_full = self.offset_index.len() >= config.max_offset_index_entries()
             || self.time_index.len() >= config.max_time_index_entries();
         let offset_overflow = last_offset - self.base_offset > i64::from(i32::MAX);
