@@ -21,6 +21,17 @@ use crate::handlers::{self, api_versions};
 use crate::response::{Piece, ResponseBody};
 use crate::state::BrokerState;
 
+tokio::task_local! {
+    /// The peer address of the connection whose request is being handled.
+    static PEER: SocketAddr;
+}
+
+/// The address of the client whose request is being handled (`None` outside a connection).
+#[must_use]
+pub fn peer_addr() -> Option<SocketAddr> {
+    PEER.try_with(|p| *p).ok()
+}
+
 /// A running broker: its runtime, listeners and state.
 pub struct Broker {
     runtime: Option<tokio::runtime::Runtime>,
@@ -101,13 +112,13 @@ async fn accept_loop(
         tokio::select! {
             accepted = listener.accept() => {
                 match accepted {
-                    Ok((stream, _peer)) => {
+                    Ok((stream, peer)) => {
                         let _ = stream.set_nodelay(true);
                         let state = Arc::clone(&state);
                         let shutdown = shutdown.clone();
-                        tokio::spawn(async move {
+                        tokio::spawn(PEER.scope(peer, async move {
                             let _ = serve(stream, state, shutdown).await;
-                        });
+                        }));
                     }
                     // Out of fds and the like: back off instead of spinning.
                     Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,

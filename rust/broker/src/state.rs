@@ -113,8 +113,8 @@ pub struct BrokerState {
     pub next_producer_id: AtomicI64,
     /// (listener name, host, port) told to clients in Metadata; set once listeners are bound.
     pub advertised: std::sync::OnceLock<Vec<(String, String, u16)>>,
-    /// Offsets committed by consumers, persisted in the internal log.
-    pub offsets: crate::groups::CommittedOffsets,
+    /// The group coordinator (consumer groups, committed offsets in `__consumer_offsets`).
+    pub groups: Arc<crate::groups::GroupCoordinator>,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
 }
@@ -162,7 +162,7 @@ impl BrokerState {
         } else {
             meta.cluster_id.clone()
         };
-        let offsets = crate::groups::CommittedOffsets::open(&config.log_dirs[0])?;
+        let groups = crate::groups::GroupCoordinator::new(&config)?;
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -170,7 +170,7 @@ impl BrokerState {
             data_arrived: Notify::new(),
             next_producer_id: AtomicI64::new(meta.next_producer_id.max(1000)),
             advertised: std::sync::OnceLock::new(),
-            offsets,
+            groups,
             admin: Mutex::new(()),
         });
         {
@@ -182,6 +182,7 @@ impl BrokerState {
             }
         }
         state.persist()?;
+        state.groups.open(&state)?;
         Ok(state)
     }
 
@@ -241,6 +242,12 @@ impl BrokerState {
     #[must_use]
     pub fn topic(&self, name: &str) -> Option<Arc<Topic>> {
         self.topics.read().expect("lock").get(name).cloned()
+    }
+
+    #[must_use]
+    pub fn topic_by_id(&self, id: uuid::Uuid) -> Option<Arc<Topic>> {
+        let topics = self.topics.read().expect("lock");
+        topics.values().find(|t| t.id == id).cloned()
     }
 
     /// The topic, or UNKNOWN_TOPIC_OR_PARTITION naming it.
@@ -311,6 +318,28 @@ impl BrokerState {
         self.persist()
             .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
         Ok(Some(topic))
+    }
+
+    /// Create (or return) an internal topic such as `__consumer_offsets`, which users may
+    /// not create themselves.
+    pub fn create_internal_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<Arc<Topic>, ApiError> {
+        let _guard = self.admin.lock().expect("lock");
+        if let Some(topic) = self.topic(name) {
+            return Ok(topic);
+        }
+        let topic = self.build_topic(name, uuid::Uuid::new_v4(), partitions, configs)?;
+        self.topics
+            .write()
+            .expect("lock")
+            .insert(name.to_string(), Arc::clone(&topic));
+        self.persist()
+            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
+        Ok(topic)
     }
 
     /// Delete a topic and its data.
@@ -433,7 +462,6 @@ impl BrokerState {
                 p.log.lock().expect("lock").close()?;
             }
         }
-        self.offsets.close()?;
         Ok(())
     }
 }

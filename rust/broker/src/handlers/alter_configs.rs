@@ -1,7 +1,7 @@
 //! AlterConfigs: replaces a topic's whole override set. Broker configs are static here
-//! (read from server.properties at start), so altering them is refused by name.
+//! (read from server.properties at start), so setting one is refused by name.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -9,10 +9,10 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::handlers::topic_configs;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, ApiError, BrokerState};
+use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -25,23 +25,28 @@ pub async fn handle(
         .resources
         .iter()
         .map(|r| {
+            let names = r.configs.iter().map(|c| c.name.as_str());
+            // Kafka's legacy API drops null values: the key is then simply not in the set.
             let configs: BTreeMap<String, String> = r
                 .configs
                 .iter()
-                .filter_map(|c| {
-                    c.value
-                        .as_ref()
-                        .map(|v| (c.name.to_string(), v.to_string()))
-                })
+                .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
                 .collect();
-            let outcome = apply(
-                state,
-                r.resource_type,
-                &r.resource_name,
-                configs,
-                request.validate_only,
-            );
-            respond(r.resource_type, r.resource_name.clone(), outcome)
+            let outcome = no_duplicates(names).and_then(|()| {
+                apply(
+                    state,
+                    r.resource_type,
+                    &r.resource_name,
+                    configs,
+                    request.validate_only,
+                )
+            });
+            let (code, message) = error_fields(outcome);
+            AlterConfigsResourceResponse::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name.clone())
+                .with_error_code(code)
+                .with_error_message(message)
         })
         .collect();
     encode(
@@ -51,7 +56,20 @@ pub async fn handle(
     .map(Some)
 }
 
-/// Validate and (unless `validate_only`) set a resource's overrides.
+pub fn no_duplicates<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ApiError> {
+    let mut seen = HashSet::new();
+    match names.into_iter().find(|n| !seen.insert(*n)) {
+        Some(dup) => Err(ApiError::new(
+            INVALID_REQUEST,
+            format!("error due to duplicate config keys: {dup}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Validate and (unless `validate_only`) make `configs` a resource's whole override set.
+/// For a broker, `configs` are the keys being set; removing overrides that do not exist
+/// (an empty set) succeeds, as there is nothing dynamic to remove.
 pub fn apply(
     state: &BrokerState,
     resource_type: i8,
@@ -61,35 +79,41 @@ pub fn apply(
 ) -> Result<(), ApiError> {
     match resource_type {
         RESOURCE_TOPIC => {
-            topic_configs::validate_all(&configs)?;
+            validate_topic_name(name)?;
+            state.require_topic(name)?;
+            let configs = topic_configs::normalize_all(&state.config, &configs)?;
             state.set_topic_configs(name, configs, validate_only)
         }
-        RESOURCE_BROKER => Err(ApiError::new(
-            codes::INVALID_CONFIG,
-            format!(
-                "broker configs are static; set {} in server.properties",
-                configs.keys().cloned().collect::<Vec<_>>().join(", ")
-            ),
-        )),
+        RESOURCE_BROKER => {
+            let node = state.config.node_id;
+            if !name.is_empty() && name.trim().parse::<i32>() != Ok(node) {
+                return Err(ApiError::new(
+                    INVALID_REQUEST,
+                    format!("unexpected broker id, expected {node} or empty string, but received {name}"),
+                ));
+            }
+            if configs.is_empty() {
+                return Ok(());
+            }
+            Err(ApiError::new(
+                codes::INVALID_CONFIG,
+                format!(
+                    "cannot update these configs dynamically: {}; broker configs are read \
+                     from server.properties at start",
+                    configs.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        }
         other => Err(ApiError::new(
-            codes::INVALID_CONFIG,
+            INVALID_REQUEST,
             format!("unsupported resource type {other}"),
         )),
     }
 }
 
-pub fn respond(
-    resource_type: i8,
-    name: StrBytes,
-    outcome: Result<(), ApiError>,
-) -> AlterConfigsResourceResponse {
-    let response = AlterConfigsResourceResponse::default()
-        .with_resource_type(resource_type)
-        .with_resource_name(name);
+pub fn error_fields(outcome: Result<(), ApiError>) -> (i16, Option<StrBytes>) {
     match outcome {
-        Ok(()) => response,
-        Err(e) => response
-            .with_error_code(e.code)
-            .with_error_message(Some(StrBytes::from_string(e.message))),
+        Ok(()) => (codes::NONE, None),
+        Err(e) => (e.code, Some(StrBytes::from_string(e.message))),
     }
 }

@@ -1,16 +1,18 @@
-//! CreatePartitions: every requested topic gets a result, success included.
+//! CreatePartitions: every requested topic gets a result, success included (clients wait
+//! for one per topic).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::handlers::create_topics::{check_replicas, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST};
 use crate::response::{encode, ResponseBody};
-use crate::state::BrokerState;
-
-const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
+use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -19,26 +21,28 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreatePartitionsRequest::decode(&mut body, version)?;
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in &request.topics {
+        *counts.entry(t.name.0.as_str()).or_default() += 1;
+    }
     let results = request
         .topics
         .iter()
         .map(|t| {
-            let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
-            let outcome = if t.assignments.as_ref().is_some_and(|a| !a.is_empty()) {
-                Err((
-                    INVALID_REPLICA_ASSIGNMENT,
-                    "manual replica assignment is not supported on a single node".to_string(),
+            let outcome = if counts[t.name.0.as_str()] > 1 {
+                Err(ApiError::new(
+                    INVALID_REQUEST,
+                    format!("found multiple requests for topic '{}'", t.name.0),
                 ))
             } else {
-                state
-                    .create_partitions(&t.name.0, t.count, request.validate_only)
-                    .map_err(|e| (e.code, e.message))
+                grow(state, t, request.validate_only)
             };
+            let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
             match outcome {
                 Ok(()) => result,
-                Err((code, message)) => result
-                    .with_error_code(code)
-                    .with_error_message(Some(StrBytes::from_string(message))),
+                Err(e) => result
+                    .with_error_code(e.code)
+                    .with_error_message(Some(StrBytes::from_string(e.message))),
             }
         })
         .collect();
@@ -47,4 +51,37 @@ pub async fn handle(
         version,
     )
     .map(Some)
+}
+
+fn grow(
+    state: &BrokerState,
+    t: &CreatePartitionsTopic,
+    validate_only: bool,
+) -> Result<(), ApiError> {
+    let name = t.name.0.as_str();
+    // The group coordinator maps groups onto a fixed set of offsets partitions.
+    if name == INTERNAL_OFFSETS_TOPIC {
+        return Err(ApiError::new(
+            INVALID_REQUEST,
+            format!("the partition count of the internal topic {name} cannot be changed"),
+        ));
+    }
+    let topic = state.require_topic(name)?;
+    // Clients send null for "place them anywhere"; an empty list means the same.
+    if let Some(assignments) = t.assignments.as_ref().filter(|a| !a.is_empty()) {
+        let added = t.count - topic.partition_count();
+        if added > 0 && assignments.len() != added as usize {
+            return Err(ApiError::new(
+                INVALID_REPLICA_ASSIGNMENT,
+                format!(
+                    "increasing the number of partitions by {added} but {} assignments provided",
+                    assignments.len()
+                ),
+            ));
+        }
+        for a in assignments {
+            check_replicas(state, &a.broker_ids)?;
+        }
+    }
+    state.create_partitions(name, t.count, validate_only)
 }

@@ -1,22 +1,32 @@
-//! CreateTopics: partitions and configs validated; a single node only takes replication 1.
+//! CreateTopics: partitions and configs validated as Kafka does; a single node only takes
+//! replication factor 1, and manual assignments only onto itself.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::create_topics_response::{
     CreatableTopicConfigs, CreatableTopicResult,
 };
-use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, RequestHeader};
+use kafka_protocol::messages::{
+    BrokerId, CreateTopicsRequest, CreateTopicsResponse, RequestHeader,
+};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::handlers::topic_configs;
 use crate::response::{encode, ResponseBody};
-use crate::state::{ApiError, BrokerState};
+use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 
-const INVALID_REPLICATION_FACTOR: i16 = 38;
-const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
-const INVALID_REQUEST: i16 = 42;
+pub const INVALID_REPLICATION_FACTOR: i16 = 38;
+pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
+pub const INVALID_REQUEST: i16 = 42;
+
+struct Created {
+    partitions: i32,
+    replication_factor: i16,
+    configs: BTreeMap<String, String>,
+}
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -25,47 +35,25 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreateTopicsRequest::decode(&mut body, version)?;
-    let mut seen = std::collections::HashSet::new();
-    let duplicated: std::collections::HashSet<String> = request
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in &request.topics {
+        *counts.entry(t.name.0.as_str()).or_default() += 1;
+    }
+    let results = request
         .topics
         .iter()
-        .map(|t| t.name.0.to_string())
-        .filter(|n| !seen.insert(n.clone()))
+        .map(|topic| {
+            let outcome = if counts[topic.name.0.as_str()] > 1 {
+                Err(ApiError::new(
+                    INVALID_REQUEST,
+                    format!("found multiple requests for topic '{}'", topic.name.0),
+                ))
+            } else {
+                create_one(state, topic, request.validate_only)
+            };
+            respond(state, topic, outcome, version)
+        })
         .collect();
-    let mut results = Vec::with_capacity(request.topics.len());
-    for topic in &request.topics {
-        let name = topic.name.0.to_string();
-        let mut result = CreatableTopicResult::default().with_name(topic.name.clone());
-        let outcome = if duplicated.contains(&name) {
-            Err(ApiError::new(
-                INVALID_REQUEST,
-                format!("topic '{name}' appears more than once in the request"),
-            ))
-        } else {
-            create_one(state, topic, request.validate_only)
-        };
-        match outcome {
-            Ok((partitions, configs)) => {
-                if let Some(t) = state.topic(&name) {
-                    result = result.with_topic_id(t.id);
-                }
-                result = result
-                    .with_num_partitions(partitions)
-                    .with_replication_factor(1);
-                if version >= 5 {
-                    result = result.with_configs(Some(describe(state, &configs)));
-                }
-            }
-            Err(e) => {
-                result = result
-                    .with_error_code(e.code)
-                    .with_error_message(Some(StrBytes::from_string(e.message)))
-                    .with_num_partitions(-1)
-                    .with_replication_factor(-1);
-            }
-        }
-        results.push(result);
-    }
     encode(
         &CreateTopicsResponse::default().with_topics(results),
         version,
@@ -73,22 +61,115 @@ pub async fn handle(
     .map(Some)
 }
 
+fn respond(
+    state: &BrokerState,
+    topic: &CreatableTopic,
+    outcome: Result<Created, ApiError>,
+    version: i16,
+) -> CreatableTopicResult {
+    let result = CreatableTopicResult::default().with_name(topic.name.clone());
+    match outcome {
+        Ok(created) => {
+            let mut result = result
+                .with_num_partitions(created.partitions)
+                .with_replication_factor(created.replication_factor);
+            if let Some(t) = state.topic(&topic.name.0) {
+                result = result.with_topic_id(t.id);
+            }
+            if version >= 5 {
+                result = result.with_configs(Some(describe(state, &created.configs)));
+            }
+            result
+        }
+        Err(e) => result
+            .with_error_code(e.code)
+            .with_error_message(Some(StrBytes::from_string(e.message)))
+            .with_num_partitions(-1)
+            .with_replication_factor(-1),
+    }
+}
+
 fn create_one(
     state: &BrokerState,
-    topic: &kafka_protocol::messages::create_topics_request::CreatableTopic,
+    topic: &CreatableTopic,
     validate_only: bool,
-) -> Result<(i32, BTreeMap<String, String>), ApiError> {
-    if !topic.assignments.is_empty() {
+) -> Result<Created, ApiError> {
+    let name = topic.name.0.as_str();
+    validate_topic_name(name)?;
+    if state.topic(name).is_some() {
         return Err(ApiError::new(
-            INVALID_REPLICA_ASSIGNMENT,
-            "manual replica assignment is not supported on a single node",
+            codes::TOPIC_ALREADY_EXISTS,
+            format!("topic '{name}' already exists"),
         ));
     }
-    let factor = topic.replication_factor;
-    if factor != -1 && factor != 1 {
+    let (partitions, replication_factor) = layout(state, topic)?;
+    let mut configs = BTreeMap::new();
+    for c in &topic.configs {
+        let Some(value) = &c.value else {
+            return Err(ApiError::new(
+                codes::INVALID_CONFIG,
+                format!("null value not supported for topic config {}", c.name),
+            ));
+        };
+        configs.insert(c.name.to_string(), value.to_string());
+    }
+    let configs = topic_configs::normalize_all(&state.config, &configs)?;
+    state.create_topic(name, partitions, configs.clone(), validate_only)?;
+    Ok(Created {
+        partitions,
+        replication_factor,
+        configs,
+    })
+}
+
+/// Partition count and replication factor, from the request or the broker defaults.
+fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), ApiError> {
+    if !topic.assignments.is_empty() {
+        if topic.num_partitions != -1 || topic.replication_factor != -1 {
+            return Err(ApiError::new(
+                INVALID_REQUEST,
+                "both numPartitions or replicationFactor and replicasAssignments were set; \
+                 both cannot be used at the same time",
+            ));
+        }
+        let mut indexes: Vec<i32> = topic
+            .assignments
+            .iter()
+            .map(|a| a.partition_index)
+            .collect();
+        indexes.sort_unstable();
+        if indexes.iter().enumerate().any(|(i, &p)| p != i as i32) {
+            return Err(ApiError::new(
+                INVALID_REPLICA_ASSIGNMENT,
+                format!(
+                    "partitions should be numbered 0 through {}, got {indexes:?}",
+                    indexes.len() - 1
+                ),
+            ));
+        }
+        for a in &topic.assignments {
+            check_replicas(state, &a.broker_ids)?;
+        }
+        return Ok((topic.assignments.len() as i32, 1));
+    }
+    let factor = if topic.replication_factor == -1 {
+        state.config.default_replication_factor
+    } else {
+        topic.replication_factor
+    };
+    if factor <= 0 {
         return Err(ApiError::new(
             INVALID_REPLICATION_FACTOR,
-            format!("replication factor {factor} is larger than the 1 available broker"),
+            "replication factor must be larger than 0, or -1 to use the default value",
+        ));
+    }
+    if factor > 1 {
+        return Err(ApiError::new(
+            INVALID_REPLICATION_FACTOR,
+            format!(
+                "unable to replicate the partition {factor} time(s): the target replication \
+                 factor of {factor} cannot be reached because only 1 broker(s) are registered"
+            ),
         ));
     }
     let partitions = if topic.num_partitions == -1 {
@@ -96,14 +177,35 @@ fn create_one(
     } else {
         topic.num_partitions
     };
-    let mut configs = BTreeMap::new();
-    for c in &topic.configs {
-        let Some(value) = &c.value else { continue };
-        configs.insert(c.name.to_string(), value.to_string());
+    Ok((partitions, factor))
+}
+
+/// A manual assignment of one partition: this node must be its only replica.
+pub fn check_replicas(state: &BrokerState, replicas: &[BrokerId]) -> Result<(), ApiError> {
+    let node = state.config.node_id;
+    match replicas {
+        [b] if b.0 == node => Ok(()),
+        [] => Err(ApiError::new(
+            INVALID_REPLICA_ASSIGNMENT,
+            "the manual partition assignment includes an empty replica list",
+        )),
+        _ => {
+            let stranger = replicas.iter().find(|b| b.0 != node);
+            Err(ApiError::new(
+                INVALID_REPLICA_ASSIGNMENT,
+                match stranger {
+                    Some(b) => format!(
+                        "the manual partition assignment includes broker {}, but no such \
+                         broker is registered (this is single node {node})",
+                        b.0
+                    ),
+                    None => format!(
+                        "the manual partition assignment includes broker {node} more than once"
+                    ),
+                },
+            ))
+        }
     }
-    topic_configs::validate_all(&configs)?;
-    state.create_topic(&topic.name.0, partitions, configs.clone(), validate_only)?;
-    Ok((partitions, configs))
 }
 
 fn describe(
@@ -112,11 +214,13 @@ fn describe(
 ) -> Vec<CreatableTopicConfigs> {
     topic_configs::effective(&state.config, overrides)
         .into_iter()
-        .map(|(key, value, source)| {
+        .map(|e| {
             CreatableTopicConfigs::default()
-                .with_name(StrBytes::from_static_str(key.name))
-                .with_value(Some(StrBytes::from_string(value)))
-                .with_config_source(source)
+                .with_name(StrBytes::from_static_str(e.key.name))
+                .with_value(Some(StrBytes::from_string(e.value)))
+                .with_read_only(false)
+                .with_is_sensitive(false)
+                .with_config_source(e.source)
         })
         .collect()
 }

@@ -1,5 +1,6 @@
 //! DeleteTopics: by name, or by topic id from v6.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -10,9 +11,17 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::response::{encode, ResponseBody};
-use crate::state::BrokerState;
+use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
+const INVALID_REQUEST: i16 = 42;
 const UNKNOWN_TOPIC_ID: i16 = 100;
+
+/// A topic as the request names it: by name, or (v6) by id with no name.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Target {
+    Name(String),
+    Id(uuid::Uuid),
+}
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -21,20 +30,22 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = DeleteTopicsRequest::decode(&mut body, version)?;
-    let mut targets: Vec<(Option<String>, uuid::Uuid)> = request
+    let targets: Vec<Target> = request
         .topic_names
         .iter()
-        .map(|n| (Some(n.0.to_string()), uuid::Uuid::nil()))
+        .map(|n| Target::Name(n.0.to_string()))
+        .chain(request.topics.iter().map(|t| match &t.name {
+            Some(n) => Target::Name(n.0.to_string()),
+            None => Target::Id(t.topic_id),
+        }))
         .collect();
-    targets.extend(
-        request
-            .topics
-            .iter()
-            .map(|t| (t.name.as_ref().map(|n| n.0.to_string()), t.topic_id)),
-    );
+    let mut counts: HashMap<&Target, usize> = HashMap::new();
+    for t in &targets {
+        *counts.entry(t).or_default() += 1;
+    }
     let responses = targets
-        .into_iter()
-        .map(|(name, id)| delete_one(state, name, id, version))
+        .iter()
+        .map(|t| delete_one(state, t, counts[t] > 1))
         .collect();
     encode(
         &DeleteTopicsResponse::default().with_responses(responses),
@@ -43,35 +54,42 @@ pub async fn handle(
     .map(Some)
 }
 
-fn delete_one(
-    state: &BrokerState,
-    name: Option<String>,
-    id: uuid::Uuid,
-    version: i16,
-) -> DeletableTopicResult {
-    let name = name.or_else(|| {
-        state
-            .topic_names()
-            .into_iter()
-            .find(|n| state.topic(n).is_some_and(|t| t.id == id))
-    });
+fn delete_one(state: &BrokerState, target: &Target, duplicated: bool) -> DeletableTopicResult {
     let mut result = DeletableTopicResult::default();
-    if version >= 6 {
-        result = result.with_topic_id(id);
-    }
-    let Some(name) = name else {
-        return result
-            .with_error_code(UNKNOWN_TOPIC_ID)
-            .with_error_message(Some(StrBytes::from_string(format!(
-                "unknown topic id {id}"
-            ))));
+    let name = match target {
+        Target::Name(name) => Some(name.clone()),
+        Target::Id(id) => {
+            result = result.with_topic_id(*id);
+            state.topic_by_id(*id).map(|t| t.name.clone())
+        }
     };
-    let topic_id = state.topic(&name).map(|t| t.id);
-    result = result.with_name(Some(TopicName(StrBytes::from_string(name.clone()))));
-    if let (true, Some(tid)) = (version >= 6, topic_id) {
-        result = result.with_topic_id(tid);
-    }
-    match state.delete_topic(&name) {
+    let outcome = match &name {
+        _ if duplicated => Err(ApiError::new(
+            INVALID_REQUEST,
+            "the topic appears more than once in the request",
+        )),
+        // Only an id can fail to resolve to a name.
+        None => Err(ApiError::new(
+            UNKNOWN_TOPIC_ID,
+            format!("unknown topic id {}", result.topic_id),
+        )),
+        Some(n) if n == INTERNAL_OFFSETS_TOPIC => Err(ApiError::new(
+            INVALID_REQUEST,
+            format!("the internal topic {n} holds committed offsets and cannot be deleted"),
+        )),
+        Some(n) => {
+            if let Some(t) = state.topic(n) {
+                result = result.with_topic_id(t.id);
+            }
+            // Committed offsets of a deleted topic are tombstoned, as Kafka does; outside
+            // the registry's admin lock (lock order: groups, group, admin, partition log).
+            state
+                .delete_topic(n)
+                .inspect(|()| state.groups.topic_deleted(n))
+        }
+    };
+    result = result.with_name(name.map(|n| TopicName(StrBytes::from_string(n))));
+    match outcome {
         Ok(()) => result,
         Err(e) => result
             .with_error_code(e.code)

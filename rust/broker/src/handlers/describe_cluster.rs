@@ -9,8 +9,14 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::handlers::metadata::{CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED};
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
+
+const ENDPOINT_BROKERS: i8 = 1;
+const ENDPOINT_CONTROLLERS: i8 = 2;
+const MISMATCHED_ENDPOINT_TYPE: i16 = 114;
+const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -18,8 +24,40 @@ pub async fn handle(
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
-    let _request = DescribeClusterRequest::decode(&mut body, version)?;
+    let request = DescribeClusterRequest::decode(&mut body, version)?;
     let node = BrokerId(state.config.node_id);
+    let mut response = DescribeClusterResponse::default()
+        .with_cluster_id(StrBytes::from_string(state.cluster_id.clone()))
+        .with_controller_id(node)
+        .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
+            CLUSTER_OPERATIONS
+        } else {
+            OPERATIONS_NOT_REQUESTED
+        });
+    if version >= 1 {
+        response = response.with_endpoint_type(ENDPOINT_BROKERS);
+        // Admin clients bootstrapping from controllers (KIP-919) must be told this is a broker.
+        let error = match request.endpoint_type {
+            ENDPOINT_BROKERS => None,
+            ENDPOINT_CONTROLLERS => Some((
+                MISMATCHED_ENDPOINT_TYPE,
+                "this is a broker endpoint; controllers were asked for".to_string(),
+            )),
+            other => Some((
+                UNSUPPORTED_ENDPOINT_TYPE,
+                format!("unsupported endpoint type {other}"),
+            )),
+        };
+        if let Some((code, message)) = error {
+            return encode(
+                &response
+                    .with_error_code(code)
+                    .with_error_message(Some(StrBytes::from_string(message))),
+                version,
+            )
+            .map(Some);
+        }
+    }
     let brokers = state
         .advertised_endpoint()
         .map(|(host, port)| {
@@ -29,13 +67,5 @@ pub async fn handle(
                 .with_port(port)]
         })
         .unwrap_or_default();
-    let mut response = DescribeClusterResponse::default()
-        .with_cluster_id(StrBytes::from_string(state.cluster_id.clone()))
-        .with_controller_id(node)
-        .with_brokers(brokers)
-        .with_cluster_authorized_operations(i32::MIN);
-    if version >= 1 {
-        response = response.with_endpoint_type(1);
-    }
-    encode(&response, version).map(Some)
+    encode(&response.with_brokers(brokers), version).map(Some)
 }

@@ -1,19 +1,21 @@
 //! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, RequestHeader,
 };
 use kafka_protocol::protocol::Decodable;
 
-use crate::handlers::alter_configs;
-use crate::handlers::describe_configs::RESOURCE_TOPIC;
+use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
+use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_TOPIC};
 use crate::handlers::topic_configs::{self, Kind};
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, ApiError, BrokerState};
+use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 
 const SET: i8 = 0;
 const DELETE: i8 = 1;
@@ -32,7 +34,7 @@ pub async fn handle(
         .iter()
         .map(|r| {
             let outcome = merged(state, r).and_then(|configs| {
-                alter_configs::apply(
+                apply(
                     state,
                     r.resource_type,
                     &r.resource_name,
@@ -40,12 +42,12 @@ pub async fn handle(
                     request.validate_only,
                 )
             });
-            let generic = alter_configs::respond(r.resource_type, r.resource_name.clone(), outcome);
+            let (code, message) = error_fields(outcome);
             AlterConfigsResourceResponse::default()
-                .with_error_code(generic.error_code)
-                .with_error_message(generic.error_message)
                 .with_resource_type(r.resource_type)
                 .with_resource_name(r.resource_name.clone())
+                .with_error_code(code)
+                .with_error_message(message)
         })
         .collect();
     encode(
@@ -55,64 +57,87 @@ pub async fn handle(
     .map(Some)
 }
 
-/// The topic's overrides after applying the operations.
+/// The resource's override set after the operations (for a broker: the keys being set).
 fn merged(
     state: &BrokerState,
-    r: &kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource,
-) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    r: &AlterConfigsResource,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    no_duplicates(r.configs.iter().map(|c| c.name.as_str()))?;
     if r.resource_type != RESOURCE_TOPIC {
         return Ok(r
             .configs
             .iter()
-            .filter_map(|c| {
-                c.value
-                    .as_ref()
-                    .map(|v| (c.name.to_string(), v.to_string()))
+            .filter(|c| c.config_operation != DELETE)
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.value.as_deref().unwrap_or("").to_string(),
+                )
             })
             .collect());
     }
+    validate_topic_name(&r.resource_name)?;
     let topic = state.require_topic(&r.resource_name)?;
     let mut configs = topic.configs.read().expect("lock").clone();
     for c in &r.configs {
         let name = c.name.to_string();
-        let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
-        let is_list = topic_configs::find(&name).is_some_and(|k| k.kind == Kind::List);
-        match c.config_operation {
+        let op = c.config_operation;
+        if op == DELETE {
+            configs.remove(&name);
+            continue;
+        }
+        let Some(value) = c.value.as_ref().map(ToString::to_string) else {
+            return Err(ApiError::new(
+                codes::INVALID_CONFIG,
+                format!("null value not supported for operation {op} on {name}"),
+            ));
+        };
+        match op {
             SET => {
                 configs.insert(name, value);
             }
-            DELETE => {
-                configs.remove(&name);
+            APPEND | SUBTRACT => {
+                let key = topic_configs::find(&name).filter(|k| k.kind == Kind::List);
+                let Some(key) = key else {
+                    return Err(ApiError::new(
+                        codes::INVALID_CONFIG,
+                        format!(
+                            "config value append or subtract is not allowed for config key: {name}"
+                        ),
+                    ));
+                };
+                let current = configs
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| topic_configs::broker_default(&state.config, key).0);
+                configs.insert(name, list_op(&current, &value, op == APPEND));
             }
-            APPEND | SUBTRACT if is_list => {
-                let current = configs.get(&name).cloned().unwrap_or_else(|| {
-                    topic_configs::find(&name)
-                        .map(|k| topic_configs::broker_default(&state.config, k).0)
-                        .unwrap_or_default()
-                });
-                let mut items: Vec<String> = current
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect();
-                for v in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    if c.config_operation == APPEND {
-                        if !items.iter().any(|i| i == v) {
-                            items.push(v.to_string());
-                        }
-                    } else {
-                        items.retain(|i| i != v);
-                    }
-                }
-                configs.insert(name, items.join(","));
-            }
-            op => {
+            _ => {
                 return Err(ApiError::new(
-                    codes::INVALID_CONFIG,
-                    format!("operation {op} is not valid for configuration {name}"),
+                    INVALID_REQUEST,
+                    format!("unknown config operation {op} for {name}"),
                 ))
             }
         }
     }
     Ok(configs)
+}
+
+fn list_op(current: &str, change: &str, append: bool) -> String {
+    let items = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let mut out = items(current);
+    for v in items(change) {
+        if append && !out.contains(&v) {
+            out.push(v);
+        } else if !append {
+            out.retain(|i| *i != v);
+        }
+    }
+    out.join(",")
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -14,10 +15,29 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, validate_topic_name, BrokerState, Topic};
+use crate::state::{codes, validate_topic_name, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
 /// Kafka's "authorized operations not requested" marker.
-const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+pub const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+/// Without an authorizer Kafka reports every operation a resource type supports, as a bit
+/// field of ACL operation codes.
+const fn bits(ops: &[u8]) -> i32 {
+    let mut out = 0;
+    let mut i = 0;
+    while i < ops.len() {
+        out |= 1 << ops[i];
+        i += 1;
+    }
+    out
+}
+/// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+pub const TOPIC_OPERATIONS: i32 = bits(&[3, 4, 5, 6, 7, 8, 10, 11]);
+/// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+pub const CLUSTER_OPERATIONS: i32 = bits(&[5, 7, 8, 9, 10, 11, 12]);
+
+const UNKNOWN_TOPIC_ID: i16 = 100;
+const INVALID_REQUEST: i16 = 42;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -39,73 +59,106 @@ pub async fn handle(
     // v1-3 always allow auto-creation; from v4 the client says.
     let allow_create =
         (version < 4 || request.allow_auto_topic_creation) && state.config.auto_create_topics;
-    let names: Vec<String> = match &request.topics {
-        None => state.topic_names(),
-        Some(topics) => topics
+    let mut topics: Vec<MetadataResponseTopic> = match &request.topics {
+        None => state
+            .topic_names()
             .iter()
-            .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+            .filter_map(|name| state.topic(name))
+            .map(|t| describe_topic(state, &t))
             .collect(),
+        Some(requested) => {
+            let mut seen = std::collections::HashSet::new();
+            requested
+                .iter()
+                .filter(|t| seen.insert((t.name.clone(), t.topic_id)))
+                .map(|t| lookup(state, t, allow_create))
+                .collect()
+        }
     };
-    let topics = names
-        .into_iter()
-        .map(|name| describe(state, &name, allow_create, version))
-        .collect();
-    let response = MetadataResponse::default()
+    let topic_ops = if request.include_topic_authorized_operations && version >= 8 {
+        TOPIC_OPERATIONS
+    } else {
+        OPERATIONS_NOT_REQUESTED
+    };
+    for t in &mut topics {
+        t.topic_authorized_operations = if t.error_code == codes::NONE {
+            topic_ops
+        } else {
+            OPERATIONS_NOT_REQUESTED
+        };
+    }
+    let mut response = MetadataResponse::default()
         .with_brokers(brokers)
         .with_cluster_id(Some(StrBytes::from_string(state.cluster_id.clone())))
         .with_controller_id(node)
-        .with_topics(topics)
-        .with_cluster_authorized_operations(OPERATIONS_NOT_REQUESTED);
+        .with_topics(topics);
+    // The field exists only in v8-10; the encoder rejects it elsewhere.
+    if request.include_cluster_authorized_operations && (8..=10).contains(&version) {
+        response = response.with_cluster_authorized_operations(CLUSTER_OPERATIONS);
+    }
     encode(&response, version).map(Some)
 }
 
-fn describe(
-    state: &BrokerState,
-    name: &str,
-    allow_create: bool,
-    version: i16,
-) -> MetadataResponseTopic {
-    let base = MetadataResponseTopic::default()
-        .with_name(Some(TopicName(StrBytes::from_string(name.to_string()))))
-        .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED);
-    if let Err(e) = validate_topic_name(name) {
-        return base.with_error_code(e.code);
-    }
-    let topic = match state.topic(name) {
-        Some(t) => t,
-        None if allow_create => {
-            match state.create_topic(name, state.config.num_partitions, BTreeMap::new(), false) {
-                Ok(Some(t)) => t,
-                // Created concurrently by another request: describe that one.
-                Ok(None) | Err(_) => match state.topic(name) {
-                    Some(t) => t,
-                    None => return base.with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION),
-                },
-            }
-        }
-        None => return base.with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION),
-    };
-    partitions_of(state, &topic, base, version)
+fn named(name: Option<&str>) -> MetadataResponseTopic {
+    MetadataResponseTopic::default()
+        .with_name(name.map(|n| TopicName(StrBytes::from_string(n.to_string()))))
+        .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED)
 }
 
-fn partitions_of(
+/// One requested topic: by id (v12 clients may send no name), else by name.
+fn lookup(
     state: &BrokerState,
-    topic: &Topic,
-    base: MetadataResponseTopic,
-    version: i16,
+    requested: &MetadataRequestTopic,
+    allow_create: bool,
 ) -> MetadataResponseTopic {
+    // An empty name next to an id is an id lookup too (empty names are invalid anyway).
+    let name = requested.name.as_ref().map(|n| n.0.to_string());
+    let by_id = !requested.topic_id.is_nil() && name.as_deref().is_none_or(str::is_empty);
+    let Some(name) = name.filter(|_| !by_id) else {
+        if requested.topic_id.is_nil() {
+            return named(None).with_error_code(INVALID_REQUEST);
+        }
+        return match state.topic_by_id(requested.topic_id) {
+            Some(t) => describe_topic(state, &t),
+            None => named(None)
+                .with_topic_id(requested.topic_id)
+                .with_error_code(UNKNOWN_TOPIC_ID),
+        };
+    };
+    if let Err(e) = validate_topic_name(&name) {
+        return named(Some(&name)).with_error_code(e.code);
+    }
+    if let Some(t) = state.topic(&name) {
+        return describe_topic(state, &t);
+    }
+    if !allow_create {
+        return named(Some(&name)).with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION);
+    }
+    let created = state.create_topic(&name, state.config.num_partitions, BTreeMap::new(), false);
+    // A concurrent request may have created it first: describe that one.
+    match (created, state.topic(&name)) {
+        (Ok(Some(t)), _) | (_, Some(t)) => describe_topic(state, &t),
+        (Err(e), None) if e.code != codes::TOPIC_ALREADY_EXISTS => {
+            named(Some(&name)).with_error_code(e.code)
+        }
+        _ => named(Some(&name)).with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION),
+    }
+}
+
+fn describe_topic(state: &BrokerState, topic: &Topic) -> MetadataResponseTopic {
     let node = BrokerId(state.config.node_id);
     let partitions = (0..topic.partition_count())
         .map(|index| {
             MetadataResponsePartition::default()
                 .with_partition_index(index)
                 .with_leader_id(node)
-                .with_leader_epoch(if version >= 7 { 0 } else { -1 })
+                .with_leader_epoch(0)
                 .with_replica_nodes(vec![node])
                 .with_isr_nodes(vec![node])
         })
         .collect();
-    base.with_topic_id(topic.id)
-        .with_is_internal(topic.name.starts_with("__"))
+    named(Some(&topic.name))
+        .with_topic_id(topic.id)
+        .with_is_internal(topic.name == INTERNAL_OFFSETS_TOPIC)
         .with_partitions(partitions)
 }

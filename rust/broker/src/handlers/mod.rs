@@ -8,19 +8,27 @@ pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod fetch;
 pub mod fetch_response;
 pub mod find_coordinator;
+pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
+pub mod offset_delete;
 pub mod offset_fetch;
 pub mod produce;
+pub mod sync_group;
 pub mod topic_configs;
 
 use std::sync::Arc;
@@ -40,8 +48,14 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListOffsets, 1, 7),
     (ApiKey::Metadata, 1, 12),
     (ApiKey::OffsetCommit, 2, 8),
-    (ApiKey::OffsetFetch, 1, 7),
+    (ApiKey::OffsetFetch, 1, 8),
     (ApiKey::FindCoordinator, 0, 4),
+    (ApiKey::JoinGroup, 0, 9),
+    (ApiKey::Heartbeat, 0, 4),
+    (ApiKey::LeaveGroup, 0, 5),
+    (ApiKey::SyncGroup, 0, 5),
+    (ApiKey::DescribeGroups, 0, 5),
+    (ApiKey::ListGroups, 0, 4),
     (ApiKey::ApiVersions, 0, 3),
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteTopics, 1, 6),
@@ -51,6 +65,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::DescribeCluster, 0, 1),
+    (ApiKey::DeleteGroups, 0, 2),
+    (ApiKey::OffsetDelete, 0, 0),
 ];
 
 #[must_use]
@@ -88,6 +104,14 @@ pub async fn dispatch(
         ApiKey::FindCoordinator => find_coordinator::handle(state, header, body, version).await,
         ApiKey::OffsetCommit => offset_commit::handle(state, header, body, version).await,
         ApiKey::OffsetFetch => offset_fetch::handle(state, header, body, version).await,
+        ApiKey::JoinGroup => join_group::handle(state, header, body, version).await,
+        ApiKey::SyncGroup => sync_group::handle(state, header, body, version).await,
+        ApiKey::Heartbeat => heartbeat::handle(state, header, body, version).await,
+        ApiKey::LeaveGroup => leave_group::handle(state, header, body, version).await,
+        ApiKey::DescribeGroups => describe_groups::handle(state, header, body, version).await,
+        ApiKey::ListGroups => list_groups::handle(state, header, body, version).await,
+        ApiKey::DeleteGroups => delete_groups::handle(state, header, body, version).await,
+        ApiKey::OffsetDelete => offset_delete::handle(state, header, body, version).await,
         other => anyhow::bail!("no handler for {other:?}"),
     }
 }

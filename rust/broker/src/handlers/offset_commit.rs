@@ -1,6 +1,7 @@
-//! OffsetCommit for simple consumers (generation -1, no member id: assign()-mode clients).
-//! Group-managed commits need the group coordinator, which is not here yet, so a commit
-//! that names a member or generation is refused with UNKNOWN_MEMBER_ID.
+//! OffsetCommit (v2-8): group members commit for their generation; simple consumers
+//! (generation -1, no member id: assign()-mode clients) commit to groups without members.
+//! Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and metadata over
+//! `offset.metadata.max.bytes` OFFSET_METADATA_TOO_LARGE, the rest the group's verdict.
 
 use std::sync::Arc;
 
@@ -11,12 +12,12 @@ use kafka_protocol::messages::offset_commit_response::{
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 
-use crate::groups::Committed;
+use crate::groups::{errors, Committed};
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, BrokerState};
+use crate::state::BrokerState;
 
-const INVALID_GROUP_ID: i16 = 24;
-const UNKNOWN_MEMBER_ID: i16 = 25;
+/// Retention time "use the broker's" (v2-4).
+const DEFAULT_RETENTION_TIME: i64 = -1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -25,61 +26,83 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = OffsetCommitRequest::decode(&mut body, version)?;
-    let group = request.group_id.0.to_string();
-    let group_error = if group.is_empty() {
-        Some(INVALID_GROUP_ID)
-    } else if request.generation_id_or_member_epoch >= 0 || !request.member_id.is_empty() {
-        Some(UNKNOWN_MEMBER_ID)
-    } else {
-        None
-    };
     let now = kafkalite_core::storage::log::now_ms();
-    let mut accepted = Vec::new();
-    let mut topics = Vec::with_capacity(request.topics.len());
+    let expire_ms = (version <= 4 && request.retention_time_ms != DEFAULT_RETENTION_TIME)
+        .then(|| now.saturating_add(request.retention_time_ms));
+    let max_metadata = state.groups.config().offset_metadata_max_bytes;
+    // Per partition: an error already known, or None while it waits for the group's.
+    let mut errors_by_topic: Vec<Vec<Option<i16>>> = Vec::with_capacity(request.topics.len());
+    let mut commits = Vec::new();
     for topic in &request.topics {
-        let name = topic.name.0.to_string();
-        let known = state.topic(&name);
-        let partitions = topic
-            .partitions
-            .iter()
-            .map(|p| {
-                let error = group_error.unwrap_or_else(|| match &known {
-                    Some(t)
-                        if p.partition_index >= 0 && p.partition_index < t.partition_count() =>
-                    {
-                        let metadata = p.committed_metadata.as_ref().map(|m| m.to_string());
-                        let commit = Committed {
-                            offset: p.committed_offset,
-                            leader_epoch: p.committed_leader_epoch,
-                            metadata,
-                            commit_ms: now,
-                        };
-                        accepted.push((name.clone(), p.partition_index, commit));
-                        0
+        let known = state.topic(&topic.name.0);
+        let mut topic_errors = Vec::with_capacity(topic.partitions.len());
+        for p in &topic.partitions {
+            let metadata = p
+                .committed_metadata
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let error = match &known {
+                Some(t) if (0..t.partition_count()).contains(&p.partition_index) => {
+                    if metadata.len() > max_metadata {
+                        Some(errors::OFFSET_METADATA_TOO_LARGE)
+                    } else {
+                        commits.push((
+                            topic.name.0.to_string(),
+                            p.partition_index,
+                            Committed {
+                                offset: p.committed_offset,
+                                leader_epoch: p.committed_leader_epoch,
+                                metadata,
+                                commit_ms: now,
+                                expire_ms,
+                            },
+                        ));
+                        None
                     }
-                    _ => codes::UNKNOWN_TOPIC_OR_PARTITION,
-                });
-                OffsetCommitResponsePartition::default()
-                    .with_partition_index(p.partition_index)
-                    .with_error_code(error)
-            })
-            .collect();
-        topics.push(
+                }
+                _ => Some(errors::UNKNOWN_TOPIC_OR_PARTITION),
+            };
+            topic_errors.push(error);
+        }
+        errors_by_topic.push(topic_errors);
+    }
+    // Kafka accepts "" as a group id here, for old clients.
+    let verdict = if commits.is_empty() {
+        None
+    } else {
+        state
+            .groups
+            .commit_offsets(
+                &request.group_id.0,
+                request.generation_id_or_member_epoch,
+                &request.member_id,
+                request.group_instance_id.as_deref(),
+                commits,
+            )
+            .err()
+    };
+    let group_error = verdict.unwrap_or(errors::NONE);
+    let topics = request
+        .topics
+        .iter()
+        .zip(errors_by_topic)
+        .map(|(topic, topic_errors)| {
+            let partitions = topic
+                .partitions
+                .iter()
+                .zip(topic_errors)
+                .map(|(p, error)| {
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error.unwrap_or(group_error))
+                })
+                .collect();
             OffsetCommitResponseTopic::default()
                 .with_name(topic.name.clone())
-                .with_partitions(partitions),
-        );
-    }
-    if let Err(e) = state.offsets.commit(&group, &accepted) {
-        // Nothing was published: report the storage failure on every accepted partition.
-        for t in &mut topics {
-            for p in &mut t.partitions {
-                if p.error_code == 0 {
-                    p.error_code = e.kafka_code();
-                }
-            }
-        }
-    }
+                .with_partitions(partitions)
+        })
+        .collect();
     encode(
         &OffsetCommitResponse::default().with_topics(topics),
         version,

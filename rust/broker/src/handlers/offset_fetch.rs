@@ -1,15 +1,17 @@
-//! OffsetFetch (v1-7): committed offsets with their metadata; -1 where nothing is committed.
+//! OffsetFetch (v1-8): committed offsets with their metadata; -1 where nothing is
+//! committed; null topics (v2+) for everything the group committed; v8 batches groups.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kafka_protocol::messages::offset_fetch_response::{
-    OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestHeader, TopicName};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::groups::Committed;
+use crate::groups::{errors, Committed};
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
@@ -20,45 +22,89 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = OffsetFetchRequest::decode(&mut body, version)?;
-    let group = request.group_id.0.to_string();
-    let wanted: Vec<(String, Vec<i32>)> = match &request.topics {
-        Some(topics) => topics
+    let with_epoch = version >= 5;
+    let response = if version >= 8 {
+        let groups = request
+            .groups
             .iter()
-            .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
-            .collect(),
-        // Null topics (v2+): everything the group has committed.
-        None => {
-            let mut by_topic: std::collections::BTreeMap<String, Vec<i32>> =
-                std::collections::BTreeMap::new();
-            for (topic, partition, _) in state.offsets.of_group(&group) {
-                by_topic.entry(topic).or_default().push(partition);
-            }
-            by_topic.into_iter().collect()
-        }
+            .map(|g| {
+                let wanted = g.topics.as_ref().map(|topics| {
+                    topics
+                        .iter()
+                        .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
+                        .collect()
+                });
+                let topics = state
+                    .groups
+                    .fetch_offsets(&g.group_id.0, wanted)
+                    .into_iter()
+                    .map(|(topic, partitions)| {
+                        OffsetFetchResponseTopics::default()
+                            .with_name(TopicName(StrBytes::from_string(topic)))
+                            .with_partitions(
+                                partitions
+                                    .into_iter()
+                                    .map(|(p, c)| {
+                                        let (offset, epoch, metadata) = fields(c, true);
+                                        OffsetFetchResponsePartitions::default()
+                                            .with_partition_index(p)
+                                            .with_committed_offset(offset)
+                                            .with_committed_leader_epoch(epoch)
+                                            .with_metadata(Some(metadata))
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect();
+                OffsetFetchResponseGroup::default()
+                    .with_group_id(g.group_id.clone())
+                    .with_topics(topics)
+                    .with_error_code(errors::NONE)
+            })
+            .collect();
+        OffsetFetchResponse::default().with_groups(groups)
+    } else {
+        let wanted = request.topics.as_ref().map(|topics| {
+            topics
+                .iter()
+                .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
+                .collect()
+        });
+        let topics = state
+            .groups
+            .fetch_offsets(&request.group_id.0, wanted)
+            .into_iter()
+            .map(|(topic, partitions)| {
+                OffsetFetchResponseTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic)))
+                    .with_partitions(
+                        partitions
+                            .into_iter()
+                            .map(|(p, c)| {
+                                let (offset, epoch, metadata) = fields(c, with_epoch);
+                                OffsetFetchResponsePartition::default()
+                                    .with_partition_index(p)
+                                    .with_committed_offset(offset)
+                                    .with_committed_leader_epoch(epoch)
+                                    .with_metadata(Some(metadata))
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        OffsetFetchResponse::default().with_topics(topics)
     };
-    let topics = wanted
-        .into_iter()
-        .map(|(topic, partitions)| {
-            let partitions = partitions
-                .into_iter()
-                .map(|p| {
-                    let c = state.offsets.get(&group, &topic, p).unwrap_or(Committed {
-                        offset: -1,
-                        leader_epoch: -1,
-                        metadata: Some(String::new()),
-                        commit_ms: -1,
-                    });
-                    OffsetFetchResponsePartition::default()
-                        .with_partition_index(p)
-                        .with_committed_offset(c.offset)
-                        .with_committed_leader_epoch(if version >= 5 { c.leader_epoch } else { -1 })
-                        .with_metadata(c.metadata.map(StrBytes::from_string))
-                })
-                .collect();
-            OffsetFetchResponseTopic::default()
-                .with_name(TopicName(StrBytes::from_string(topic)))
-                .with_partitions(partitions)
-        })
-        .collect();
-    encode(&OffsetFetchResponse::default().with_topics(topics), version).map(Some)
+    encode(&response, version).map(Some)
+}
+
+/// (offset, leader epoch, metadata) of a commit, or Kafka's "nothing committed".
+fn fields(c: Option<Committed>, with_epoch: bool) -> (i64, i32, StrBytes) {
+    match c {
+        Some(c) => (
+            c.offset,
+            if with_epoch { c.leader_epoch } else { -1 },
+            StrBytes::from_string(c.metadata),
+        ),
+        None => (-1, -1, StrBytes::default()),
+    }
 }

@@ -43,7 +43,7 @@ use kafkalite_core::Error as CoreError;
 
 use crate::producer_state::Verdict;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, ApiError, BrokerState, Topic};
+use crate::state::{codes, ApiError, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
 pub const CORRUPT_MESSAGE: i16 = 2;
 pub const RECORD_LIST_TOO_LARGE: i16 = 18;
@@ -186,6 +186,13 @@ fn produce_partition(
     version: i16,
     now: i64,
 ) -> Result<Appended, Failed> {
+    if topic.is_some_and(|t| t.name == INTERNAL_OFFSETS_TOPIC) {
+        // Its records are replayed as group state at startup: only the coordinator writes.
+        return Err(Failed::new(
+            codes::INVALID_TOPIC_EXCEPTION,
+            format!("clients may not produce to the internal topic {INTERNAL_OFFSETS_TOPIC}"),
+        ));
+    }
     let Some(partition) = topic.and_then(|t| t.partition(index)) else {
         return Err(Failed::new(
             codes::UNKNOWN_TOPIC_OR_PARTITION,

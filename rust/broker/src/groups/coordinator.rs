@@ -1,0 +1,562 @@
+//! The group coordinator: every group of this node, looked up by id, each behind its own
+//! mutex (never held across an await); the glue between the groups' state machines, their
+//! timers and `__consumer_offsets`.
+//!
+//! `__consumer_offsets` is created on first write (as Kafka creates it on first use), with
+//! `offsets.topic.num.partitions` partitions and `cleanup.policy=compact`; if it exists at
+//! startup it is replayed: committed offsets come back, and groups come back as they were
+//! last stored (Stable with their members, who keep their assignments if they heartbeat
+//! within their session timeout, or Empty).
+//!
+//! Lock order: the groups map, then a group, then the internal topic's creation (and the
+//! registry's admin lock inside it), then a partition log.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use kafkalite_core::storage::log::now_ms;
+
+use super::config::GroupConfig;
+use super::errors;
+use super::group::{Ctx, Effect, Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
+use super::member::{JoinResult, Reply, SyncResult};
+use super::offsets::Committed;
+use super::offsets_topic::{OffsetsTopic, Write};
+use super::timers;
+use crate::config::{BrokerConfig, ConfigError};
+use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
+
+pub type GroupCell = Mutex<Group>;
+
+/// One row of ListGroups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGroup {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub state: GroupState,
+}
+
+/// Committed offsets of one topic as OffsetFetch returns them (`None`: nothing committed).
+pub type FetchedTopic = (String, Vec<(i32, Option<Committed>)>);
+
+pub struct GroupCoordinator {
+    config: GroupConfig,
+    groups: Mutex<HashMap<String, Arc<GroupCell>>>,
+    store: OnceLock<OffsetsTopic>,
+    /// The broker whose registry holds `__consumer_offsets` (set by `open`).
+    broker: OnceLock<Weak<BrokerState>>,
+    creating: Mutex<()>,
+    started: AtomicBool,
+    incarnations: AtomicU64,
+}
+
+impl GroupCoordinator {
+    /// A coordinator with the broker's `group.*` and `offsets.*` settings.
+    pub fn new(config: &BrokerConfig) -> Result<Arc<GroupCoordinator>, ConfigError> {
+        Ok(Self::with_config(GroupConfig::from_raw(&config.raw)?))
+    }
+
+    #[must_use]
+    pub fn with_config(config: GroupConfig) -> Arc<GroupCoordinator> {
+        Arc::new(GroupCoordinator {
+            config,
+            groups: Mutex::new(HashMap::new()),
+            store: OnceLock::new(),
+            broker: OnceLock::new(),
+            creating: Mutex::new(()),
+            started: AtomicBool::new(false),
+            incarnations: AtomicU64::new(1),
+        })
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &GroupConfig {
+        &self.config
+    }
+
+    /// Bind to the broker (after its topics are loaded) and replay `__consumer_offsets` if
+    /// it exists, expiring offsets whose retention passed while the broker was down.
+    pub fn open(self: &Arc<Self>, broker: &Arc<BrokerState>) -> anyhow::Result<()> {
+        let _ = self.broker.set(Arc::downgrade(broker));
+        let Some(topic) = broker.topic(INTERNAL_OFFSETS_TOPIC) else {
+            return Ok(());
+        };
+        let store = OffsetsTopic::new(topic.partitions.read().expect("lock").clone());
+        let loaded = store.replay()?;
+        let _ = self.store.set(store);
+        let cx = self.ctx();
+        let mut groups = self.groups.lock().expect("lock");
+        for (id, g) in loaded {
+            let group = Group::restore(&id, g.metadata, g.offsets, &cx);
+            groups.insert(id, Arc::new(Mutex::new(group)));
+        }
+        drop(groups);
+        self.expire_offsets();
+        Ok(())
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            now: tokio::time::Instant::now(),
+            now_ms: now_ms(),
+            config: &self.config,
+            incarnations: &self.incarnations,
+            effects: Vec::new(),
+        }
+    }
+
+    /// Start the background work once a runtime is there: expiry timers of replayed
+    /// members, and the periodic offset-retention check.
+    fn ensure_started(self: &Arc<Self>) {
+        if self.started.load(Ordering::Acquire) || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for cell in self.snapshot().into_iter().map(|(_, c)| c) {
+            let group = cell.lock().expect("lock");
+            let mut cx = self.ctx();
+            group.watch_all(&mut cx);
+            self.apply(&cell, &group, cx.effects);
+        }
+        let interval =
+            Duration::from_millis(self.config.offsets_retention_check_interval_ms as u64);
+        timers::every(Arc::downgrade(self), interval, |c| c.expire_offsets());
+    }
+
+    fn snapshot(&self) -> Vec<(String, Arc<GroupCell>)> {
+        self.groups
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(id, c)| (id.clone(), Arc::clone(c)))
+            .collect()
+    }
+
+    /// Run `f` on the live group `id` (created first if `create`), then carry out its
+    /// effects. `None`: no such group.
+    fn with_group<R>(
+        self: &Arc<Self>,
+        id: &str,
+        create: bool,
+        f: impl FnOnce(&mut Group, &mut Ctx) -> R,
+    ) -> Option<R> {
+        self.ensure_started();
+        loop {
+            let cell = {
+                let mut groups = self.groups.lock().expect("lock");
+                match groups.get(id) {
+                    Some(cell) => Arc::clone(cell),
+                    None if create => {
+                        let cell = Arc::new(Mutex::new(Group::new(id, now_ms())));
+                        groups.insert(id.to_string(), Arc::clone(&cell));
+                        cell
+                    }
+                    None => return None,
+                }
+            };
+            let mut group = cell.lock().expect("lock");
+            if group.state == GroupState::Dead {
+                // Deleted meanwhile (and already gone from the map): look again.
+                continue;
+            }
+            let mut cx = self.ctx();
+            let result = f(&mut group, &mut cx);
+            self.apply(&cell, &group, cx.effects);
+            let vacant = is_vacant(&group);
+            drop(group);
+            if vacant {
+                self.remove_group(id, &cell, is_vacant);
+            }
+            return Some(result);
+        }
+    }
+
+    /// Run `f` on a group a timer holds, unless it has died.
+    pub(super) fn with_cell<R>(
+        self: &Arc<Self>,
+        cell: &Arc<GroupCell>,
+        f: impl FnOnce(&mut Group, &mut Ctx) -> R,
+    ) -> Option<R> {
+        let mut group = cell.lock().expect("lock");
+        if group.state == GroupState::Dead {
+            return None;
+        }
+        let mut cx = self.ctx();
+        let result = f(&mut group, &mut cx);
+        self.apply(cell, &group, cx.effects);
+        let vacant = is_vacant(&group);
+        let id = group.id.clone();
+        drop(group);
+        if vacant {
+            self.remove_group(&id, cell, is_vacant);
+        }
+        Some(result)
+    }
+
+    fn apply(self: &Arc<Self>, cell: &Arc<GroupCell>, group: &Group, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::JoinTimer {
+                    epoch,
+                    delay,
+                    initial,
+                } => timers::join(self, cell, epoch, delay, initial),
+                Effect::SyncTimer { generation, delay } => {
+                    timers::sync(self, cell, generation, delay);
+                }
+                Effect::WatchMember {
+                    member_id,
+                    incarnation,
+                    deadline,
+                } => timers::session(self, cell, member_id, incarnation, deadline),
+                Effect::WatchPending {
+                    member_id,
+                    incarnation,
+                    timeout,
+                } => timers::pending(self, cell, member_id, incarnation, timeout),
+                Effect::StoreGroup => {
+                    // Group metadata only matters after a restart; a failed write is not
+                    // worth failing the rebalance for (Kafka would retry the rebalance).
+                    let record = group.to_record();
+                    if let Err(e) = self.append(&group.id, &[Write::Group(Some(&record))], true) {
+                        eprintln!("kafkalite: storing group {:?} failed: {e}", group.id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The internal topic, created on first use.
+    fn store(&self) -> Result<&OffsetsTopic, ApiError> {
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let _creating = self.creating.lock().expect("lock");
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let broker = self.broker.get().and_then(Weak::upgrade).ok_or_else(|| {
+            ApiError::new(
+                errors::COORDINATOR_NOT_AVAILABLE,
+                "the broker is shutting down",
+            )
+        })?;
+        let topic = broker.create_internal_topic(
+            INTERNAL_OFFSETS_TOPIC,
+            self.config.offsets_topic_partitions,
+            self.config.offsets_topic_configs(),
+        )?;
+        let partitions = topic.partitions.read().expect("lock").clone();
+        Ok(self.store.get_or_init(|| OffsetsTopic::new(partitions)))
+    }
+
+    /// Write a group's records. `create`: create the internal topic if needed (tombstones
+    /// need not: without the topic there is nothing to delete).
+    fn append(&self, group: &str, writes: &[Write], create: bool) -> Result<(), ApiError> {
+        let store = if create {
+            self.store()?
+        } else {
+            match self.store.get() {
+                Some(store) => store,
+                None => return Ok(()),
+            }
+        };
+        store.append(group, writes, now_ms())
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Group membership
+
+    pub fn join(self: &Arc<Self>, group_id: &str, req: JoinRequest) -> Reply<JoinResult> {
+        if group_id.is_empty() {
+            return Reply::Now(JoinResult::error(&req.member_id, errors::INVALID_GROUP_ID));
+        }
+        if req.session_timeout_ms < self.config.min_session_timeout_ms
+            || req.session_timeout_ms > self.config.max_session_timeout_ms
+        {
+            return Reply::Now(JoinResult::error(
+                &req.member_id,
+                errors::INVALID_SESSION_TIMEOUT,
+            ));
+        }
+        let member_id = req.member_id.clone();
+        self.with_group(group_id, member_id.is_empty(), |g, cx| g.join(req, cx))
+            .unwrap_or_else(|| Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)))
+    }
+
+    pub fn sync(self: &Arc<Self>, group_id: &str, req: SyncRequest) -> Reply<SyncResult> {
+        if group_id.is_empty() {
+            return Reply::Now(SyncResult::error(errors::INVALID_GROUP_ID));
+        }
+        self.with_group(group_id, false, |g, cx| g.sync(req, cx))
+            .unwrap_or(Reply::Now(SyncResult::error(errors::UNKNOWN_MEMBER_ID)))
+    }
+
+    pub fn heartbeat(
+        self: &Arc<Self>,
+        group_id: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> i16 {
+        if group_id.is_empty() {
+            return errors::INVALID_GROUP_ID;
+        }
+        self.with_group(group_id, false, |g, cx| {
+            g.heartbeat(member_id, instance, generation, cx)
+        })
+        .unwrap_or(errors::UNKNOWN_MEMBER_ID)
+    }
+
+    /// LeaveGroup: an error per (member id, group.instance.id), or a group-level error.
+    pub fn leave(
+        self: &Arc<Self>,
+        group_id: &str,
+        members: &[(String, Option<String>)],
+    ) -> Result<Vec<i16>, i16> {
+        if group_id.is_empty() {
+            return Err(errors::INVALID_GROUP_ID);
+        }
+        Ok(self
+            .with_group(group_id, false, |g, cx| g.leave(members, cx))
+            .unwrap_or_else(|| vec![errors::UNKNOWN_MEMBER_ID; members.len()]))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Offsets
+
+    /// OffsetCommit of already validated partitions: persisted, then visible. An error
+    /// applies to every partition.
+    pub fn commit_offsets(
+        self: &Arc<Self>,
+        group_id: &str,
+        generation: i32,
+        member_id: &str,
+        instance: Option<&str>,
+        commits: Vec<(String, i32, Committed)>,
+    ) -> Result<(), i16> {
+        // Simple consumers may commit to a group that does not exist yet; a member of a
+        // group that does not exist is from an older life of it.
+        self.with_group(group_id, generation < 0, |g, cx| {
+            g.validate_commit(generation, member_id, instance, cx)?;
+            if commits.is_empty() {
+                return Ok(());
+            }
+            let writes: Vec<Write> = commits
+                .iter()
+                .map(|(t, p, c)| Write::Offset(t, *p, Some(c)))
+                .collect();
+            self.append(group_id, &writes, true).map_err(|e| e.code)?;
+            for (topic, partition, c) in commits {
+                g.offsets.insert(topic, partition, c);
+            }
+            Ok(())
+        })
+        .unwrap_or(Err(errors::ILLEGAL_GENERATION))
+    }
+
+    /// OffsetFetch: the requested partitions (`None`: everything the group committed).
+    pub fn fetch_offsets(
+        self: &Arc<Self>,
+        group_id: &str,
+        topics: Option<Vec<(String, Vec<i32>)>>,
+    ) -> Vec<FetchedTopic> {
+        let fetched = self.with_group(group_id, false, |g, _| {
+            let wanted = topics.clone().unwrap_or_else(|| g.offsets.by_topic());
+            wanted
+                .into_iter()
+                .map(|(topic, partitions)| {
+                    let partitions = partitions
+                        .into_iter()
+                        .map(|p| (p, g.offsets.get(&topic, p).cloned()))
+                        .collect();
+                    (topic, partitions)
+                })
+                .collect()
+        });
+        fetched.unwrap_or_else(|| {
+            topics
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(t, parts)| (t, parts.into_iter().map(|p| (p, None)).collect()))
+                .collect()
+        })
+    }
+
+    /// OffsetDelete: per-partition errors, or a group-level error.
+    pub fn delete_offsets(
+        self: &Arc<Self>,
+        group_id: &str,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<i16>, i16> {
+        self.with_group(group_id, false, |g, _| {
+            let deletable = |g: &Group, topic: &str| match g.state {
+                GroupState::Empty => Ok(true),
+                GroupState::PreparingRebalance
+                | GroupState::CompletingRebalance
+                | GroupState::Stable
+                    if g.is_consumer_group() =>
+                {
+                    Ok(!g.is_subscribed_to(topic))
+                }
+                _ => Err(errors::NON_EMPTY_GROUP),
+            };
+            let mut result = Vec::with_capacity(partitions.len());
+            let mut gone = Vec::new();
+            for (topic, partition) in partitions {
+                if deletable(g, topic)? {
+                    result.push(errors::NONE);
+                    if g.offsets.get(topic, *partition).is_some() {
+                        gone.push((topic.as_str(), *partition));
+                    }
+                } else {
+                    result.push(errors::GROUP_SUBSCRIBED_TO_TOPIC);
+                }
+            }
+            let writes: Vec<Write> = gone
+                .iter()
+                .map(|(t, p)| Write::Offset(t, *p, None))
+                .collect();
+            self.append(group_id, &writes, false).map_err(|e| e.code)?;
+            for (topic, partition) in gone {
+                g.offsets.remove(topic, partition);
+            }
+            Ok(result)
+        })
+        .unwrap_or(Err(errors::GROUP_ID_NOT_FOUND))
+    }
+
+    /// Forget the commits of a deleted topic (call without holding the registry's locks).
+    pub fn topic_deleted(self: &Arc<Self>, topic: &str) {
+        for (id, cell) in self.snapshot() {
+            self.with_cell(&cell, |g, _| {
+                let partitions = g.offsets.partitions_of(topic);
+                let writes: Vec<Write> = partitions
+                    .iter()
+                    .map(|p| Write::Offset(topic, *p, None))
+                    .collect();
+                if self.append(&id, &writes, false).is_ok() {
+                    for p in partitions {
+                        g.offsets.remove(topic, p);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Expire offsets past `offsets.retention.minutes`, then remove groups left with
+    /// nothing (Kafka's periodic cleanup).
+    pub fn expire_offsets(self: &Arc<Self>) {
+        let now = now_ms();
+        let retention = self.config.offsets_retention_ms;
+        for (id, cell) in self.snapshot() {
+            let removable = self
+                .with_cell(&cell, |g, _| {
+                    let expired = g.expired_offsets(now, retention);
+                    let writes: Vec<Write> = expired
+                        .iter()
+                        .map(|(t, p)| Write::Offset(t, *p, None))
+                        .collect();
+                    if self.append(&id, &writes, false).is_ok() {
+                        for (t, p) in &expired {
+                            g.offsets.remove(t, *p);
+                        }
+                    }
+                    g.is_removable()
+                })
+                .unwrap_or(false);
+            if removable {
+                self.remove_group(&id, &cell, |g| g.is_removable());
+            }
+        }
+    }
+
+    /// Remove `cell` (still registered as `id`) if `check` agrees once both are locked:
+    /// tombstone its offsets and metadata, mark it Dead.
+    fn remove_group(
+        &self,
+        id: &str,
+        cell: &Arc<GroupCell>,
+        check: impl FnOnce(&Group) -> bool,
+    ) -> i16 {
+        let mut groups = self.groups.lock().expect("lock");
+        if !groups.get(id).is_some_and(|c| Arc::ptr_eq(c, cell)) {
+            return errors::GROUP_ID_NOT_FOUND;
+        }
+        let mut group = cell.lock().expect("lock");
+        if !check(&group) {
+            return errors::NON_EMPTY_GROUP;
+        }
+        let offsets: Vec<(String, i32)> = group
+            .offsets
+            .iter()
+            .map(|(t, p, _)| (t.to_string(), p))
+            .collect();
+        let mut writes: Vec<Write> = offsets
+            .iter()
+            .map(|(t, p)| Write::Offset(t, *p, None))
+            .collect();
+        if group.generation > 0 {
+            // Only groups that had members ever stored metadata.
+            writes.push(Write::Group(None));
+        }
+        if let Err(e) = self.append(id, &writes, false) {
+            return e.code;
+        }
+        group.state = GroupState::Dead;
+        groups.remove(id);
+        errors::NONE
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Administration
+
+    /// DescribeGroups: `None` for an unknown group (described as Dead).
+    pub fn describe(self: &Arc<Self>, group_id: &str) -> Option<GroupDescription> {
+        self.with_group(group_id, false, |g, _| g.describe())
+    }
+
+    /// ListGroups, filtered by state names (case-insensitive) when any are given.
+    pub fn list(self: &Arc<Self>, states: &[String]) -> Vec<ListedGroup> {
+        self.ensure_started();
+        let mut out: Vec<ListedGroup> = self
+            .snapshot()
+            .into_iter()
+            .filter_map(|(id, cell)| {
+                let g = cell.lock().expect("lock");
+                let keep = g.state != GroupState::Dead
+                    && (states.is_empty()
+                        || states
+                            .iter()
+                            .any(|s| s.eq_ignore_ascii_case(g.state.name())));
+                keep.then(|| ListedGroup {
+                    group_id: id,
+                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    state: g.state,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        out
+    }
+
+    /// DeleteGroups of one group: only an Empty group goes (with its offsets).
+    pub fn delete_group(self: &Arc<Self>, group_id: &str) -> i16 {
+        self.ensure_started();
+        let cell = self.groups.lock().expect("lock").get(group_id).cloned();
+        match cell {
+            None => errors::GROUP_ID_NOT_FOUND,
+            Some(cell) => self.remove_group(group_id, &cell, |g| g.state == GroupState::Empty),
+        }
+    }
+}
+
+/// A group that never had members or an offset (created by a request that failed, or by a
+/// member id handed out and never used): nothing to keep.
+fn is_vacant(g: &Group) -> bool {
+    g.is_removable() && g.generation == 0 && g.protocol_type.is_none()
+}

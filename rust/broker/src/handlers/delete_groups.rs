@@ -1,0 +1,36 @@
+//! DeleteGroups (v0-2): an Empty group goes with its committed offsets (tombstoned in
+//! `__consumer_offsets`); one with members is NON_EMPTY_GROUP, an unknown one
+//! GROUP_ID_NOT_FOUND.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
+use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse, RequestHeader};
+use kafka_protocol::protocol::Decodable;
+
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = DeleteGroupsRequest::decode(&mut body, version)?;
+    let results = request
+        .groups_names
+        .iter()
+        .map(|id| {
+            DeletableGroupResult::default()
+                .with_group_id(id.clone())
+                .with_error_code(state.groups.delete_group(&id.0))
+        })
+        .collect();
+    encode(
+        &DeleteGroupsResponse::default().with_results(results),
+        version,
+    )
+    .map(Some)
+}

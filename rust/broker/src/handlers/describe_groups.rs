@@ -1,0 +1,72 @@
+//! DescribeGroups (v0-5): state, protocol type and protocol, and members (client id and
+//! host; their metadata and assignment once the group is Stable). An unknown group is
+//! described as Dead, as Kafka does.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, RequestHeader};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::groups::{errors, GroupState};
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+/// Kafka's "authorized operations not requested" marker.
+const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+/// READ, DELETE and DESCRIBE on a group: with no ACLs, everything a group supports.
+const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = DescribeGroupsRequest::decode(&mut body, version)?;
+    let operations = if version >= 3 && request.include_authorized_operations {
+        GROUP_OPERATIONS
+    } else {
+        OPERATIONS_NOT_REQUESTED
+    };
+    let groups = request
+        .groups
+        .iter()
+        .map(|id| {
+            let base = DescribedGroup::default()
+                .with_error_code(errors::NONE)
+                .with_group_id(id.clone())
+                .with_authorized_operations(operations);
+            let Some(d) = state.groups.describe(&id.0) else {
+                return base.with_group_state(StrBytes::from_static_str(GroupState::Dead.name()));
+            };
+            let members = d
+                .members
+                .into_iter()
+                .map(|m| {
+                    DescribedGroupMember::default()
+                        .with_member_id(StrBytes::from_string(m.member_id))
+                        .with_group_instance_id(
+                            m.group_instance_id
+                                .filter(|_| version >= 4)
+                                .map(StrBytes::from_string),
+                        )
+                        .with_client_id(StrBytes::from_string(m.client_id))
+                        .with_client_host(StrBytes::from_string(m.client_host))
+                        .with_member_metadata(m.metadata)
+                        .with_member_assignment(m.assignment)
+                })
+                .collect();
+            base.with_group_state(StrBytes::from_static_str(d.state.name()))
+                .with_protocol_type(StrBytes::from_string(d.protocol_type))
+                .with_protocol_data(StrBytes::from_string(d.protocol))
+                .with_members(members)
+        })
+        .collect();
+    encode(
+        &DescribeGroupsResponse::default().with_groups(groups),
+        version,
+    )
+    .map(Some)
+}

@@ -1,0 +1,46 @@
+//! ListGroups (v0-4): every group with its protocol type, and its state from v4 (which
+//! may filter by state names).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, RequestHeader};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::groups::errors;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = ListGroupsRequest::decode(&mut body, version)?;
+    let filter: Vec<String> = request
+        .states_filter
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let groups = state
+        .groups
+        .list(&filter)
+        .into_iter()
+        .map(|g| {
+            let listed = ListedGroup::default()
+                .with_group_id(GroupId(StrBytes::from_string(g.group_id)))
+                .with_protocol_type(StrBytes::from_string(g.protocol_type));
+            if version >= 4 {
+                listed.with_group_state(StrBytes::from_static_str(g.state.name()))
+            } else {
+                listed
+            }
+        })
+        .collect();
+    let response = ListGroupsResponse::default()
+        .with_error_code(errors::NONE)
+        .with_groups(groups);
+    encode(&response, version).map(Some)
+}
