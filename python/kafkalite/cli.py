@@ -31,8 +31,8 @@ def _demo(args: argparse.Namespace) -> int:
             chunk = log.read(offset, max_bytes=4 << 20)
             if not chunk:
                 break
-            records = _core.decode_batches(chunk)
-            for rec_offset, _ts, _key, rec_value, _headers in records:
+            decoded = _core.decode_batches(chunk)
+            for rec_offset, _ts, _key, rec_value, _headers in decoded:
                 if rec_offset < offset:
                     continue
                 if rec_offset != seen or rec_value != value:
@@ -42,7 +42,7 @@ def _demo(args: argparse.Namespace) -> int:
                     )
                     return 1
                 seen += 1
-            offset = records[-1][0] + 1
+            offset = decoded[-1][0] + 1
         total = args.batches * args.records_per_batch
         print(
             f"wrote {total} records in {args.batches} batches to {log_dir} "

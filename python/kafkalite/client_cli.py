@@ -4,60 +4,129 @@ to a broker over the wire like any Kafka client (librdkafka through confluent-ka
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
+import os
 import sys
 import time
-from typing import Any
+import uuid
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+EXIT_FAILED = 1
+
+Verb = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A failure worth one line on stderr, not a traceback."""
+
+
+def _client_config(args: argparse.Namespace, **extra: object) -> dict[str, Any]:
+    # librdkafka logs every failed connect attempt to stderr; route its log through Python
+    # logging so it shows with -v and otherwise leaves only our one-line error.
+    log = logging.getLogger("kafkalite.librdkafka")
+    if not getattr(args, "verbose", False):
+        log.setLevel(logging.CRITICAL)
+    return {"bootstrap.servers": args.bootstrap_server, "logger": log, **extra}
 
 
 def _admin(args: argparse.Namespace) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": args.bootstrap_server})
+    return AdminClient(_client_config(args))
 
 
-def _fail(message: str) -> int:
-    print(f"kafkalite: {message}", file=sys.stderr)
-    return 1
+def _explain(e: BaseException, args: argparse.Namespace) -> str:
+    """One line for a client error, with a hint when the broker could not be reached."""
+    err: Any = e.args[0] if e.args else None
+    text = err.str() if hasattr(err, "str") else str(e)
+    name = err.name() if hasattr(err, "name") else ""
+    if name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE"):
+        text += f" (is a broker running at {args.bootstrap_server}?)"
+    return text
 
 
+def _verb(func: Verb) -> Verb:
+    """Turn client exceptions into a message on stderr and a non-zero exit status."""
+
+    @functools.wraps(func)
+    def wrapper(args: argparse.Namespace) -> int:
+        from confluent_kafka import KafkaException
+
+        try:
+            return func(args)
+        except CliError as e:
+            print(f"kafkalite: {e}", file=sys.stderr)
+        except KafkaException as e:
+            print(f"kafkalite: {_explain(e, args)}", file=sys.stderr)
+        return EXIT_FAILED
+
+    return wrapper
+
+
+def _topic_names(admin: Any, timeout: float) -> dict[str, Any]:
+    # A Metadata request for all topics: naming one topic would let the broker auto-create it
+    # (librdkafka's admin handle asks with allow_auto_topic_creation=true).
+    return dict(admin.list_topics(timeout=timeout).topics)
+
+
+def _key_values(items: list[str], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"{flag} expects KEY=VALUE, got {item!r}")
+        out[key] = value
+    return out
+
+
+@_verb
 def topic_create(args: argparse.Namespace) -> int:
     from confluent_kafka.admin import NewTopic
 
-    configs = dict(item.split("=", 1) for item in args.config)
+    configs = _key_values(args.config, "--config")
     # The client must outlive its futures: librdkafka cancels them when it is destroyed.
     admin = _admin(args)
-    future = admin.create_topics(
-        [NewTopic(args.topic, args.partitions, args.replication_factor, config=configs)]
-    )[args.topic]
+    new = NewTopic(args.topic, args.partitions, args.replication_factor, config=configs)
+    future = admin.create_topics([new], request_timeout=args.timeout)[args.topic]
     try:
         future.result(args.timeout)
     except Exception as e:
-        return _fail(f"cannot create topic {args.topic}: {e}")
+        raise CliError(f"cannot create topic {args.topic}: {_explain(e, args)}") from None
     print(f"Created topic {args.topic}.")
     return 0
 
 
+@_verb
 def topic_list(args: argparse.Namespace) -> int:
-    metadata = _admin(args).list_topics(timeout=args.timeout)
-    for name in sorted(metadata.topics):
+    for name in sorted(_topic_names(_admin(args), args.timeout)):
         print(name)
     return 0
 
 
+@_verb
 def topic_describe(args: argparse.Namespace) -> int:
     from confluent_kafka.admin import ConfigResource
 
     admin = _admin(args)
-    topic = admin.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
-    if topic is None or topic.error is not None:
-        return _fail(f"unknown topic {args.topic}: {topic.error if topic else 'not found'}")
+    topic = _topic_names(admin, args.timeout).get(args.topic)
+    if topic is None:
+        raise CliError(f"topic {args.topic} does not exist")
+    if topic.error is not None:
+        raise CliError(f"topic {args.topic}: {topic.error.str()}")
     resource = ConfigResource("topic", args.topic)
-    configs = admin.describe_configs([resource])[resource].result(args.timeout)
+    configs = admin.describe_configs([resource], request_timeout=args.timeout)[resource].result(
+        args.timeout
+    )
     overrides = {k: v.value for k, v in configs.items() if not v.is_default}
     settings = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-    print(f"Topic: {args.topic}\tPartitionCount: {len(topic.partitions)}\tConfigs: {settings}")
+    replicas = len(next(iter(topic.partitions.values())).replicas) if topic.partitions else 0
+    print(
+        f"Topic: {args.topic}\tPartitionCount: {len(topic.partitions)}\t"
+        f"ReplicationFactor: {replicas}\tConfigs: {settings}"
+    )
     for pid, p in sorted(topic.partitions.items()):
         print(
             f"\tTopic: {args.topic}\tPartition: {pid}\tLeader: {p.leader}\t"
@@ -66,120 +135,165 @@ def topic_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+@_verb
 def topic_delete(args: argparse.Namespace) -> int:
     admin = _admin(args)
+    future = admin.delete_topics([args.topic], request_timeout=args.timeout)[args.topic]
     try:
-        admin.delete_topics([args.topic])[args.topic].result(args.timeout)
+        future.result(args.timeout)
     except Exception as e:
-        return _fail(f"cannot delete topic {args.topic}: {e}")
+        raise CliError(f"cannot delete topic {args.topic}: {_explain(e, args)}") from None
     print(f"Deleted topic {args.topic}.")
     return 0
 
 
+def _split_key(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes]:
+    if separator and separator in line:
+        key, value = line.split(separator, 1)
+        return key, value
+    return None, line
+
+
+@_verb
 def produce(args: argparse.Namespace) -> int:
     from confluent_kafka import Producer
 
     errors: list[str] = []
     producer = Producer(
-        {
-            "bootstrap.servers": args.bootstrap_server,
-            "acks": args.acks,
-            "compression.type": args.compression,
-            "linger.ms": 5,
-        }
+        _client_config(
+            args,
+            acks=args.acks,
+            **{"compression.type": args.compression, "linger.ms": 5},
+        )
     )
 
     def on_delivery(err: Any, _msg: Any) -> None:
         if err is not None:
-            errors.append(str(err))
+            errors.append(err.str())
 
+    separator = args.key_separator.encode() if args.key_separator else None
     count = 0
-    for line in sys.stdin:
-        line = line.rstrip("\n")
-        key: bytes | None = None
-        value = line.encode()
-        if args.key_separator and args.key_separator in line:
-            k, v = line.split(args.key_separator, 1)
-            key, value = k.encode(), v.encode()
-        producer.produce(args.topic, value=value, key=key, on_delivery=on_delivery)
+    # Bytes, not text: records are whatever the lines hold, valid UTF-8 or not.
+    stdin: BinaryIO = sys.stdin.buffer
+    for raw in stdin:
+        line = raw.removesuffix(b"\n").removesuffix(b"\r")
+        key, value = _split_key(line, separator)
+        while True:
+            try:
+                producer.produce(args.topic, value=value, key=key, on_delivery=on_delivery)
+                break
+            except BufferError:
+                # The local queue is full: wait for deliveries instead of failing.
+                producer.poll(0.1)
         producer.poll(0)
         count += 1
+        if errors:
+            break
     remaining = producer.flush(args.timeout)
-    if remaining or errors:
-        return _fail(f"{remaining} undelivered, errors: {errors[:3]}")
+    if remaining:
+        errors.insert(
+            0,
+            f"{remaining} of {count} records not delivered within {args.timeout:g} s "
+            f"(is a broker running at {args.bootstrap_server}?)",
+        )
+        # Drop what is left so the client does not warn about it again on exit.
+        producer.purge()
+        producer.flush(0)
+    if errors:
+        raise CliError(f"producing to {args.topic} failed: {errors[0]}")
     print(f"Produced {count} records to {args.topic}.", file=sys.stderr)
     return 0
 
 
+@_verb
 def consume(args: argparse.Namespace) -> int:
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
 
     consumer = Consumer(
-        {
-            "bootstrap.servers": args.bootstrap_server,
-            # librdkafka wants a group id even for assign(); nothing is committed to it.
-            "group.id": "kafkalite-cli",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-        }
+        _client_config(
+            args,
+            # librdkafka wants a group id even for assign(); nothing is ever committed to
+            # this throwaway one, and the consumer never joins it.
+            **{
+                "group.id": f"kafkalite-cli-{uuid.uuid4().hex[:12]}",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "enable.partition.eof": False,
+            },
+        )
     )
-    metadata = consumer.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
-    if metadata is None or metadata.error is not None:
-        consumer.close()
-        return _fail(f"unknown topic {args.topic}")
-    start = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
-    consumer.assign([TopicPartition(args.topic, p, start) for p in metadata.partitions])
+    out = sys.stdout.buffer
+    separator = args.key_separator.encode()
     seen = 0
-    idle_deadline = time.monotonic() + args.timeout
     try:
+        topic = consumer.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
+        if topic is None or topic.error is not None:
+            raise CliError(f"topic {args.topic} does not exist")
+        start = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
+        consumer.assign([TopicPartition(args.topic, p, start) for p in topic.partitions])
+        idle_deadline = time.monotonic() + args.timeout
         while args.max_messages is None or seen < args.max_messages:
-            msg = consumer.poll(0.5)
+            msg = consumer.poll(0.2)
             if msg is None:
                 if args.timeout and time.monotonic() > idle_deadline:
                     break
                 continue
-            if msg.error():
-                return _fail(str(msg.error()))
+            error = msg.error()
+            if error is not None:
+                raise CliError(f"consuming {args.topic} failed: {error.str()}")
             idle_deadline = time.monotonic() + args.timeout
-            value = (msg.value() or b"").decode(errors="replace")
             if args.print_key:
-                key = (msg.key() or b"").decode(errors="replace")
-                print(f"{key}{args.key_separator}{value}", flush=True)
-            else:
-                print(value, flush=True)
+                out.write((msg.key() or b"") + separator)
+            out.write((msg.value() or b"") + b"\n")
+            out.flush()
             seen += 1
     except KeyboardInterrupt:
         pass
+    except BrokenPipeError:
+        # The reader of our output (`| head`) has gone: a normal way to stop. Point stdout
+        # at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         consumer.close()
+    print(f"Processed a total of {seen} messages.", file=sys.stderr)
     return 0
 
 
 def add_parsers(sub: Any) -> None:
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP)
-        p.add_argument("--timeout", type=float, default=10.0, help="seconds")
+        p.add_argument(
+            "-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, help="host:port[,host:port]"
+        )
+        p.add_argument(
+            "--timeout",
+            type=float,
+            default=10.0,
+            help="seconds to wait for the broker (consume: idle seconds before exiting; 0: wait "
+            "forever)",
+        )
 
     topic = sub.add_parser("topic", help="create, list, describe or delete topics")
     tsub = topic.add_subparsers(dest="topic_command", required=True)
-    create = tsub.add_parser("create")
+    create = tsub.add_parser("create", help="create a topic")
     create.add_argument("topic")
     create.add_argument("-p", "--partitions", type=int, default=1)
     create.add_argument("-r", "--replication-factor", type=int, default=1)
-    create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    create.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="topic config"
+    )
     create.set_defaults(func=topic_create)
-    lst = tsub.add_parser("list")
+    lst = tsub.add_parser("list", help="list topic names")
     lst.set_defaults(func=topic_list)
-    describe = tsub.add_parser("describe")
+    describe = tsub.add_parser("describe", help="partitions, leader, replicas, ISR, configs")
     describe.add_argument("topic")
     describe.set_defaults(func=topic_describe)
-    delete = tsub.add_parser("delete")
+    delete = tsub.add_parser("delete", help="delete a topic and its data")
     delete.add_argument("topic")
     delete.set_defaults(func=topic_delete)
     for p in (create, lst, describe, delete):
         common(p)
 
-    prod = sub.add_parser("produce", help="produce lines from stdin")
+    prod = sub.add_parser("produce", help="produce one record per stdin line")
     prod.add_argument("topic")
     prod.add_argument("--key-separator", default=None, help="split each line into key and value")
     prod.add_argument("--acks", default="all", choices=["0", "1", "all", "-1"])
@@ -189,11 +303,11 @@ def add_parsers(sub: Any) -> None:
     common(prod)
     prod.set_defaults(func=produce)
 
-    cons = sub.add_parser("consume", help="print a topic's records")
+    cons = sub.add_parser("consume", help="print a topic's records, one per line")
     cons.add_argument("topic")
     cons.add_argument("--from-beginning", action="store_true")
     cons.add_argument("-n", "--max-messages", type=int, default=None)
     cons.add_argument("--print-key", action="store_true")
-    cons.add_argument("--key-separator", default="\t")
+    cons.add_argument("--key-separator", default="\t", help="printed between key and value")
     common(cons)
     cons.set_defaults(func=consume)

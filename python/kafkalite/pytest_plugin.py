@@ -1,8 +1,9 @@
-"""pytest fixtures for testing against a real kafkalite broker (registered via pytest11)."""
+"""pytest fixtures for testing against a real kafkalite broker, registered through the
+``pytest11`` entry point so installing kafkalite is enough to use them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -12,21 +13,26 @@ from kafkalite.broker import Broker
 
 @pytest.fixture
 def kafkalite_broker(tmp_path: Path) -> Iterator[Broker]:
-    """A started in-process broker on an ephemeral port, data under ``tmp_path``."""
+    """A started in-process broker on an ephemeral port of 127.0.0.1, data under
+    ``tmp_path``; stopped when the test ends."""
     with Broker(log_dirs=tmp_path / "kafkalite-data") as broker:
         yield broker
 
 
 @pytest.fixture
 def kafkalite_broker_factory(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
-    """Start brokers with custom settings; all are stopped at the end of the test."""
+    """Start brokers with custom settings (``Broker``'s arguments, e.g. ``config={...}`` or
+    ``log_dirs=`` to restart on the same data); all are stopped when the test ends."""
     started: list[Broker] = []
 
     def start(**kwargs: object) -> Broker:
-        kwargs.setdefault("log_dirs", tmp_path / f"kafkalite-data-{len(started)}")
-        broker = Broker(**kwargs).start()  # type: ignore[arg-type]
+        config = kwargs.get("config")
+        given = isinstance(config, Mapping) and ("log.dirs" in config or "log.dir" in config)
+        if not given:
+            kwargs.setdefault("log_dirs", tmp_path / f"kafkalite-data-{len(started)}")
+        broker = Broker(**kwargs)  # type: ignore[arg-type]
         started.append(broker)
-        return broker
+        return broker.start()
 
     yield start
     for broker in started:

@@ -13,6 +13,22 @@ def header(api_key: int, version: int, correlation_id: int, client_id: str = "ra
     return struct.pack(">hhih", api_key, version, correlation_id, len(cid)) + cid
 
 
+def header_v2(api_key: int, version: int, correlation_id: int) -> bytes:
+    """Request header v2 (flexible versions): v1 plus an empty tagged-field section."""
+    return header(api_key, version, correlation_id) + b"\x00"
+
+
+def uvarint(n: int) -> bytes:
+    """Unsigned varint as the flexible versions encode compact lengths (length + 1)."""
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        if not n:
+            out.append(byte)
+            return bytes(out)
+        out.append(byte | 0x80)
+
+
 def frame(payload: bytes) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -40,21 +41,20 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 15) -> Non
     raise AssertionError("daemon did not listen in time")
 
 
-def start_daemon(port: int, data: Path, *extra: str) -> subprocess.Popen:  # type: ignore[type-arg]
+def start_daemon(
+    port: int, data: Path | None, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen:  # type: ignore[type-arg]
+    log_dirs = ["--log-dirs", str(data)] if data is not None else []
     proc = subprocess.Popen(
-        [
-            *KAFKALITE,
-            "broker",
-            "--listeners",
-            f"PLAINTEXT://127.0.0.1:{port}",
-            "--log-dirs",
-            str(data),
-            *extra,
-        ],
+        [*KAFKALITE, "broker", "--listeners", f"PLAINTEXT://127.0.0.1:{port}", *log_dirs, *extra],
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     wait_for_port(port, proc)
+    assert proc.stderr is not None
+    ready = proc.stderr.readline()
+    assert ready.startswith(f"kafkalite broker started on PLAINTEXT://127.0.0.1:{port}"), ready
     return proc
 
 
@@ -79,6 +79,54 @@ def test_topic_produce_consume_verbs(broker: Broker) -> None:
     assert bad.returncode != 0 and "replication factor" in bad.stderr
 
 
+def test_verbs_report_errors_in_one_line(broker: Broker) -> None:
+    bs = ["-b", broker.bootstrap_servers]
+    for args, says in [
+        (["topic", "describe", "nosuch"], "topic nosuch does not exist"),
+        (["topic", "delete", "nosuch"], "cannot delete topic nosuch"),
+        (["topic", "create", "t", "--config", "retention.ms"], "--config expects KEY=VALUE"),
+        (["topic", "create", "t", "--config", "retention.ms=soon"], "retention.ms"),
+        (["consume", "nosuch", "--from-beginning"], "topic nosuch does not exist"),
+    ]:
+        result = run(*args, *bs)
+        assert result.returncode == 1, args
+        assert says in result.stderr and "Traceback" not in result.stderr, result.stderr
+    # Asking about a topic must not create it (Metadata for one named topic would).
+    assert run("topic", "list", *bs).stdout.split() == []
+
+
+def test_verbs_without_a_broker_fail_fast_and_say_so() -> None:
+    bs = ["-b", f"127.0.0.1:{free_port()}", "--timeout", "2"]
+    for args, stdin in [(["topic", "list"], None), (["produce", "t"], "x\n")]:
+        result = run(*args, *bs, stdin=stdin, timeout=20)
+        assert result.returncode == 1
+        assert "is a broker running at" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "%3|" not in result.stderr
+
+
+def test_produce_and_consume_bytes_that_are_not_utf8(broker: Broker) -> None:
+    bs = ["-b", broker.bootstrap_servers]
+    lines = b"k1=\xff\xfe\r\nk2=plain=with=equals\nno-key\n"
+    produced = subprocess.run(
+        [*KAFKALITE, "produce", "raw", "--key-separator", "=", *bs],
+        input=lines,
+        capture_output=True,
+        timeout=30,
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        [*KAFKALITE, "consume", "raw", "--from-beginning", "-n", "3", "--print-key", *bs],
+        capture_output=True,
+        timeout=30,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.split(b"\n")[:3] == [
+        b"k1\t\xff\xfe",
+        b"k2\tplain=with=equals",
+        b"\tno-key",
+    ]
+
+
 def test_daemon_serves_kcat_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> None:
     port = free_port()
     bootstrap = f"127.0.0.1:{port}"
@@ -96,6 +144,8 @@ def test_daemon_serves_kcat_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> N
     )
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(15) == 0
+    # stop() closed the partition log cleanly, so the next start need not recover it.
+    assert (tmp_path / "data" / "kept-0" / ".kafkalite-clean-shutdown").exists()
     proc = start_daemon(port, tmp_path / "data")
     out = subprocess.run(
         ["kcat", "-b", bootstrap, "-C", "-t", "kept", "-e", "-q"],
@@ -112,9 +162,21 @@ def test_daemon_serves_kcat_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> N
     ("args", "named"),
     [
         (["--override", "num.partitions=lots"], "num.partitions=lots"),
+        (["--override", "num.partitions=3 # three"], "num.partitions=3 # three"),
         (["--override", "auto.create.topics.enable=maybe"], "auto.create.topics.enable=maybe"),
         (["--listeners", "127.0.0.1:9092"], "listeners=127.0.0.1:9092"),
+        (["--listeners", "SSL://127.0.0.1:9093"], "listeners=SSL://127.0.0.1:9093"),
         (["--override", "log.retention.ms=soon"], "log.retention.ms=soon"),
+        (["--override", "log.retention.hours=-7"], "log.retention.hours=-7"),
+        (["--override", "node.id=-1"], "node.id=-1"),
+        (["--override", "log.segment.bytes=1"], "log.segment.bytes=1"),
+        (["--override", "log.cleanup.policy=shred"], "log.cleanup.policy=shred"),
+        (["--override", "log.message.timestamp.type=Now"], "log.message.timestamp.type=Now"),
+        (
+            ["--override", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"],
+            "advertised.listeners=PLAINTEXT://0.0.0.0:9092",
+        ),
+        (["--override", "no-equals-sign"], "no-equals-sign"),
     ],
 )
 def test_config_errors_name_the_key_and_value(tmp_path: Path, args: list[str], named: str) -> None:
@@ -128,9 +190,12 @@ def test_server_properties_file(tmp_path: Path) -> None:
     props = tmp_path / "server.properties"
     props.write_text(
         "# comment\n"
+        "! another comment \\\n"
         f"listeners=PLAINTEXT://127.0.0.1:{port}\n"
-        f"log.dirs={tmp_path / 'data'}\n"
-        "num.partitions : 4\n"
+        # Kafka's singular key; no log.dirs, so this must be the data dir.
+        f"log.dir={tmp_path / 'data'}\n"
+        "num.partitions : \\\n"
+        "    4\n"
         "log.retention.hours=48\n"
     )
     proc = subprocess.Popen(
@@ -149,9 +214,43 @@ def test_server_properties_file(tmp_path: Path) -> None:
         res = ConfigResource("topic", "auto")
         retention = admin.describe_configs([res])[res].result(10)["retention.ms"]
         assert retention.value == str(48 * 3600 * 1000)
+        assert (tmp_path / "data" / "auto-0").is_dir()
     finally:
         proc.terminate()
         assert proc.wait(15) == 0
+
+
+def test_config_file_errors(tmp_path: Path) -> None:
+    missing = run("broker", "--config", str(tmp_path / "nope.properties"))
+    assert missing.returncode == 2 and "nope.properties" in missing.stderr
+    bad = tmp_path / "bad.properties"
+    bad.write_text("log.dirs=/tmp/x\\u00zz\n")
+    result = run("broker", "--config", str(bad))
+    assert result.returncode == 2 and "malformed \\uxxxx" in result.stderr
+
+
+def test_default_log_dir_is_under_xdg_data_home(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    proc = start_daemon(port, None, env=env)
+    try:
+        assert (tmp_path / "xdg" / "kafkalite" / "logs").is_dir()
+    finally:
+        proc.terminate()
+        assert proc.wait(15) == 0
+
+
+def test_second_daemon_on_the_same_log_dir_is_refused(tmp_path: Path) -> None:
+    first = start_daemon(free_port(), tmp_path / "data")
+    try:
+        listeners = f"PLAINTEXT://127.0.0.1:{free_port()}"
+        result = run("broker", "--listeners", listeners, "--log-dirs", str(tmp_path / "data"))
+        assert result.returncode == 1
+        assert "in use by another kafkalite broker" in result.stderr
+        assert f"pid {first.pid}" in result.stderr
+    finally:
+        first.terminate()
+        assert first.wait(15) == 0
 
 
 def test_port_in_use_is_a_clear_error(broker: Broker, tmp_path: Path) -> None:

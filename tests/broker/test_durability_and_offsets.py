@@ -35,6 +35,14 @@ def consume_all(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[i
     return sorted(out)
 
 
+def log_end(bootstrap: str, topic: str, partition: int = 0) -> int:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "x", "enable.auto.commit": False})
+    try:
+        return int(c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1])
+    finally:
+        c.close()
+
+
 def test_restart_keeps_topics_configs_and_records(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with Broker(log_dirs=data) as b:
@@ -89,8 +97,10 @@ def test_replayed_batch_is_acknowledged_with_original_offsets(broker: Broker) ->
     pid, epoch = rawproto.init_producer_id(sock)
     first = rawproto.idempotent_batch([(b"a", b"1"), (b"b", b"2")], pid, epoch, 0)
     assert rawproto.produce_v3(sock, "replay", 0, first, 10) == (0, 3)
+    assert log_end(broker.bootstrap_servers, "replay") == 5
     # The same bytes again, as a producer retrying after a lost response.
     assert rawproto.produce_v3(sock, "replay", 0, first, 11) == (0, 3)
+    assert log_end(broker.bootstrap_servers, "replay") == 5, "a replay must not append"
     second = rawproto.idempotent_batch([(b"c", b"3")], pid, epoch, 2)
     assert rawproto.produce_v3(sock, "replay", 0, second, 12) == (0, 5)
     gap = rawproto.idempotent_batch([(b"d", b"4")], pid, epoch, 7)

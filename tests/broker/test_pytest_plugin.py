@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -31,3 +32,18 @@ def test_factory_applies_broker_config(kafkalite_broker_factory: Callable[..., B
     c = Consumer({"bootstrap.servers": broker.bootstrap_servers, **conf})
     assert len(c.list_topics("three", timeout=10).topics["three"].partitions) == 3
     c.close()
+
+
+def test_factory_restarts_on_the_same_data(
+    kafkalite_broker_factory: Callable[..., Broker], tmp_path: Path
+) -> None:
+    first = kafkalite_broker_factory(log_dirs=tmp_path / "shared")
+    p = Producer({"bootstrap.servers": first.bootstrap_servers})
+    p.produce("kept", b"x")
+    assert p.flush(10) == 0
+    first.stop()
+    second = kafkalite_broker_factory(config={"log.dirs": str(tmp_path / "shared")})
+    c = Consumer({"bootstrap.servers": second.bootstrap_servers, "group.id": "unused"})
+    low, high = c.get_watermark_offsets(TopicPartition("kept", 0), timeout=10)
+    c.close()
+    assert (low, high) == (0, 1)

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 
-from kafkalite import _core
+from kafkalite.broker.embedded import Broker
 from kafkalite.broker.properties import broker_settings
 from kafkalite.errors import InvalidConfigError
 
@@ -29,31 +29,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=2, help="network/IO worker threads")
 
 
+def _say(message: str) -> None:
+    print(f"kafkalite broker: {message}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     overrides: dict[str, str] = {}
     for item in args.override:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            print(f"kafkalite broker: --override expects KEY=VALUE, got {item!r}", file=sys.stderr)
+        if not sep or not key.strip():
+            _say(f"--override expects KEY=VALUE, got {item!r}")
             return EXIT_CONFIG_ERROR
         overrides[key.strip()] = value.strip()
+    if args.threads < 1:
+        _say(f"--threads must be at least 1, got {args.threads}")
+        return EXIT_CONFIG_ERROR
     try:
         settings = broker_settings(args.config, overrides, args.listeners, args.log_dirs)
     except OSError as e:
-        print(f"kafkalite broker: cannot read config: {e}", file=sys.stderr)
+        _say(f"cannot read config: {e}")
         return EXIT_CONFIG_ERROR
+    except InvalidConfigError as e:
+        _say(str(e))
+        return EXIT_CONFIG_ERROR
+
+    # Installed before the broker starts so a signal during startup still stops it cleanly
+    # instead of raising KeyboardInterrupt through the Rust call.
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    broker = Broker(config=settings, worker_threads=args.threads)
     try:
-        server = _core.BrokerServer(settings, args.threads)
+        broker.start()
     except InvalidConfigError as e:
-        print(f"kafkalite broker: {e}", file=sys.stderr)
+        _say(str(e))
         return EXIT_CONFIG_ERROR
     except OSError as e:
-        print(f"kafkalite broker: failed to start: {e}", file=sys.stderr)
+        # Port in use, log dir not writable or held by another broker.
+        _say(f"failed to start: {e}")
         return EXIT_START_FAILED
-    where = ", ".join(f"{name}://{host}:{port}" for name, host, port in server.addresses)
+    where = ", ".join(f"{name}://{host}:{port}" for name, host, port in broker.addresses)
     print(
         f"kafkalite broker started on {where} (log.dirs={settings['log.dirs']})",
         file=sys.stderr,
@@ -61,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
     )
     while not stop.wait(0.5):
         pass
-    print("kafkalite broker shutting down", file=sys.stderr, flush=True)
-    server.stop()
+    _say("shutting down")
+    try:
+        broker.stop()
+    except OSError as e:
+        _say(f"logs not closed cleanly: {e}")
+        return EXIT_START_FAILED
+    _say("stopped")
     return 0

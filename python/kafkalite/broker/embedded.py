@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from kafkalite import _core
+from kafkalite.broker.properties import validate_settings
+
+# Held (flock) by the broker using a log dir: two brokers appending to the same partition
+# files would overwrite each other's records. Kafka's own lock file is ".lock"; ours has its
+# own name so it never collides with a lock the Rust side may take itself.
+LOCK_FILE = ".kafkalite.lock"
+
+
+class LogDirInUseError(OSError):
+    """Another broker (in this or another process) holds the log dir."""
 
 
 class Broker:
@@ -17,49 +30,105 @@ class Broker:
     The wire protocol is served by Rust threads; Python only starts and stops it. With no
     arguments it listens on an ephemeral port of 127.0.0.1 and keeps its data in a temporary
     directory that is removed when it stops. ``config`` takes Kafka's broker keys
-    (``num.partitions``, ``log.retention.ms``, ...).
+    (``num.partitions``, ``log.retention.ms``, ``listeners``, ...) and wins over ``host`` and
+    ``port``.
     """
 
     def __init__(
         self,
-        log_dirs: str | Path | list[str | Path] | None = None,
+        log_dirs: str | Path | Sequence[str | Path] | None = None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         config: Mapping[str, object] | None = None,
         worker_threads: int = 2,
     ) -> None:
-        self._owned_dir: Path | None = None
+        self._config = {k: _kafka_value(v) for k, v in (config or {}).items()}
+        # Kafka reads log.dirs and falls back to log.dir.
+        singular = self._config.pop("log.dir", None)
+        from_config = self._config.pop("log.dirs", singular)
+        if log_dirs is not None and from_config is not None:
+            raise ValueError("give log_dirs or config['log.dirs'], not both")
         if log_dirs is None:
-            self._owned_dir = Path(tempfile.mkdtemp(prefix="kafkalite-"))
-            dirs = [self._owned_dir]
-        elif isinstance(log_dirs, (str, Path)):
-            dirs = [Path(log_dirs)]
+            log_dirs = from_config
+        # A temporary dir is made by start() and removed by stop(), so a Broker that never
+        # starts leaves nothing behind.
+        self._owns_dirs = log_dirs is None
+        if log_dirs is None:
+            dirs = []
+        elif isinstance(log_dirs, Path):
+            dirs = [log_dirs]
+        elif isinstance(log_dirs, str):
+            # Kafka's comma-separated form, as in log.dirs.
+            dirs = [Path(d.strip()) for d in log_dirs.split(",") if d.strip()]
         else:
             dirs = [Path(d) for d in log_dirs]
-        self.log_dirs = dirs
-        settings: dict[str, str] = {
-            "listeners": f"PLAINTEXT://{host}:{port}",
-            "log.dirs": ",".join(str(d) for d in dirs),
-        }
-        settings.update({k: _kafka_value(v) for k, v in (config or {}).items()})
-        self._settings = settings
+        self.log_dirs: list[Path] = dirs
+        self._listeners = f"PLAINTEXT://{_bracketed(host)}:{port}"
         self._worker_threads = worker_threads
         self._server: _core.BrokerServer | None = None
+        self._locks: list[IO[str]] = []
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The Kafka broker keys this broker is started with."""
+        settings = {"listeners": self._listeners, **self._config}
+        settings["log.dirs"] = ",".join(str(d) for d in self.log_dirs)
+        return settings
 
     def start(self) -> Broker:
-        if self._server is None:
-            self._server = _core.BrokerServer(self._settings, self._worker_threads)
+        """Validate the config, lock the log dirs, bind and serve. A no-op when running."""
+        if self._server is not None:
+            return self
+        if self._owns_dirs:
+            self.log_dirs = [Path(tempfile.mkdtemp(prefix="kafkalite-"))]
+        settings = self.settings
+        try:
+            validate_settings(settings)
+            self._lock_dirs()
+            self._server = _core.BrokerServer(settings, self._worker_threads)
+        except BaseException:
+            self._release()
+            raise
         return self
 
     def stop(self) -> None:
-        """Stop serving and close every log cleanly; removes a temporary data dir."""
+        """Stop serving and close every log cleanly; removes a temporary data dir.
+        Idempotent."""
         server, self._server = self._server, None
-        if server is not None:
-            server.stop()
-        if self._owned_dir is not None:
-            shutil.rmtree(self._owned_dir, ignore_errors=True)
-            self._owned_dir = None
+        try:
+            if server is not None:
+                server.stop()
+        finally:
+            self._release()
+
+    def _lock_dirs(self) -> None:
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            f = open(d / LOCK_FILE, "a+")  # held open until stop(): the lock lives with it
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                holder = f.read().strip() or "unknown"
+                f.close()
+                raise LogDirInUseError(
+                    f"log dir {d} is in use by another kafkalite broker (pid {holder})"
+                ) from None
+            f.seek(0)
+            f.truncate()
+            f.write(f"{os.getpid()}\n")
+            f.flush()
+            self._locks.append(f)
+
+    def _release(self) -> None:
+        for f in self._locks:
+            f.close()  # closing the descriptor drops the flock
+        self._locks = []
+        if self._owns_dirs:
+            for d in self.log_dirs:
+                shutil.rmtree(d, ignore_errors=True)
+            self.log_dirs = []
 
     @property
     def running(self) -> bool:
@@ -67,13 +136,19 @@ class Broker:
 
     @property
     def port(self) -> int:
+        """The bound port of the first listener (resolved when it was 0)."""
         return self._require().addresses[0][2]
 
     @property
+    def addresses(self) -> list[tuple[str, str, int]]:
+        """(listener name, bound host, bound port) for every listener."""
+        return self._require().addresses
+
+    @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` as clients should use it."""
+        """``host:port`` as clients should use it (the first advertised listener)."""
         _name, host, port = self._require().advertised_listeners[0]
-        return f"{host}:{port}"
+        return f"{_bracketed(host)}:{port}"
 
     def _require(self) -> _core.BrokerServer:
         if self._server is None:
@@ -92,12 +167,19 @@ class Broker:
         self.stop()
 
     def __repr__(self) -> str:
-        where = self.bootstrap_servers if self.running else "stopped"
+        where = self.bootstrap_servers if self._server is not None else "stopped"
         return f"Broker({where}, log_dirs={[str(d) for d in self.log_dirs]})"
 
 
 def _kafka_value(value: object) -> str:
-    """Config values as Kafka writes them (booleans lower-case)."""
+    """Config values as Kafka writes them (booleans lower-case, lists comma-separated)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_kafka_value(v) for v in value)
     return str(value)
+
+
+def _bracketed(host: str) -> str:
+    """IPv6 literals need brackets in host:port strings."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

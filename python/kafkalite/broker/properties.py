@@ -1,30 +1,46 @@
-"""Kafka's ``server.properties`` format, and the broker settings built from it."""
+"""Kafka's ``server.properties`` format, the broker settings built from it, and the checks
+kafkalite adds on top of the Rust validation for the keys it acts on."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from kafkalite.errors import InvalidConfigError
+
 DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
 
+# java.util.Properties: these escapes map to control characters; any other escaped
+# character stands for itself (so "\=" is "=", "\\" is "\").
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+# Java's LineReader treats only space, tab and form feed as whitespace, and only \n, \r and
+# \r\n as line ends (str.splitlines would also split on \v, \x1c, U+2028, ...).
+_WHITESPACE = " \t\f"
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def config_error(key: str, value: str, reason: str) -> InvalidConfigError:
+    """The same wording as the Rust validation, so every config error reads alike."""
+    return InvalidConfigError(f"invalid config {key}={value}: {reason}")
 
 
 def _logical_lines(text: str) -> Iterable[str]:
     """Join continuation lines (an odd number of trailing backslashes) as Java does."""
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.lstrip() if pending else raw
-        if not pending and (not line.strip() or line.lstrip()[0] in "#!"):
+    pending: str | None = None
+    for raw in _LINE_END.split(text):
+        line = raw.lstrip(_WHITESPACE)
+        if pending is None and (not line or line[0] in "#!"):
+            # Comments never continue, even with a trailing backslash.
             continue
         trailing = len(line) - len(line.rstrip("\\"))
         if trailing % 2 == 1:
-            pending += line[:-1]
+            pending = (pending or "") + line[:-1]
             continue
-        yield pending + line
-        pending = ""
-    if pending:
+        yield (pending or "") + line
+        pending = None
+    if pending is not None:
         yield pending
 
 
@@ -34,8 +50,11 @@ def _unescape(text: str) -> str:
         ch = text[i]
         if ch == "\\" and i + 1 < len(text):
             nxt = text[i + 1]
-            if nxt == "u" and i + 5 < len(text):
-                out.append(chr(int(text[i + 2 : i + 6], 16)))
+            if nxt == "u":
+                digits = text[i + 2 : i + 6]
+                if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
+                    raise ValueError(f"malformed \\uxxxx escape in {text!r}")
+                out.append(chr(int(digits, 16)))
                 i += 6
                 continue
             out.append(_ESCAPES.get(nxt, nxt))
@@ -47,28 +66,45 @@ def _unescape(text: str) -> str:
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java properties text: ``key=value``, ``key: value`` or ``key value``."""
+    """Parse Java properties text: ``key=value``, ``key: value`` or ``key value``; comments
+    start with ``#`` or ``!``; a trailing backslash continues the line. Later keys win."""
     result: dict[str, str] = {}
     for line in _logical_lines(text):
-        line = line.strip()
         i = 0
         while i < len(line):
             if line[i] == "\\":
                 i += 2
                 continue
-            if line[i] in "=: \t":
+            if line[i] in "=:" or line[i] in _WHITESPACE:
                 break
             i += 1
-        key, rest = line[:i], line[i:].lstrip(" \t")
+        key, rest = line[:i], line[i:].lstrip(_WHITESPACE)
         if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(" \t")
+            rest = rest[1:].lstrip(_WHITESPACE)
         result[_unescape(key)] = _unescape(rest)
     return result
 
 
+def read_properties(path: str | Path) -> dict[str, str]:
+    """Read a properties file. Kafka reads ISO-8859-1; UTF-8 is tried first because that is
+    what editors write today, and the two agree on ASCII."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    try:
+        return parse_properties(text)
+    except ValueError as e:
+        raise InvalidConfigError(f"{path}: {e}") from None
+
+
 def default_log_dir() -> Path:
     """Where a broker started with no configuration keeps its data."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    base = os.environ.get("XDG_DATA_HOME", "")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if not base or not os.path.isabs(base):
+        base = str(Path.home() / ".local" / "share")
     return Path(base) / "kafkalite" / "logs"
 
 
@@ -79,12 +115,148 @@ def broker_settings(
     log_dirs: str | None = None,
 ) -> dict[str, str]:
     """Settings in the order Kafka applies them: defaults, the file, --override, flags."""
-    settings = {"listeners": DEFAULT_LISTENERS, "log.dirs": str(default_log_dir())}
+    settings: dict[str, str] = {}
     if config_file is not None:
-        settings.update(parse_properties(Path(config_file).read_text()))
+        settings.update(read_properties(config_file))
     settings.update(overrides or {})
     if listeners:
         settings["listeners"] = listeners
     if log_dirs:
         settings["log.dirs"] = log_dirs
+    settings.setdefault("listeners", DEFAULT_LISTENERS)
+    # Kafka reads log.dirs and falls back to log.dir; the default applies only when neither
+    # is given, and a lone log.dir is renamed so there is one key to read.
+    if "log.dirs" not in settings:
+        settings["log.dirs"] = settings.pop("log.dir", "") or str(default_log_dir())
+    else:
+        settings.pop("log.dir", None)
     return settings
+
+
+# ---- checks beyond the Rust parser -------------------------------------------------------
+
+_SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
+_LISTENER = re.compile(r"^([A-Za-z0-9_.-]+)://(\[[0-9A-Fa-f:.]*\]|[^:/\[\]]*):(\d+)$")
+# Integer keys the broker acts on, with the smallest value that means something.
+_INT_MIN = {
+    "node.id": 0,
+    "broker.id": 0,
+    "num.partitions": 1,
+    "default.replication.factor": 1,
+    "min.insync.replicas": 1,
+    "log.retention.hours": -1,
+    "log.retention.minutes": -1,
+    "log.retention.ms": -1,
+    "log.retention.bytes": -1,
+    "log.roll.hours": 1,
+    "log.roll.ms": 1,
+    "log.segment.bytes": 14,
+    "message.max.bytes": 0,
+    "socket.request.max.bytes": 64,
+}
+_BOOL_KEYS = ("auto.create.topics.enable",)
+
+
+def _int(key: str, value: str, minimum: int) -> int:
+    try:
+        n = int(value.strip())
+    except ValueError:
+        raise config_error(key, value, "not an integer") from None
+    if n < minimum:
+        raise config_error(key, value, f"must be at least {minimum}")
+    return n
+
+
+def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
+    out: list[tuple[str, str, int]] = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        m = _LISTENER.match(part)
+        if m is None:
+            raise config_error(key, value, f"{part!r} is not NAME://host:port")
+        name, host, port = m.group(1), m.group(2).strip("[]"), int(m.group(3))
+        if port > 65535:
+            raise config_error(key, value, f"port {port} is out of range")
+        if any(name == seen for seen, _, _ in out):
+            raise config_error(key, value, f"listener name {name} appears twice")
+        out.append((name, host, port))
+    if not out:
+        raise config_error(key, value, "no listener given")
+    return out
+
+
+def _protocol_map(value: str) -> dict[str, str]:
+    key = "listener.security.protocol.map"
+    mapping = {}
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        name, sep, protocol = part.partition(":")
+        if not sep or protocol.strip() not in _SECURITY_PROTOCOLS:
+            raise config_error(key, value, f"{part!r} is not NAME:PROTOCOL")
+        mapping[name.strip()] = protocol.strip()
+    return mapping
+
+
+def validate_settings(settings: Mapping[str, str]) -> None:
+    """Reject values the Rust parser would accept but that cannot be what the user meant:
+    negative ids and retention, listeners we cannot serve (TLS, SASL), advertising an
+    address no client can reach. Raises InvalidConfigError naming the key and value."""
+    for key, minimum in _INT_MIN.items():
+        if key in settings:
+            _int(key, settings[key], minimum)
+    for key in _BOOL_KEYS:
+        if key in settings and settings[key].strip() not in ("true", "false"):
+            raise config_error(key, settings[key], "must be true or false")
+    if "node.id" in settings and "broker.id" in settings:
+        if int(settings["node.id"]) != int(settings["broker.id"]):
+            raise config_error("broker.id", settings["broker.id"], "must equal node.id")
+
+    protocols = {name: name for name in _SECURITY_PROTOCOLS}
+    if "listener.security.protocol.map" in settings:
+        protocols.update(_protocol_map(settings["listener.security.protocol.map"]))
+    listeners = _listeners("listeners", settings.get("listeners", DEFAULT_LISTENERS))
+    for name, _host, _port in listeners:
+        protocol = protocols.get(name)
+        if protocol is None:
+            raise config_error(
+                "listeners",
+                settings["listeners"],
+                f"listener {name} has no entry in listener.security.protocol.map",
+            )
+        if protocol != "PLAINTEXT":
+            raise config_error(
+                "listeners", settings["listeners"], f"{protocol} listeners are not supported yet"
+            )
+    bound_ports = [port for _name, _host, port in listeners if port != 0]
+    if len(bound_ports) != len(set(bound_ports)):
+        raise config_error("listeners", settings["listeners"], "two listeners share a port")
+
+    if "advertised.listeners" in settings:
+        value = settings["advertised.listeners"]
+        names = {name for name, _host, _port in listeners}
+        for name, host, port in _listeners("advertised.listeners", value):
+            if name not in names:
+                raise config_error("advertised.listeners", value, f"{name} is not in listeners")
+            if host in ("", "0.0.0.0", "::"):
+                raise config_error(
+                    "advertised.listeners", value, "clients cannot connect to a wildcard address"
+                )
+            if port == 0:
+                raise config_error("advertised.listeners", value, "port 0 cannot be advertised")
+
+    if "log.cleanup.policy" in settings:
+        value = settings["log.cleanup.policy"]
+        policies = [p.strip() for p in value.split(",") if p.strip()]
+        if not policies or any(p not in ("delete", "compact") for p in policies):
+            raise config_error("log.cleanup.policy", value, "must be delete, compact or both")
+
+    for key in ("log.dirs", "log.dir"):
+        if key in settings:
+            dirs = [d.strip() for d in settings[key].split(",") if d.strip()]
+            if not dirs:
+                raise config_error(key, settings[key], "no directory given")
+            for d in dirs:
+                if os.path.exists(d) and not os.path.isdir(d):
+                    raise config_error(key, settings[key], f"{d} is not a directory")
