@@ -68,8 +68,23 @@ def read_all(
             break
         recs = [(o, k, v) for o, _ts, k, v, _h in _core.decode_batches(chunk) if o >= offset]
         out.extend(recs)
-        offset = recs[-1][0] + 1 if recs else log.log_end_offset
+        # Continue after the last batch, not the last record: compaction leaves emptied
+        # batches where every record went, as a Kafka consumer expects.
+        offset = max(offset, batches_end(chunk))
     return out
+
+
+def batches_end(chunk: bytes) -> int:
+    """The offset after the last whole batch in `chunk`."""
+    end, pos = 0, 0
+    while pos + 61 <= len(chunk):
+        base = int.from_bytes(chunk[pos : pos + 8], "big")
+        length = int.from_bytes(chunk[pos + 8 : pos + 12], "big")
+        if pos + 12 + length > len(chunk):
+            break
+        end = base + int.from_bytes(chunk[pos + 23 : pos + 27], "big") + 1
+        pos += 12 + length
+    return end
 
 
 def expected_records(batches: range, records: int = 10) -> list[tuple[int, bytes, bytes]]:

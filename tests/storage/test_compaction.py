@@ -118,7 +118,9 @@ def test_compressed_batches_keep_their_codec(log_dir: Path, compression: str) ->
         offset = 0
         while chunk := log.read(offset, max_bytes=1):
             attributes = int.from_bytes(chunk[21:23], "big")
-            assert attributes & 0x07 == codec_bits
+            # A batch left empty at the end of a cleaned segment is stored uncompressed.
+            if int.from_bytes(chunk[57:61], "big") > 0:
+                assert attributes & 0x07 == codec_bits
             offset = int.from_bytes(chunk[:8], "big") + int.from_bytes(chunk[23:27], "big") + 1
 
 

@@ -195,6 +195,20 @@ pub(crate) fn write_crc(batch: &mut [u8]) {
     put(batch, CRC, crc.to_be_bytes());
 }
 
+/// The header of `batch` as a batch of its own with no records: same offsets, producer
+/// and timestamps, uncompressed. What the cleaner leaves where every record went, so a
+/// consumer positioned in the gap still reaches the batch's end (and producer state
+/// survives), as Kafka's cleaner keeps a producer's last batch.
+pub(crate) fn emptied_batch(batch: &[u8]) -> Vec<u8> {
+    let mut out = batch[..BATCH_HEADER_LEN].to_vec();
+    put(&mut out, BATCH_LENGTH, MIN_BATCH_LENGTH.to_be_bytes());
+    let attributes = i16::from_be_bytes([out[ATTRIBUTES], out[ATTRIBUTES + 1]]) & !0x07;
+    put(&mut out, ATTRIBUTES, attributes.to_be_bytes());
+    put(&mut out, RECORDS_COUNT, 0i32.to_be_bytes());
+    write_crc(&mut out);
+    out
+}
+
 /// The batch bytes `header` describes, or an error if `buf` holds fewer.
 pub(crate) fn batch_bytes<'a>(buf: &'a [u8], header: &BatchHeader) -> Result<&'a [u8]> {
     buf.get(..header.total_size()).ok_or_else(|| {

@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::records::batch::emptied_batch;
 use crate::records::{validate_batch, BatchHeader, BATCH_HEADER_LEN};
 use crate::storage::batch_filter::{filter_batch, FilterCounts, Filtered, Verdict};
 use crate::storage::config::LogConfig;
@@ -538,6 +539,9 @@ impl CompactionJob {
         let horizon = self.now_ms.saturating_add(self.config.delete_retention_ms);
         // Merging segments is a change in itself.
         let mut changed = group.len() > 1;
+        // The group's last batch stays, emptied, when none of its records survive: a
+        // consumer whose position falls in a trailing gap has a batch end to move to.
+        let mut trailing_empty: Option<Vec<u8>> = None;
         for segment in group {
             stats.bytes_read += segment.size;
             for_each_batch(segment, |header, batch| {
@@ -549,6 +553,9 @@ impl CompactionJob {
                     })?
                 };
                 add_counts(&mut cleaned.counts, counts);
+                if !matches!(filtered, Filtered::Empty) {
+                    trailing_empty = None;
+                }
                 match filtered {
                     Filtered::Unchanged => writer.write(header, batch)?,
                     Filtered::Unparseable => {
@@ -559,10 +566,16 @@ impl CompactionJob {
                         changed = true;
                         writer.write(&BatchHeader::parse(&bytes)?, &bytes)?;
                     }
-                    Filtered::Empty => changed = true,
+                    Filtered::Empty => {
+                        changed = true;
+                        trailing_empty = Some(emptied_batch(batch));
+                    }
                 }
                 Ok(None::<()>)
             })?;
+        }
+        if let Some(bytes) = trailing_empty {
+            writer.write(&BatchHeader::parse(&bytes)?, &bytes)?;
         }
         if !changed {
             // Examined and left as it is: its records count as kept.
