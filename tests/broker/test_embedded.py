@@ -151,18 +151,11 @@ def test_port_in_use_raises_oserror_and_releases_the_dir(tmp_path: Path) -> None
         ("log.segment.bytes", "1048576", "segment.bytes", "1048576"),
         ("message.max.bytes", "2000000", "max.message.bytes", "2000000"),
         ("log.message.timestamp.type", "LogAppendTime", "message.timestamp.type", "LogAppendTime"),
-        pytest.param(
-            "log.cleanup.policy",
-            "compact",
-            "cleanup.policy",
-            "compact",
-            marks=pytest.mark.xfail(
-                reason="rust/broker/src/config.rs LOG_KEYS has no log.cleanup.policy -> "
-                "cleanup.policy entry: DescribeConfigs says STATIC_BROKER_CONFIG but the value "
-                "(and the log) stay 'delete'",
-                strict=False,
-            ),
-        ),
+        ("log.cleanup.policy", "compact", "cleanup.policy", "compact"),
+        ("log.cleaner.delete.retention.ms", "1000", "delete.retention.ms", "1000"),
+        ("log.cleaner.min.cleanable.ratio", "0.1", "min.cleanable.dirty.ratio", "0.1"),
+        ("log.cleaner.min.compaction.lag.ms", "5", "min.compaction.lag.ms", "5"),
+        ("log.cleaner.max.compaction.lag.ms", "60000", "max.compaction.lag.ms", "60000"),
     ],
 )
 def test_broker_log_keys_are_topic_defaults(

@@ -150,6 +150,19 @@ class Broker:
         _name, host, port = self._require().advertised_listeners[0]
         return f"{_bracketed(host)}:{port}"
 
+    def compact(
+        self, topic: str | None = None, *, force: bool = True
+    ) -> list[tuple[str, int, _core.CompactionStats]]:
+        """Run the log cleaner now over ``topic`` (every topic when None).
+
+        The broker also cleans in the background every ``log.cleaner.backoff.ms``, when a
+        partition's dirty ratio reaches ``min.cleanable.dirty.ratio``; ``force`` cleans
+        whatever is cleanable now, rolling the active segment first (it is never cleaned).
+        Returns (topic, partition, stats) per partition; topics whose ``cleanup.policy``
+        lacks ``compact`` come back with ``stats.skipped`` set.
+        """
+        return self._require().compact(topic, force)
+
     def _require(self) -> _core.BrokerServer:
         if self._server is None:
             raise RuntimeError("the broker is not running; call start() or use `with`")

@@ -45,6 +45,11 @@ pub struct BrokerConfig {
     pub log_defaults: LogConfig,
     /// Every key as given, for DescribeConfigs on the broker resource.
     pub raw: BTreeMap<String, String>,
+    /// How often closed segments past retention are deleted.
+    pub retention_check_interval_ms: u64,
+    /// Whether compacted topics are cleaned in the background, and how often.
+    pub cleaner_enable: bool,
+    pub cleaner_backoff_ms: u64,
 }
 
 impl Default for BrokerConfig {
@@ -64,8 +69,20 @@ impl Default for BrokerConfig {
             socket_request_max_bytes: 104_857_600,
             log_defaults: LogConfig::default(),
             raw: BTreeMap::new(),
+            retention_check_interval_ms: 300_000,
+            cleaner_enable: true,
+            cleaner_backoff_ms: 15_000,
         }
     }
+}
+
+/// An interval in milliseconds: at least 1, so a scheduler never spins.
+fn positive_ms(key: &str, value: &str) -> Result<u64, ConfigError> {
+    let n: u64 = int(key, value)?;
+    if n == 0 {
+        return Err(bad(key, value, "must be at least 1"));
+    }
+    Ok(n)
 }
 
 fn int<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConfigError> {
@@ -117,6 +134,14 @@ const LOG_KEYS: &[(&str, &str)] = &[
     ("log.flush.interval.ms", "flush.ms"),
     ("message.max.bytes", "max.message.bytes"),
     ("log.message.timestamp.type", "message.timestamp.type"),
+    ("log.cleanup.policy", "cleanup.policy"),
+    ("log.cleaner.delete.retention.ms", "delete.retention.ms"),
+    (
+        "log.cleaner.min.cleanable.ratio",
+        "min.cleanable.dirty.ratio",
+    ),
+    ("log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms"),
+    ("log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms"),
 ];
 
 impl BrokerConfig {
@@ -206,6 +231,11 @@ impl BrokerConfig {
                 }
                 "default.replication.factor" => c.default_replication_factor = int(key, value)?,
                 "auto.create.topics.enable" => c.auto_create_topics = boolean(key, value)?,
+                "log.retention.check.interval.ms" => {
+                    c.retention_check_interval_ms = positive_ms(key, value)?;
+                }
+                "log.cleaner.enable" => c.cleaner_enable = boolean(key, value)?,
+                "log.cleaner.backoff.ms" => c.cleaner_backoff_ms = positive_ms(key, value)?,
                 "message.max.bytes" => c.message_max_bytes = int(key, value)?,
                 "socket.request.max.bytes" => {
                     c.socket_request_max_bytes = int(key, value)?;

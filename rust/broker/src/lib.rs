@@ -9,6 +9,7 @@
 pub mod config;
 pub mod groups;
 pub mod handlers;
+pub mod log_maintenance;
 pub mod producer_state;
 pub mod response;
 pub mod server;

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use crate::config::BrokerConfig;
 use crate::handlers::{self, api_versions};
+use crate::log_maintenance::{self, LogMaintenance, PartitionCompaction};
 use crate::response::{Piece, ResponseBody};
 use crate::state::BrokerState;
 
@@ -38,6 +39,7 @@ pub struct Broker {
     state: Arc<BrokerState>,
     shutdown: watch::Sender<bool>,
     addrs: Vec<(String, SocketAddr)>,
+    maintenance: Option<LogMaintenance>,
 }
 
 impl Broker {
@@ -67,11 +69,13 @@ impl Broker {
             runtime.spawn(accept_loop(bound, Arc::clone(&state), watcher.clone()));
         }
         let _ = state.advertised.set(advertised_for(&state.config, &addrs));
+        let maintenance = Some(LogMaintenance::start(Arc::clone(&state))?);
         Ok(Broker {
             runtime: Some(runtime),
             state,
             shutdown,
             addrs,
+            maintenance,
         })
     }
 
@@ -86,11 +90,22 @@ impl Broker {
         &self.state
     }
 
+    /// Run a cleaner pass now over `topic`'s partitions (every topic when `None`); see
+    /// `log_maintenance::compact`.
+    #[must_use]
+    pub fn compact(&self, topic: Option<&str>, force: bool) -> Vec<PartitionCompaction> {
+        log_maintenance::compact(&self.state, topic, force)
+    }
+
     /// Stop accepting, drop connections, close every log cleanly.
     pub fn shutdown(&mut self) -> anyhow::Result<()> {
         let Some(runtime) = self.runtime.take() else {
             return Ok(());
         };
+        // A cleaner pass in progress finishes (or is discarded) before the logs close.
+        if let Some(mut maintenance) = self.maintenance.take() {
+            maintenance.stop();
+        }
         let _ = self.shutdown.send(true);
         runtime.shutdown_timeout(Duration::from_secs(5));
         self.state.close()

@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 
 use crate::errors::InvalidConfigError;
+use crate::partition_log::CompactionStats;
 
 #[pyclass(module = "kafkalite._core", frozen)]
 pub struct BrokerServer {
@@ -62,6 +63,30 @@ impl BrokerServer {
     #[getter]
     fn running(&self) -> bool {
         self.inner.lock().map(|b| b.is_some()).unwrap_or(false)
+    }
+
+    /// Run a cleaner pass now over `topic` (every topic when `None`): (topic, partition,
+    /// stats) for each partition. `force` cleans whatever is cleanable, whatever the dirty
+    /// ratio, after rolling the active segment of compacted partitions.
+    #[pyo3(signature = (topic=None, force=false))]
+    fn compact(
+        &self,
+        py: Python<'_>,
+        topic: Option<String>,
+        force: bool,
+    ) -> PyResult<Vec<(String, i32, CompactionStats)>> {
+        let guard = self
+            .inner
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("broker lock poisoned"))?;
+        let Some(broker) = guard.as_ref() else {
+            return Err(PyRuntimeError::new_err("the broker is stopped"));
+        };
+        let done = py.detach(|| broker.compact(topic.as_deref(), force));
+        Ok(done
+            .into_iter()
+            .map(|c| (c.topic, c.partition, c.stats.into()))
+            .collect())
     }
 
     /// Stop serving and close every log cleanly. Idempotent.

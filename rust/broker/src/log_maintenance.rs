@@ -1,0 +1,148 @@
+//! The broker's background log work, as Kafka's LogManager schedules it: retention every
+//! `log.retention.check.interval.ms`, and a cleaner pass over compacted topics every
+//! `log.cleaner.backoff.ms`.
+//!
+//! It runs on one plain thread rather than the tokio runtime: a cleaner pass reads and
+//! writes whole segments, and the runtime's two workers must keep serving produce and fetch
+//! meanwhile. The log's lock is held only for retention's deletions and the cleaner's
+//! snapshot and swap (see `kafkalite_core::storage::cleaner`).
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::{compact_shared, CompactionStats};
+
+use crate::state::{BrokerState, Partition};
+
+/// One partition's outcome of a cleaner pass.
+pub struct PartitionCompaction {
+    pub topic: String,
+    pub partition: i32,
+    pub stats: CompactionStats,
+}
+
+/// The running maintenance thread; dropping it stops the thread and waits for it.
+pub struct LogMaintenance {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl LogMaintenance {
+    pub fn start(state: Arc<BrokerState>) -> std::io::Result<LogMaintenance> {
+        let (stop, stopped) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("kafkalite-log-maintenance".into())
+            .spawn(move || run(&state, &stopped))?;
+        Ok(LogMaintenance {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    pub fn stop(&mut self) {
+        // Dropping the sender wakes the thread at once.
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for LogMaintenance {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn run(state: &BrokerState, stopped: &mpsc::Receiver<()>) {
+    let retention_every = Duration::from_millis(state.config.retention_check_interval_ms);
+    let cleaner_every = Duration::from_millis(state.config.cleaner_backoff_ms);
+    let mut next_retention = Instant::now() + retention_every;
+    let mut next_clean = Instant::now() + cleaner_every;
+    loop {
+        let due = if state.config.cleaner_enable {
+            next_retention.min(next_clean)
+        } else {
+            next_retention
+        };
+        match stopped.recv_timeout(due.saturating_duration_since(Instant::now())) {
+            Err(RecvTimeoutError::Timeout) => {}
+            // A message or a dropped sender: the broker is shutting down.
+            _ => return,
+        }
+        let now = Instant::now();
+        if now >= next_retention {
+            apply_retention(state);
+            next_retention = now + retention_every;
+        }
+        if state.config.cleaner_enable && now >= next_clean {
+            compact(state, None, false);
+            next_clean = Instant::now() + cleaner_every;
+        }
+    }
+}
+
+fn partitions(state: &BrokerState, topic: Option<&str>) -> Vec<Arc<Partition>> {
+    let topics = state.topics.read().expect("lock");
+    topics
+        .values()
+        .filter(|t| topic.is_none_or(|name| t.name == name))
+        .flat_map(|t| t.partitions.read().expect("lock").clone())
+        .collect()
+}
+
+/// Delete the closed segments that retention no longer keeps, on every partition.
+pub fn apply_retention(state: &BrokerState) -> usize {
+    let now = now_ms();
+    partitions(state, None)
+        .iter()
+        .map(|p| match p.log.lock().expect("lock").apply_retention(now) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!(
+                    "kafkalite: retention on {}-{} failed: {e}",
+                    p.topic, p.index
+                );
+                0
+            }
+        })
+        .sum()
+}
+
+/// A cleaner pass over the partitions of `topic` (every topic when `None`). Partitions
+/// whose policy is not `compact`, or not yet dirty enough, come back with `skipped` set
+/// unless `force` asks to clean whatever is cleanable; a forced pass first rolls the active
+/// segment of compacted partitions, which is otherwise never cleaned. A failed partition is
+/// logged and left out: its old segments stay in place.
+pub fn compact(state: &BrokerState, topic: Option<&str>, force: bool) -> Vec<PartitionCompaction> {
+    partitions(state, topic)
+        .iter()
+        .filter_map(|p| match clean_partition(p, force) {
+            Ok(stats) => Some(PartitionCompaction {
+                topic: p.topic.clone(),
+                partition: p.index,
+                stats,
+            }),
+            Err(e) => {
+                eprintln!(
+                    "kafkalite: compaction of {}-{} failed: {e}",
+                    p.topic, p.index
+                );
+                None
+            }
+        })
+        .collect()
+}
+
+fn clean_partition(p: &Partition, force: bool) -> kafkalite_core::Result<CompactionStats> {
+    if force {
+        let mut log = p.log.lock().expect("lock");
+        if log.config().cleanup_policy.compact {
+            log.roll()?;
+        }
+    }
+    compact_shared(&p.log, now_ms(), force)
+}
