@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafkalite import _core, client_cli
+from kafkalite import _core, client_cli, group_cli
 from kafkalite.broker import daemon
 
 
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_arguments(broker)
     broker.set_defaults(func=daemon.run)
     client_cli.add_parsers(sub)
+    group_cli.add_parsers(sub)
     return parser
 
 

@@ -209,28 +209,38 @@ def produce(args: argparse.Namespace) -> int:
 def consume(args: argparse.Namespace) -> int:
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
 
-    consumer = Consumer(
-        _client_config(
-            args,
-            # librdkafka wants a group id even for assign(); nothing is ever committed to
-            # this throwaway one, and the consumer never joins it.
-            **{
-                "group.id": f"kafkalite-cli-{uuid.uuid4().hex[:12]}",
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "enable.partition.eof": False,
-            },
-        )
-    )
+    if args.group:
+        # Share the topic's partitions with the group's other members and commit progress,
+        # as kafka-console-consumer --group does; a new group starts at the end unless
+        # --from-beginning.
+        settings: dict[str, object] = {
+            "group.id": args.group,
+            "enable.auto.commit": True,
+            "auto.offset.reset": "earliest" if args.from_beginning else "latest",
+        }
+    else:
+        # librdkafka wants a group id even for assign(); nothing is ever committed to this
+        # throwaway one, and the consumer never joins it.
+        settings = {
+            "group.id": f"kafkalite-cli-{uuid.uuid4().hex[:12]}",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+        }
+    consumer = Consumer(_client_config(args, **settings, **{"enable.partition.eof": False}))
     out = sys.stdout.buffer
     separator = args.key_separator.encode()
     seen = 0
     try:
-        topic = consumer.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
+        # --timeout 0 waits for ever, for the broker as for records.
+        metadata = consumer.list_topics(args.topic, timeout=args.timeout or -1)
+        topic = metadata.topics.get(args.topic)
         if topic is None or topic.error is not None:
             raise CliError(f"topic {args.topic} does not exist")
-        start = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
-        consumer.assign([TopicPartition(args.topic, p, start) for p in topic.partitions])
+        if args.group:
+            consumer.subscribe([args.topic])
+        else:
+            start = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
+            consumer.assign([TopicPartition(args.topic, p, start) for p in topic.partitions])
         idle_deadline = time.monotonic() + args.timeout
         while args.max_messages is None or seen < args.max_messages:
             msg = consumer.poll(0.2)
@@ -259,18 +269,21 @@ def consume(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_common_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, help="host:port[,host:port]"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the broker (consume: idle seconds before exiting; 0: wait "
+        "forever)",
+    )
+
+
 def add_parsers(sub: Any) -> None:
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, help="host:port[,host:port]"
-        )
-        p.add_argument(
-            "--timeout",
-            type=float,
-            default=10.0,
-            help="seconds to wait for the broker (consume: idle seconds before exiting; 0: wait "
-            "forever)",
-        )
+    common = add_common_arguments
 
     topic = sub.add_parser("topic", help="create, list, describe or delete topics")
     tsub = topic.add_subparsers(dest="topic_command", required=True)
@@ -306,6 +319,9 @@ def add_parsers(sub: Any) -> None:
     cons = sub.add_parser("consume", help="print a topic's records, one per line")
     cons.add_argument("topic")
     cons.add_argument("--from-beginning", action="store_true")
+    cons.add_argument(
+        "-g", "--group", default=None, help="consume as a member of this consumer group"
+    )
     cons.add_argument("-n", "--max-messages", type=int, default=None)
     cons.add_argument("--print-key", action="store_true")
     cons.add_argument("--key-separator", default="\t", help="printed between key and value")
