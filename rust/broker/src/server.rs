@@ -161,14 +161,35 @@ async fn serve(
         if size < 4 || size as usize > max {
             anyhow::bail!("frame of {size} bytes is outside [4, {max}]");
         }
-        let mut frame = BytesMut::zeroed(size as usize);
-        stream.read_exact(&mut frame).await?;
-        let frame = frame.freeze();
+        let frame = read_frame(&mut stream, size as usize).await?.freeze();
         // Produce with acks=0 expects no response at all.
         if let Some((header_version, correlation_id, body)) = handle_frame(&state, frame).await? {
             write_response(&mut stream, header_version, correlation_id, body).await?;
         }
     }
+}
+
+/// Frames up to this size get their whole buffer at once (most produce requests fit).
+const UPFRONT_FRAME_BYTES: usize = 1 << 20;
+
+/// Read a `size`-byte frame body. Past `UPFRONT_FRAME_BYTES` the buffer grows as bytes
+/// arrive, at most doubling what has been received: a peer that announces a large frame
+/// and sends nothing more holds no more memory than it has sent.
+async fn read_frame(stream: &mut TcpStream, size: usize) -> std::io::Result<BytesMut> {
+    let mut frame = BytesMut::new();
+    let mut filled = 0;
+    while filled < size {
+        let target = (filled * 2).max(UPFRONT_FRAME_BYTES).min(size);
+        if frame.len() < target {
+            frame.resize(target, 0);
+        }
+        let n = stream.read(&mut frame[filled..]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+    }
+    Ok(frame)
 }
 
 /// Parse the request header and dispatch. `Ok(None)`: nothing to send back.

@@ -10,7 +10,9 @@ use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicR
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::handlers::create_topics::{check_replicas, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST};
+use crate::handlers::create_topics::{
+    check_replicas, PartitionBudget, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST,
+};
 use crate::response::{encode, ResponseBody};
 use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
@@ -21,6 +23,7 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreatePartitionsRequest::decode(&mut body, version)?;
+    let mut budget = PartitionBudget::new();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
@@ -35,7 +38,7 @@ pub async fn handle(
                     format!("found multiple requests for topic '{}'", t.name.0),
                 ))
             } else {
-                grow(state, t, request.validate_only)
+                grow(state, t, request.validate_only, &mut budget)
             };
             let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
             match outcome {
@@ -57,6 +60,7 @@ fn grow(
     state: &BrokerState,
     t: &CreatePartitionsTopic,
     validate_only: bool,
+    budget: &mut PartitionBudget,
 ) -> Result<(), ApiError> {
     let name = t.name.0.as_str();
     // The group coordinator maps groups onto a fixed set of offsets partitions.
@@ -67,6 +71,7 @@ fn grow(
         ));
     }
     let topic = state.require_topic(name)?;
+    budget.take(i64::from(t.count) - i64::from(topic.partition_count()))?;
     // Clients send null for "place them anywhere"; an empty list means the same.
     if let Some(assignments) = t.assignments.as_ref().filter(|a| !a.is_empty()) {
         let added = t.count - topic.partition_count();

@@ -21,6 +21,45 @@ use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 pub const INVALID_REPLICATION_FACTOR: i16 = 38;
 pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
 pub const INVALID_REQUEST: i16 = 42;
+pub const POLICY_VIOLATION: i16 = 44;
+
+/// New partitions one CreateTopics or CreatePartitions request may add, as Kafka's
+/// controller limits them: each costs a directory and open files, so an absurd count is
+/// refused before anything is created.
+pub struct PartitionBudget {
+    remaining: i64,
+}
+
+impl PartitionBudget {
+    pub const PER_REQUEST: i64 = 10_000;
+
+    #[must_use]
+    pub fn new() -> Self {
+        PartitionBudget {
+            remaining: Self::PER_REQUEST,
+        }
+    }
+
+    pub fn take(&mut self, partitions: i64) -> Result<(), ApiError> {
+        if partitions > self.remaining {
+            return Err(ApiError::new(
+                POLICY_VIOLATION,
+                format!(
+                    "excessively large number of partitions per request: {partitions} would                      exceed the limit of {} new partitions in one request",
+                    Self::PER_REQUEST
+                ),
+            ));
+        }
+        self.remaining -= partitions.max(0);
+        Ok(())
+    }
+}
+
+impl Default for PartitionBudget {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 struct Created {
     partitions: i32,
@@ -35,6 +74,7 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreateTopicsRequest::decode(&mut body, version)?;
+    let mut budget = PartitionBudget::new();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
@@ -49,7 +89,7 @@ pub async fn handle(
                     format!("found multiple requests for topic '{}'", topic.name.0),
                 ))
             } else {
-                create_one(state, topic, request.validate_only)
+                create_one(state, topic, request.validate_only, &mut budget)
             };
             respond(state, topic, outcome, version)
         })
@@ -93,6 +133,7 @@ fn create_one(
     state: &BrokerState,
     topic: &CreatableTopic,
     validate_only: bool,
+    budget: &mut PartitionBudget,
 ) -> Result<Created, ApiError> {
     let name = topic.name.0.as_str();
     validate_topic_name(name)?;
@@ -103,6 +144,7 @@ fn create_one(
         ));
     }
     let (partitions, replication_factor) = layout(state, topic)?;
+    budget.take(i64::from(partitions))?;
     let mut configs = BTreeMap::new();
     for c in &topic.configs {
         let Some(value) = &c.value else {
