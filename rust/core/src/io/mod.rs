@@ -146,24 +146,61 @@ impl Appender {
     /// (looping on short writes). Returns the new end position. On failure whatever landed
     /// past the old end is cut off again, so the next append starts at the same place.
     pub fn append(&mut self, bufs: &[&[u8]]) -> io::Result<u64> {
+        self.append_verified(bufs, || Ok::<(), io::Error>(()))
+    }
+
+    /// `append`, with `verify` (a check of the buffers' contents, such as their CRCs)
+    /// deciding whether the bytes count as written. With io_uring it runs while the write
+    /// is in flight, overlapping the kernel's copy; with `pwritev`, before the write. When
+    /// it fails, the position stays where it was and anything written past it is cut off,
+    /// as after a failed write.
+    pub fn append_verified<E: From<io::Error>>(
+        &mut self,
+        bufs: &[&[u8]],
+        verify: impl FnOnce() -> Result<(), E>,
+    ) -> Result<u64, E> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
         self.reserve(total);
         let fd = self.file.as_raw_fd();
         let mut iov = IoVecs::new(bufs);
-        let written = match &mut self.backend {
-            Backend::Uring(ring) => {
-                let written = ring.write_all(fd, self.position, &mut iov);
-                if !ring.usable() {
-                    self.backend = Backend::Pwritev;
+        let mut verify = Some(verify);
+        let mut verdict: Option<Result<(), E>> = None;
+        let written = {
+            let mut run = || {
+                if let Some(check) = verify.take() {
+                    verdict = Some(check());
                 }
-                written
+            };
+            match &mut self.backend {
+                Backend::Uring(ring) => {
+                    let written = ring.write_all(fd, self.position, &mut iov, &mut run);
+                    if !ring.usable() {
+                        self.backend = Backend::Pwritev;
+                    }
+                    written
+                }
+                Backend::Pwritev => {
+                    run();
+                    if matches!(verdict, Some(Err(_))) {
+                        Ok(())
+                    } else {
+                        pwritev_all(fd, self.position, &mut iov)
+                    }
+                }
             }
-            Backend::Pwritev => pwritev_all(fd, self.position, &mut iov),
         };
-        if let Err(e) = written {
-            // The write error is the one worth reporting; if truncating fails as well, the
+        let failed = match (written, verdict) {
+            (Err(e), _) => Some(E::from(e)),
+            (Ok(()), Some(Err(e))) => Some(e),
+            (Ok(()), _) => None,
+        };
+        if let Some(e) = failed {
+            // The first error is the one worth reporting; if truncating fails as well, the
             // next append still starts at `position` and overwrites the partial tail.
-            let _ = self.file.set_len(self.position);
+            if self.file.set_len(self.position).is_ok() {
+                // Truncation also freed the blocks reserved past the position.
+                self.reserved_until = 0;
+            }
             return Err(e);
         }
         self.position += total;

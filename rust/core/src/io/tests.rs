@@ -349,3 +349,37 @@ fn append_mib(path: &std::path::Path, kind: EngineKind, buf: &[u8], count: usize
     }
     started.elapsed().as_secs_f64()
 }
+
+#[test]
+fn a_failed_verification_appends_nothing_with_either_engine() {
+    for kind in [EngineKind::IoUring, EngineKind::Pwritev] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seg.log");
+        let mut appender = Appender::with_engine(open(&path), 0, kind).unwrap();
+        let first = pattern(4096, 1);
+        appender.append(&[&first]).unwrap();
+        let rejected = pattern(1 << 20, 2);
+        let mut ran = false;
+        let err = appender
+            .append_verified(&[&rejected], || {
+                ran = true;
+                Err(io::Error::other("checksum mismatch"))
+            })
+            .unwrap_err();
+        assert!(ran, "{kind:?}");
+        assert_eq!(err.to_string(), "checksum mismatch");
+        assert_eq!(appender.position(), 4096, "{kind:?}");
+        assert_eq!(fs::metadata(&path).unwrap().len(), 4096, "{kind:?}");
+        // Verified bytes land where the rejected ones would have.
+        let second = pattern(8192, 3);
+        let end = appender
+            .append_verified(&[&second], || Ok::<(), io::Error>(()))
+            .unwrap();
+        assert_eq!(end, 4096 + 8192);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            [first, second].concat(),
+            "{kind:?}"
+        );
+    }
+}

@@ -54,12 +54,31 @@ impl UringWriter {
         !self.broken
     }
 
-    /// Write everything in `iov` at `offset`.
+    /// Write everything in `iov` at `offset`. `meanwhile` runs once, on this thread, while
+    /// the first round of writes is in flight (or before the writes, when the ring cannot
+    /// take them): buffered ext4 writes run on an io-wq worker, so the caller's work there
+    /// overlaps the copy into the page cache. It may read the buffers, never write them.
     pub fn write_all(
+        &mut self,
+        fd: RawFd,
+        offset: u64,
+        iov: &mut IoVecs<'_>,
+        meanwhile: &mut dyn FnMut(),
+    ) -> io::Result<()> {
+        let mut meanwhile = Some(meanwhile);
+        let result = self.write_rounds(fd, offset, iov, &mut meanwhile);
+        if let Some(f) = meanwhile.take() {
+            f();
+        }
+        result
+    }
+
+    fn write_rounds(
         &mut self,
         fd: RawFd,
         mut offset: u64,
         iov: &mut IoVecs<'_>,
+        meanwhile: &mut Option<&mut dyn FnMut()>,
     ) -> io::Result<()> {
         while !iov.is_empty() {
             if self.broken {
@@ -68,7 +87,7 @@ impl UringWriter {
                 return pwritev_all(fd, offset, iov);
             }
             let chunks = plan_round(iov.remaining(), offset);
-            let written = match self.round(fd, iov.remaining(), &chunks) {
+            let written = match self.round(fd, iov.remaining(), &chunks, meanwhile) {
                 Ok(written) => written,
                 Err(_) if self.broken => continue,
                 Err(e) => return Err(e),
@@ -92,18 +111,23 @@ impl UringWriter {
         Ok(())
     }
 
-    /// Submit one Writev per chunk and wait for all; bytes written per chunk.
+    /// Submit one Writev per chunk, run `meanwhile` if it has not run yet, and wait for all;
+    /// bytes written per chunk.
     fn round(
         &mut self,
         fd: RawFd,
         iov: &[libc::iovec],
         chunks: &[Chunk],
+        meanwhile: &mut Option<&mut dyn FnMut()>,
     ) -> io::Result<Vec<usize>> {
         if let Err(e) = self.queue(fd, iov, chunks).and_then(|()| self.submit()) {
             // Entries left in the queue would later be submitted pointing at freed buffers:
             // the ring must never be submitted again.
             self.broken = true;
             return Err(e);
+        }
+        if let Some(f) = meanwhile.take() {
+            f();
         }
         self.collect(chunks.len())
     }

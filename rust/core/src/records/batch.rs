@@ -317,13 +317,35 @@ fn check_min_records_size(header: &BatchHeader) -> Result<()> {
 /// Beyond `validate_batch`, a producer batch must hold at least one record and exactly
 /// `last_offset_delta + 1` of them (Kafka's rule: no offset gaps before compaction).
 pub fn validate_batches(buf: &[u8], max_batch_bytes: usize) -> Result<Vec<BatchInfo>> {
+    let infos = validate_batches_deferring_crc(buf, max_batch_bytes)?;
+    check_batch_crcs(buf, &infos)?;
+    Ok(infos)
+}
+
+/// `validate_batches` without the CRC pass, which the caller must still run with
+/// `check_batch_crcs` before the batches count as appended (the log runs it while their
+/// write is in flight). A batch that fails a field check has its CRC checked first, so a
+/// flipped bit is still reported as corruption, as `validate_batch` reports it.
+pub fn validate_batches_deferring_crc(
+    buf: &[u8],
+    max_batch_bytes: usize,
+) -> Result<Vec<BatchInfo>> {
     if buf.is_empty() {
         return Err(Error::corrupt("no record batches"));
     }
     let mut infos = Vec::new();
     let mut position = 0;
     while position < buf.len() {
-        let header = validate_producer_batch(&buf[position..], max_batch_bytes)?;
+        let rest = &buf[position..];
+        let header =
+            validate_producer_batch(rest, max_batch_bytes).map_err(
+                |e| match BatchHeader::parse(rest)
+                    .and_then(|h| batch_bytes(rest, &h).and_then(|b| check_crc(b, &h)))
+                {
+                    Err(crc) if !matches!(e, Error::MessageTooLarge { .. }) => crc,
+                    _ => e,
+                },
+            )?;
         let size = header.total_size();
         infos.push(BatchInfo { position, header });
         position += size;
@@ -331,16 +353,27 @@ pub fn validate_batches(buf: &[u8], max_batch_bytes: usize) -> Result<Vec<BatchI
     Ok(infos)
 }
 
+/// The CRC pass over batches that `validate_batches_deferring_crc` accepted.
+pub fn check_batch_crcs(buf: &[u8], infos: &[BatchInfo]) -> Result<()> {
+    for info in infos {
+        let batch = &buf[info.position..info.position + info.header.total_size()];
+        check_crc(batch, &info.header)?;
+    }
+    Ok(())
+}
+
 fn validate_producer_batch(buf: &[u8], max_batch_bytes: usize) -> Result<BatchHeader> {
     // Size first: refuse an oversized batch without spending a CRC pass on it.
-    let size = BatchHeader::parse(buf)?.total_size();
+    let header = BatchHeader::parse(buf)?;
+    let size = header.total_size();
     if size > max_batch_bytes {
         return Err(Error::MessageTooLarge {
             size,
             limit: max_batch_bytes,
         });
     }
-    let header = validate_batch(buf)?;
+    batch_bytes(buf, &header)?;
+    check_fields(&header)?;
     if header.records_count < 1 {
         return Err(Error::InvalidRecord("batch has no records".into()));
     }

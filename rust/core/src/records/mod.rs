@@ -16,8 +16,9 @@ mod fuzz_tests;
 mod test_util;
 
 pub use batch::{
-    assign_offsets, validate_batch, validate_batches, BatchHeader, BatchInfo, TimestampType,
-    BATCH_HEADER_LEN, LOG_OVERHEAD,
+    assign_offsets, check_batch_crcs, validate_batch, validate_batches,
+    validate_batches_deferring_crc, BatchHeader, BatchInfo, TimestampType, BATCH_HEADER_LEN,
+    LOG_OVERHEAD,
 };
 pub use compression::Compression;
 pub use record::{decode_records, encode_batch, Header, Record, RecordInput};

@@ -12,7 +12,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::records::{assign_offsets, validate_batches};
+use crate::records::{
+    assign_offsets, check_batch_crcs, validate_batches, validate_batches_deferring_crc, BatchInfo,
+};
 use crate::storage::cleaner::{recover_interrupted, CHECKPOINT_FILE};
 use crate::storage::config::LogConfig;
 use crate::storage::record_view::require_keys;
@@ -173,13 +175,35 @@ impl PartitionLog {
     /// them. `buf` is modified: baseOffset (and timestamps for LogAppendTime) are rewritten.
     pub fn append(&mut self, buf: &mut [u8], now_ms: i64) -> Result<AppendInfo> {
         self.check_open()?;
+        if !self.config.log_append_time {
+            // CreateTime: offsets lie outside the CRC, so the CRC pass can overlap the write.
+            let infos = self.validate(buf)?;
+            assign_offsets(buf, &infos, self.next_offset, None);
+            let buf = &*buf;
+            return self.append_validated(&[buf], &infos, None, now_ms, || {
+                check_batch_crcs(buf, &infos)
+            });
+        }
+        // LogAppendTime rewrites maxTimestamp and so the CRC: the producer's CRC is checked
+        // first.
         let infos = validate_batches(buf, self.config.max_message_bytes)?;
         if self.config.cleanup_policy.compact {
             require_keys(buf, &infos)?;
         }
-        let log_append_time = self.config.log_append_time.then_some(now_ms);
+        let log_append_time = Some(now_ms);
         assign_offsets(buf, &infos, self.next_offset, log_append_time);
-        self.append_validated(&[&*buf], &infos, log_append_time, now_ms)
+        self.append_validated(&[&*buf], &infos, log_append_time, now_ms, || Ok(()))
+    }
+
+    /// A producer's batches, checked but for their CRCs (see `append_validated`).
+    fn validate(&self, buf: &[u8]) -> Result<Vec<BatchInfo>> {
+        let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
+        if self.config.cleanup_policy.compact {
+            // Parsing keys reads records a bad CRC would make meaningless: CRCs first here.
+            check_batch_crcs(buf, &infos)?;
+            require_keys(buf, &infos)?;
+        }
+        Ok(infos)
     }
 
     /// Like `append`, for bytes that cannot be modified (a shared network buffer): the new
@@ -191,10 +215,7 @@ impl PartitionLog {
         if self.config.log_append_time {
             return self.append(&mut buf.to_vec(), now_ms);
         }
-        let infos = validate_batches(buf, self.config.max_message_bytes)?;
-        if self.config.cleanup_policy.compact {
-            require_keys(buf, &infos)?;
-        }
+        let infos = self.validate(buf)?;
         let mut offset = self.next_offset;
         let bases: Vec<[u8; 8]> = infos
             .iter()
@@ -210,17 +231,21 @@ impl PartitionLog {
             slices.push(base);
             slices.push(&buf[info.position + 8..end]);
         }
-        self.append_validated(&slices, &infos, None, now_ms)
+        self.append_validated(&slices, &infos, None, now_ms, || {
+            check_batch_crcs(buf, &infos)
+        })
     }
 
     /// Append validated batches (`slices` concatenate to them, offsets already assigned
-    /// from `self.next_offset`).
+    /// from `self.next_offset`). `verify` completes the validation (the CRC pass) while
+    /// the write is in flight; if it fails nothing is appended and the log is unchanged.
     fn append_validated(
         &mut self,
         slices: &[&[u8]],
-        infos: &[crate::records::BatchInfo],
+        infos: &[BatchInfo],
         log_append_time: Option<i64>,
         now_ms: i64,
+        verify: impl FnOnce() -> Result<()>,
     ) -> Result<AppendInfo> {
         let first_offset = self.next_offset;
         let mut written = Vec::with_capacity(infos.len());
@@ -245,7 +270,7 @@ impl PartitionLog {
         }
         self.maybe_roll(total_bytes, offset - 1, now_ms)?;
         let config = self.config.clone();
-        self.active().append(slices, &written, &config)?;
+        self.active().append(slices, &written, &config, verify)?;
         self.next_offset = offset;
         self.messages_since_flush += record_count;
         self.maybe_flush(now_ms)?;

@@ -264,3 +264,33 @@ fn append_breakdown() {
         );
     }
 }
+
+#[test]
+fn a_batch_whose_crc_fails_during_the_write_leaves_the_log_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = PartitionLog::open(dir.path(), config(&[])).unwrap();
+    fill(&mut log, 3);
+    let active = dir.path().join("00000000000000000000.log");
+    let size = fs::metadata(&active).unwrap().len();
+    // A flipped bit in a record: the header checks pass, only the CRC (checked while the
+    // write is in flight) catches it.
+    let mut bad = batch(3);
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    for shared in [false, true] {
+        let err = if shared {
+            log.append_shared(&bad, 0).unwrap_err()
+        } else {
+            log.append(&mut bad.clone(), 0).unwrap_err()
+        };
+        assert!(err.to_string().contains("CRC"), "{err}");
+        assert_eq!(log.log_end_offset(), 30);
+        assert_eq!(fs::metadata(&active).unwrap().len(), size);
+    }
+    // The next good append takes the offsets and the file position the bad one did not.
+    assert_eq!(log.append(&mut batch(3), 0).unwrap().first_offset, 30);
+    assert_eq!(offsets_read(&log), (0..40).collect::<Vec<_>>());
+    drop(log);
+    let reopened = PartitionLog::open(dir.path(), config(&[])).unwrap();
+    assert_eq!(offsets_read(&reopened), (0..40).collect::<Vec<_>>());
+}

@@ -297,15 +297,15 @@ impl Segment {
         (offset - self.base_offset) as u32
     }
 
-    /// Append already-validated batches with offsets assigned. `slices` concatenate to the
-    /// consecutive batches that `batches` describe.
-    /// Append already-validated batches with offsets assigned. `slices` concatenate to the
-    /// consecutive batches that `batches` describe.
+    /// Append batches with offsets assigned. `slices` concatenate to the consecutive
+    /// batches that `batches` describe; `verify` finishes their validation (see
+    /// `Appender::append_verified`), and nothing is appended if it fails.
     pub fn append(
         &mut self,
         slices: &[&[u8]],
         batches: &[WrittenBatch],
         config: &LogConfig,
+        verify: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         if self.appender.is_none() {
             let handle = self.file.try_clone()?;
@@ -313,7 +313,7 @@ impl Segment {
         }
         let appender = self.appender.as_mut().expect("appender just created");
         let start = self.size;
-        let end = appender.append(slices)?;
+        let end = appender.append_verified(slices, verify)?;
         debug_assert_eq!(
             end,
             start + slices.iter().map(|s| s.len() as u64).sum::<u64>()
