@@ -170,3 +170,17 @@ def test_broker_log_keys_are_topic_defaults(
         entry = admin.describe_configs([resource])[resource].result(10)[topic_key]
         assert entry.value == effective
         assert entry.source == 4  # STATIC_BROKER_CONFIG: from the broker's own key
+
+
+def test_embedded_groups_form_without_kafkas_initial_delay(tmp_path: Path) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    with Broker(log_dirs=tmp_path / "a") as b:
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        resource = ConfigResource("broker", "1")
+        configs = admin.describe_configs([resource])[resource].result(10)
+        assert configs["group.initial.rebalance.delay.ms"].value == "0"
+    with Broker(log_dirs=tmp_path / "b", config={"group.initial.rebalance.delay.ms": 3000}) as b:
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        configs = admin.describe_configs([resource])[resource].result(10)
+        assert configs["group.initial.rebalance.delay.ms"].value == "3000"

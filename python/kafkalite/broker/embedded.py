@@ -31,7 +31,8 @@ class Broker:
     arguments it listens on an ephemeral port of 127.0.0.1 and keeps its data in a temporary
     directory that is removed when it stops. ``config`` takes Kafka's broker keys
     (``num.partitions``, ``log.retention.ms``, ``listeners``, ...) and wins over ``host`` and
-    ``port``.
+    ``port``. Unlike the daemon, it defaults ``group.initial.rebalance.delay.ms`` to 0, so
+    consumer groups form at once.
     """
 
     def __init__(
@@ -44,6 +45,9 @@ class Broker:
         worker_threads: int = 2,
     ) -> None:
         self._config = {k: _kafka_value(v) for k, v in (config or {}).items()}
+        # Kafka waits 3 s for more members before a new group's first rebalance; in a test
+        # or a notebook that is just a 3 s stall (Kafka's own test harness sets 0 too).
+        self._config.setdefault("group.initial.rebalance.delay.ms", "0")
         # Kafka reads log.dirs and falls back to log.dir.
         singular = self._config.pop("log.dir", None)
         from_config = self._config.pop("log.dirs", singular)
