@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 say() { printf '\n== %s\n' "$*"; }
 
 need_debs=()
-for tool in fio:fio kcat:kcat iperf3:iperf3; do
+# Java runs Spark (and Apache Kafka in bench); Maven fetches Spark's Kafka connector.
+for tool in fio:fio kcat:kcat iperf3:iperf3 java:openjdk-17-jre-headless mvn:maven; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need_debs+=("${tool##*:}")
 done
 if [ ${#need_debs[@]} -gt 0 ]; then
@@ -31,8 +32,8 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace --exclude kafkalite-py -q
 
 say "ruff"
-python3 -m ruff check python tests bench
-python3 -m ruff format --check python tests bench
+python3 -m ruff check python tests bench spark
+python3 -m ruff format --check python tests bench spark
 
 say "pytest (io engine: default)"
 python3 -m pytest -q -p no:cacheprovider --timeout 300 tests
