@@ -5,7 +5,7 @@
 //! kafkalite-core's record code and runs with the GIL released.
 
 use kafkalite_core::records::{
-    decode_records, validate_batch, BatchHeader, Record, TimestampType, LOG_OVERHEAD,
+    validate_batch, visit_records, BatchHeader, RecordRef, TimestampType, LOG_OVERHEAD,
 };
 use kafkalite_core::Error;
 use pyo3::buffer::PyBuffer;
@@ -117,19 +117,19 @@ impl Columns {
         }
     }
 
-    fn push(&mut self, record: &Record, timestamp_type: i32) -> Result<(), Error> {
+    fn push(&mut self, record: &RecordRef<'_>, timestamp_type: i32) -> Result<(), Error> {
         self.offset.push(record.offset);
         self.timestamp.push(record.timestamp.saturating_mul(1000));
         self.timestamp_type.push(timestamp_type);
-        self.key.push(record.key.as_deref())?;
-        self.value.push(record.value.as_deref())?;
+        self.key.push(record.key)?;
+        self.value.push(record.value)?;
         if self.include_headers {
-            for header in &record.headers {
+            for (key, value) in &record.headers {
                 // Arrow strings must be UTF-8; Kafka header keys are Java strings, so a
                 // non-UTF-8 key only comes from a hand-made producer and is made lossy.
-                let key = String::from_utf8_lossy(&header.key);
+                let key = String::from_utf8_lossy(key);
                 self.header_key.push(Some(key.as_bytes()))?;
-                self.header_value.push(header.value.as_deref())?;
+                self.header_value.push(*value)?;
             }
             let count = i32::try_from(self.header_key.len())
                 .map_err(|_| Error::corrupt("more than 2^31 headers in one fetch"))?;
@@ -190,11 +190,12 @@ impl Columns {
                 TimestampType::CreateTime => 0,
                 TimestampType::LogAppendTime => 1,
             };
-            for record in decode_records(batch)? {
+            visit_records(batch, |record| {
                 if (start..end).contains(&record.offset) {
                     self.push(&record, timestamp_type)?;
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok(())
     }

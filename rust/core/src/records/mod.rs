@@ -21,4 +21,6 @@ pub use batch::{
     LOG_OVERHEAD,
 };
 pub use compression::Compression;
-pub use record::{decode_records, encode_batch, Header, Record, RecordInput};
+pub use record::{
+    decode_records, encode_batch, visit_records, Header, Record, RecordInput, RecordRef,
+};

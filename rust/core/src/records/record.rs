@@ -37,19 +37,65 @@ pub struct RecordInput {
     pub headers: Vec<Header>,
 }
 
+/// One record borrowed from its batch's (uncompressed) records section: what readers that
+/// copy fields straight into columns need, with no allocation per record but for headers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    /// (key, value) of each header.
+    pub headers: Vec<(&'a [u8], Option<&'a [u8]>)>,
+}
+
+impl RecordRef<'_> {
+    #[must_use]
+    pub fn to_owned(&self) -> Record {
+        Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            headers: self
+                .headers
+                .iter()
+                .map(|(key, value)| Header {
+                    key: key.to_vec(),
+                    value: value.map(<[u8]>::to_vec),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Decode every record of the single (validated) batch at the start of `batch`,
 /// decompressing as needed. Control batches decode like any other.
 ///
 /// The CRC is not rechecked (that is `validate_batch`'s job), but every length is, so
 /// unvalidated bytes produce an error, never a panic or an outsized allocation.
 pub fn decode_records(batch: &[u8]) -> Result<Vec<Record>> {
+    let mut records = Vec::new();
+    visit_records(batch, |record| {
+        records.push(record.to_owned());
+        Ok(())
+    })?;
+    Ok(records)
+}
+
+/// `decode_records` without copying: `visit` gets each record in order, borrowed from the
+/// batch (or from its decompressed section, which lives until the call returns).
+pub fn visit_records(
+    batch: &[u8],
+    mut visit: impl FnMut(RecordRef<'_>) -> Result<()>,
+) -> Result<()> {
     let header = BatchHeader::parse(batch)?;
     let section = &batch_bytes(batch, &header)?[BATCH_HEADER_LEN..];
     let count = usize::try_from(header.records_count)
         .map_err(|_| Error::corrupt(format!("negative records count {}", header.records_count)))?;
     // Compaction can leave a batch with no records and no section to decompress.
     if count == 0 && section.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let data = records_data(&header, section)?;
     if count.saturating_mul(MIN_RECORD_LEN) > data.len() {
@@ -60,9 +106,8 @@ pub fn decode_records(batch: &[u8]) -> Result<Vec<Record>> {
     }
     let context = BatchContext::new(&header);
     let mut reader = Reader::new(&data);
-    let mut records = Vec::with_capacity(count);
     for _ in 0..count {
-        records.push(decode_record(&mut reader, &context)?);
+        visit(decode_record(&mut reader, &context)?)?;
     }
     if !reader.is_empty() {
         return Err(Error::corrupt(format!(
@@ -70,7 +115,7 @@ pub fn decode_records(batch: &[u8]) -> Result<Vec<Record>> {
             reader.remaining()
         )));
     }
-    Ok(records)
+    Ok(())
 }
 
 /// The uncompressed records section, borrowed when the batch is not compressed.
@@ -130,7 +175,7 @@ impl BatchContext {
     }
 }
 
-fn decode_record(reader: &mut Reader<'_>, context: &BatchContext) -> Result<Record> {
+fn decode_record<'a>(reader: &mut Reader<'a>, context: &BatchContext) -> Result<RecordRef<'a>> {
     let len = reader.length("record")?;
     let mut body = Reader::new(reader.take(len)?);
     // Record attributes are unused in v2.
@@ -146,7 +191,7 @@ fn decode_record(reader: &mut Reader<'_>, context: &BatchContext) -> Result<Reco
             body.remaining()
         )));
     }
-    Ok(Record {
+    Ok(RecordRef {
         offset: context.offset(offset_delta)?,
         timestamp: context.timestamp(timestamp_delta)?,
         key,
@@ -155,14 +200,16 @@ fn decode_record(reader: &mut Reader<'_>, context: &BatchContext) -> Result<Reco
     })
 }
 
-fn decode_headers(body: &mut Reader<'_>) -> Result<Vec<Header>> {
+type HeaderRef<'a> = (&'a [u8], Option<&'a [u8]>);
+
+fn decode_headers<'a>(body: &mut Reader<'a>) -> Result<Vec<HeaderRef<'a>>> {
     let count = body.count("header", MIN_HEADER_LEN)?;
     let mut headers = Vec::with_capacity(count);
     for _ in 0..count {
         let key_len = body.length("header key")?;
-        let key = body.take(key_len)?.to_vec();
+        let key = body.take(key_len)?;
         let value = body.nullable_bytes("header value")?;
-        headers.push(Header { key, value });
+        headers.push((key, value));
     }
     Ok(headers)
 }
@@ -239,13 +286,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Bytes behind a length where -1 means null; other negative lengths are corrupt.
-    fn nullable_bytes(&mut self, what: &str) -> Result<Option<Vec<u8>>> {
+    fn nullable_bytes(&mut self, what: &str) -> Result<Option<&'a [u8]>> {
         let len = self.varint()?;
         if len == -1 {
             return Ok(None);
         }
         let len = self.check_length(len, what)?;
-        Ok(Some(self.take(len)?.to_vec()))
+        Ok(Some(self.take(len)?))
     }
 }
 
