@@ -172,22 +172,25 @@ async fn serve(
 /// Frames up to this size get their whole buffer at once (most produce requests fit).
 const UPFRONT_FRAME_BYTES: usize = 1 << 20;
 
-/// Read a `size`-byte frame body. Past `UPFRONT_FRAME_BYTES` the buffer grows as bytes
-/// arrive, at most doubling what has been received: a peer that announces a large frame
-/// and sends nothing more holds no more memory than it has sent.
+/// Read a `size`-byte frame body into uninitialised capacity (no zero-filling: it showed
+/// as 10 % of produce time). Past `UPFRONT_FRAME_BYTES` the buffer grows as bytes arrive,
+/// at most doubling what has been received: a peer that announces a large frame and sends
+/// nothing more holds no more memory than it has sent.
 async fn read_frame(stream: &mut TcpStream, size: usize) -> std::io::Result<BytesMut> {
-    let mut frame = BytesMut::new();
-    let mut filled = 0;
-    while filled < size {
-        let target = (filled * 2).max(UPFRONT_FRAME_BYTES).min(size);
-        if frame.len() < target {
-            frame.resize(target, 0);
+    let mut frame = BytesMut::with_capacity(size.min(UPFRONT_FRAME_BYTES));
+    while frame.len() < size {
+        let missing = size - frame.len();
+        if frame.capacity() == frame.len() {
+            frame.reserve(frame.len().min(missing));
         }
-        let n = stream.read(&mut frame[filled..]).await?;
+        // Never past this frame: the next one's bytes stay in the socket.
+        let n = (&mut *stream)
+            .take(missing as u64)
+            .read_buf(&mut frame)
+            .await?;
         if n == 0 {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        filled += n;
     }
     Ok(frame)
 }
