@@ -138,11 +138,23 @@ def test_the_background_cleaner_compacts_dirty_partitions(tmp_path: Path) -> Non
                 "min.cleanable.dirty.ratio": "0.01",
             },
         )
-        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
+        # Batches well under segment.bytes, one per version: the 20 versions fill several
+        # segments whatever the client's timing, and only the last stays active.
+        producer = Producer(
+            {"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 50, "batch.size": 4096}
+        )
+        errors: list[KafkaError | None] = []
         for version in range(20):
             for k in range(100):
-                producer.produce("table", key=b"k%d" % k, value=b"%d" % version, partition=0)
-        assert producer.flush(30) == 0
+                producer.produce(
+                    "table",
+                    key=b"k%d" % k,
+                    value=b"%d" % version + b"." * 20,
+                    partition=0,
+                    on_delivery=lambda e, _m: errors.append(e),
+                )
+            producer.flush(30)
+        assert errors == [None] * 2000
         written = 20 * 100
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -153,7 +165,7 @@ def test_the_background_cleaner_compacts_dirty_partitions(tmp_path: Path) -> Non
         assert len(records) < written // 2, "the cleaner never ran"
         # Each key's last value is still there (the active segment is never cleaned).
         latest = {key: value for _, key, value in records}
-        assert latest == {b"k%d" % k: b"19" for k in range(100)}
+        assert latest == {b"k%d" % k: b"19" + b"." * 20 for k in range(100)}
 
 
 def test_keyless_records_on_a_compacted_topic_are_refused(tmp_path: Path) -> None:
