@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kafkalite import _core, client_cli, group_cli
+from kafkalite.bench import cli as bench_cli
 from kafkalite.broker import daemon
 
 
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     broker.set_defaults(func=daemon.run)
     client_cli.add_parsers(sub)
     group_cli.add_parsers(sub)
+    bench_cli.register(sub)
     return parser
 
 

@@ -1,0 +1,142 @@
+"""``kafkalite bench run WORKLOAD [--profile P] [--systems kafkalite,kafka] [--quick]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kafkalite.bench.systems import SYSTEMS
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+DRIVERS = ("confluent", "java")
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``bench`` (with ``run``) to the ``kafkalite`` command's subparsers."""
+    bench = subparsers.add_parser("bench", help="benchmarks side by side with Apache Kafka")
+    sub = bench.add_subparsers(dest="bench_command", required=True)
+    run = sub.add_parser("run", help="run one workload file against each system")
+    run.add_argument("workload", help="workload YAML (see bench/workloads/)")
+    run.add_argument("--profile", help="hardware profile name or TOML file (see hw_profiles/)")
+    run.add_argument(
+        "--systems", default="kafkalite,kafka", help=f"comma-separated, from {', '.join(SYSTEMS)}"
+    )
+    run.add_argument("--quick", action="store_true", help="short phases: finishes in < 5 minutes")
+    run.add_argument("--runs", type=int, default=None, help="repeat each system (medians)")
+    run.add_argument(
+        "--drivers", default=None, help="confluent and/or java (default: confluent with --quick)"
+    )
+    run.add_argument("--out", type=Path, help="results directory (default bench-results/<run>)")
+    run.add_argument(
+        "--data-dir", type=Path, help="where brokers keep data (its filesystem is measured)"
+    )
+    run.add_argument("--no-limits", action="store_true", help="skip fio/iperf3")
+    run.add_argument("--keep-data", action="store_true", help="keep broker data after the run")
+    run.set_defaults(func=handler)
+    return bench
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"kafkalite bench: {message}", file=sys.stderr)
+    return code
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    # SIGTERM unwinds like Ctrl-C so every finally: stops brokers and undoes profiles.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def handler(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `kafkalite --help` must not need the bench extras.
+    from kafkalite.bench import harness, plots, report
+    from kafkalite.bench.workload import WorkloadError, load_workload
+
+    try:
+        workload = load_workload(args.workload)
+    except WorkloadError as e:
+        return _fail(str(e))
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    bad = [s for s in systems if s not in SYSTEMS]
+    if bad or not systems:
+        return _fail(
+            f"unknown system {bad[0] if bad else '(none)'!r} in --systems; "
+            f"known: {', '.join(SYSTEMS)}"
+        )
+    drivers = tuple(
+        d.strip()
+        for d in (args.drivers or ("confluent" if args.quick else "confluent,java")).split(",")
+    )
+    bad = [d for d in drivers if d not in DRIVERS]
+    if bad:
+        return _fail(f"unknown driver {bad[0]!r} in --drivers; known: {', '.join(DRIVERS)}")
+    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+    if not 1 <= runs <= 20:
+        return _fail(f"--runs must be 1..20, got {runs}")
+    profile = None
+    if args.profile:
+        from kafkalite.bench.profiles import ProfileError, load_profile
+
+        try:
+            profile = load_profile(args.profile)
+        except ProfileError as e:
+            return _fail(str(e))
+    if args.quick:
+        workload = workload.quick()
+    run_id = time.strftime("%Y%m%dT%H%M%S")
+    out = args.out or Path("bench-results") / f"{workload.name}-{run_id}"
+    own_data = args.data_dir is None
+    data_root = Path(tempfile.mkdtemp(prefix="kafkalite-bench-")) if own_data else args.data_dir
+    opts = harness.RunOptions(
+        workload=workload,
+        systems=systems,
+        out_dir=out,
+        data_root=data_root,
+        quick=args.quick,
+        runs=runs,
+        drivers=drivers,
+        profile=profile,
+        measure_limits=not args.no_limits,
+    )
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        results = harness.run(opts)
+    except KeyboardInterrupt:
+        return _fail("interrupted; brokers stopped and profiles removed", 130)
+    except Exception as e:  # a failed run is reported, not a traceback
+        return _fail(f"run failed: {type(e).__name__}: {e}", EXIT_FAILED)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if own_data and not args.keep_data:
+            shutil.rmtree(data_root, ignore_errors=True)
+    rows = results.rows
+    made = plots.write_plots(out, rows)
+    path = report.write_report(out, rows, systems, made)
+    for name in systems:
+        summary = report.system_summary(rows, name)
+        if summary["runs"]:
+            print(
+                report.perf_test_line(summary)
+                + (f" [{summary['note']}]" if summary["note"] else "")
+            )
+    print(
+        f"results: {out / 'results.jsonl'}; report: {path}; plots: {', '.join(made)}",
+        file=sys.stderr,
+    )
+    print(json.dumps(report.headline(rows, systems)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kafkalite")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))

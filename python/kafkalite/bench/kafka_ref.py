@@ -1,0 +1,160 @@
+"""Apache Kafka as the reference system: jars from Maven Central, a KRaft single node.
+
+Nothing is vendored. Maven resolves the broker (kafka_2.13) and the tools (kafka-tools, for
+ProducerPerformance / ConsumerPerformance / EndToEndLatency) at one pinned version into a
+cache outside the repository; later runs reuse it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+KAFKA_VERSION = "4.1.0"
+SCALA_VERSION = "2.13"
+LOG4J_VERSION = "2.24.3"
+# kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal.
+KAFKA_HEAP_OPTS = ["-Xms1G", "-Xmx1G"]
+KAFKA_JVM_OPTS = [
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+]
+TOOLS_HEAP_OPTS = ["-Xmx512M"]  # kafka-run-class.sh's default for the perf tools
+MVN_TIMEOUT_S = 1200
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>kafkalite.bench</groupId>
+  <artifactId>kafka-reference</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_{scala}</artifactId>
+      <version>{kafka}</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId>
+      <version>{kafka}</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId>
+      <version>{log4j}</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+class KafkaFetchError(RuntimeError):
+    """Maven could not resolve the Kafka jars."""
+
+
+def cache_dir(version: str = KAFKA_VERSION) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "kafkalite" / f"kafka-{version}"
+
+
+def ensure_jars(version: str = KAFKA_VERSION) -> Path:
+    """The directory of Kafka's runtime jars, resolving them with Maven on first use."""
+    home = cache_dir(version)
+    libs = home / "libs"
+    marker = home / "resolved"
+    if marker.exists() and any(libs.glob(f"kafka_{SCALA_VERSION}-{version}.jar")):
+        return libs
+    if shutil.which("mvn") is None:
+        raise KafkaFetchError("mvn is not installed (apt-get install maven); it fetches Kafka")
+    if shutil.which("java") is None:
+        raise KafkaFetchError("java is not installed (Kafka 4 needs Java 17+)")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "pom.xml").write_text(
+        POM.format(scala=SCALA_VERSION, kafka=version, log4j=LOG4J_VERSION)
+    )
+    cmd = [
+        "mvn",
+        "-q",
+        "-B",
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={libs}",
+        "-DincludeScope=runtime",
+    ]
+    done = subprocess.run(
+        cmd, cwd=home, capture_output=True, text=True, timeout=MVN_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr)[-2000:]
+        raise KafkaFetchError(f"mvn could not resolve Kafka {version}:\n{tail}")
+    marker.write_text(version + "\n")
+    return libs
+
+
+def classpath(libs: Path) -> str:
+    return str(libs / "*")
+
+
+def server_properties(port: int, controller_port: int, log_dir: Path) -> dict[str, str]:
+    """A single KRaft node (broker + controller) on loopback; Kafka's defaults otherwise,
+    which include no fsync per message (flush left to the OS, as kafkalite by default)."""
+    return {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(log_dir),
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+
+
+def write_properties(path: Path, props: dict[str, str]) -> None:
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+
+def format_storage(libs: Path, config: Path) -> None:
+    """kafka-storage.sh format --standalone: a new cluster id and metadata log."""
+    cmd = [
+        "java",
+        *TOOLS_HEAP_OPTS,
+        "-cp",
+        classpath(libs),
+        "kafka.tools.StorageTool",
+        "format",
+        "-t",
+        _cluster_id(),
+        "-c",
+        str(config),
+        "--standalone",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka storage format failed: {(done.stdout + done.stderr)[-1500:]}")
+
+
+def _cluster_id() -> str:
+    # Kafka's random-uuid: 16 random bytes, URL-safe base64 without padding (22 chars).
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def broker_command(libs: Path, config: Path) -> list[str]:
+    return [
+        "java",
+        *KAFKA_HEAP_OPTS,
+        *KAFKA_JVM_OPTS,
+        "-cp",
+        classpath(libs),
+        "kafka.Kafka",
+        str(config),
+    ]
+
+
+def tool_command(libs: Path, main_class: str, args: list[str]) -> list[str]:
+    return ["java", *TOOLS_HEAP_OPTS, "-cp", classpath(libs), main_class, *args]

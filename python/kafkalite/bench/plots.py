@@ -1,0 +1,184 @@
+"""PNG plots of one run (matplotlib, headless): throughput over time, latency percentiles
+on a log axis, throughput vs offered load, and bars per hardware profile."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from kafkalite.bench.histogram import Histogram
+
+PERCENTILES = [50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _results(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r.get("kind") == "result" and r.get("driver") == "confluent-kafka"]
+
+
+def throughput_over_time(rows: list[dict[str, Any]], path: Path) -> bool:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    drawn = False
+    for r in _results(rows):
+        if (
+            r["phase"] not in ("produce", "catch-up", "backlog-produce")
+            or r.get("run_index", 0) != 0
+        ):
+            continue
+        for key, label in (
+            ("timeline_produce_mb_s", "produce"),
+            ("timeline_consume_mb_s", "consume"),
+        ):
+            series = r.get(key)
+            if series and not (r["phase"] == "produce" and label == "consume"):
+                phase = "catch-up read" if r["phase"] == "catch-up" else label
+                ax.plot(range(len(series)), series, label=f"{r['system']} {phase}", marker=".")
+                drawn = True
+    if not drawn:
+        plt.close(fig)
+        return False
+    ax.set_xlabel("seconds since the phase started")
+    ax.set_ylabel("MiB/s (1 s buckets)")
+    ax.set_title("Throughput over time (first run of each system)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def latency_percentiles(rows: list[dict[str, Any]], path: Path) -> bool:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    drawn = False
+    xs = [1 / (1 - p / 100) if p < 100 else 1e5 for p in PERCENTILES]
+    for system in sorted({r["system"] for r in _results(rows)}):
+        prod = [r for r in _results(rows) if r["system"] == system and r["phase"] == "produce"]
+        for key, label in (("publish_hist", "publish"), ("e2e_hist", "end-to-end")):
+            hists = [Histogram.from_json(r[key]) for r in prod if key in r]
+            h = Histogram.merged(hists)
+            if h.total == 0:
+                continue
+            ys = [h.percentile_us(p) / 1000 for p in PERCENTILES]
+            ax.plot(xs, ys, marker="o", label=f"{system} {label}")
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return False
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"p{p:g}" if p < 100 else "max" for p in PERCENTILES], fontsize=8)
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("latency, ms (log)")
+    ax.set_title("Latency percentiles, produce phase (all runs merged)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def throughput_vs_offered(rows: list[dict[str, Any]], path: Path) -> bool:
+    plt = _plt()
+    pts = [r for r in _results(rows) if r["phase"] == "fixed-rate"]
+    if not pts:
+        return False
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.5))
+    for system in sorted({r["system"] for r in pts}):
+        mine = sorted((r for r in pts if r["system"] == system), key=lambda r: r["offered_msgs_s"])
+        size = mine[0]["bytes"] / max(mine[0]["records"], 1)
+        offered = [r["offered_msgs_s"] * size / (1 << 20) for r in mine]
+        ax1.plot(offered, [r["produce_mb_s"] for r in mine], marker="o", label=system)
+        ax2.plot(
+            offered,
+            [r["publish_latency"]["p99_ms"] for r in mine],
+            marker="o",
+            label=f"{system} publish p99",
+        )
+        ax2.plot(
+            offered,
+            [r.get("e2e_latency", {}).get("p99_ms", math.nan) for r in mine],
+            marker="x",
+            ls="--",
+            label=f"{system} e2e p99",
+        )
+    ax1.set_xlabel("offered load, MiB/s")
+    ax1.set_ylabel("achieved, MiB/s")
+    ax1.set_title("Throughput vs offered load")
+    ax2.set_xlabel("offered load, MiB/s")
+    ax2.set_ylabel("p99 latency, ms (log)")
+    ax2.set_yscale("log")
+    ax2.set_title("p99 latency vs offered load")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def bars_per_profile(rows: list[dict[str, Any]], path: Path) -> bool:
+    """Produce and consume MiB/s per (profile, system); one profile per run, so this plot
+    gets interesting when analyze.py or a multi-profile run feeds it several runs."""
+    plt = _plt()
+    res = [r for r in _results(rows) if r["phase"] in ("produce", "catch-up")]
+    if not res:
+        return False
+    keys = sorted({(r.get("profile", "none"), r["system"]) for r in res})
+    prod = []
+    cons = []
+    for prof, system in keys:
+        p = [
+            r["produce_mb_s"]
+            for r in res
+            if r["phase"] == "produce" and (r.get("profile", "none"), r["system"]) == (prof, system)
+        ]
+        c = [
+            r["consume_mb_s"]
+            for r in res
+            if r["phase"] == "catch-up"
+            and (r.get("profile", "none"), r["system"]) == (prof, system)
+        ]
+        prod.append(sorted(p)[len(p) // 2] if p else 0)
+        cons.append(sorted(c)[len(c) // 2] if c else 0)
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(keys)), 4.5))
+    xs = range(len(keys))
+    ax.bar([x - 0.2 for x in xs], prod, width=0.4, label="produce")
+    ax.bar([x + 0.2 for x in xs], cons, width=0.4, label="consume (catch-up)")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"{p}\n{s}" for p, s in keys], fontsize=8)
+    ax.set_ylabel("MiB/s (median over runs)")
+    ax.set_title("Throughput per hardware profile and system")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def write_plots(out_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
+    made = []
+    for name, fn in (
+        ("throughput-over-time.png", throughput_over_time),
+        ("latency-percentiles.png", latency_percentiles),
+        ("throughput-vs-offered-load.png", throughput_vs_offered),
+        ("bars-per-profile.png", bars_per_profile),
+    ):
+        if fn(rows, out_dir / name):
+            made.append(name)
+    return made
