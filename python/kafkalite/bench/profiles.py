@@ -24,7 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROFILE_DIR = Path(__file__).resolve().parents[3] / "hw_profiles"
+
+def _profile_dir() -> Path:
+    """Where ``hw_profiles/`` is: ``$KAFKALITE_HW_PROFILES``, else the working directory's
+    (a checkout's root, where the README runs the harness), else the source checkout this
+    module was imported from (an editable install). An installed package has no copy."""
+    candidates = [Path(p) for p in [os.environ.get("KAFKALITE_HW_PROFILES")] if p] + [
+        Path.cwd() / "hw_profiles",
+        Path(__file__).resolve().parents[3] / "hw_profiles",
+    ]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+PROFILE_DIR = _profile_dir()
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
 CLONE_NEWNET = 0x40000000
 # Private addresses on the veth pair; they exist only inside our two namespaces.
