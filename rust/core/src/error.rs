@@ -13,6 +13,9 @@ pub enum Error {
     /// A well-formed batch that breaks a rule (e.g. keyless record on a compacted topic).
     #[error("invalid record: {0}")]
     InvalidRecord(String),
+    /// Keyless records on a compacted topic: their indexes within their batch.
+    #[error("Compacted topic cannot accept message without key (record(s) {records:?})")]
+    KeylessRecords { records: Vec<i32> },
     #[error("message too large: {size} bytes exceeds the limit of {limit} bytes")]
     MessageTooLarge { size: usize, limit: usize },
     #[error("offset {offset} is out of range [{log_start}, {log_end}]")]
@@ -49,7 +52,7 @@ impl Error {
             Error::InvalidConfig { .. } => 40,
             Error::Closed | Error::Io(_) => 56,
             Error::UnsupportedCompression(_) => 76,
-            Error::InvalidRecord(_) => 87,
+            Error::InvalidRecord(_) | Error::KeylessRecords { .. } => 87,
         }
     }
 

@@ -81,7 +81,9 @@ impl From<CoreError> for PyErr {
             Error::InvalidConfig { .. } => InvalidConfigError::new_err(msg),
             Error::Closed | Error::Io(_) => KafkaStorageError::new_err(msg),
             Error::UnsupportedCompression(_) => UnsupportedCompressionTypeError::new_err(msg),
-            Error::InvalidRecord(_) => InvalidRecordError::new_err(msg),
+            Error::InvalidRecord(_) | Error::KeylessRecords { .. } => {
+                InvalidRecordError::new_err(msg)
+            }
         }
     }
 }

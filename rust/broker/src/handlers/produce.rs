@@ -37,7 +37,7 @@ use kafka_protocol::messages::produce_response::{
 };
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
-use kafkalite_core::records::{decode_records, BatchHeader, Compression, LOG_OVERHEAD};
+use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::log::now_ms;
 use kafkalite_core::Error as CoreError;
 
@@ -93,6 +93,20 @@ impl From<CoreError> for Failed {
             CoreError::Closed => {
                 Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "partition is gone")
             }
+            // Kafka names each keyless record in record_errors.
+            CoreError::KeylessRecords { records } => Failed {
+                code: INVALID_RECORD,
+                message: "Compacted topic cannot accept message without key".into(),
+                record_errors: records
+                    .into_iter()
+                    .map(|i| {
+                        (
+                            i,
+                            "Compacted topic cannot accept message without key.".into(),
+                        )
+                    })
+                    .collect(),
+            },
             e => Failed::new(e.kafka_code(), e.to_string()),
         }
     }
@@ -115,14 +129,7 @@ pub async fn handle(
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
             let outcome = if matches!(acks, -1..=1) {
-                produce_partition(
-                    state,
-                    topic.as_deref(),
-                    data.index,
-                    data.records,
-                    version,
-                    now,
-                )
+                produce_partition(topic.as_deref(), data.index, data.records, version, now)
             } else {
                 Err(Failed::new(
                     INVALID_REQUIRED_ACKS,
@@ -179,7 +186,6 @@ pub async fn handle(
 }
 
 fn produce_partition(
-    state: &BrokerState,
     topic: Option<&Topic>,
     index: i32,
     records: Option<Bytes>,
@@ -199,7 +205,6 @@ fn produce_partition(
             "this server does not host this topic-partition",
         ));
     };
-    let topic = topic.expect("partition found");
     let records = records.unwrap_or_default();
     let header = check_single_batch(&records, version)?;
     if header.is_control() {
@@ -213,9 +218,6 @@ fn produce_partition(
             INVALID_TXN_STATE,
             "transactions are not supported by this broker",
         ));
-    }
-    if is_compacted(state, topic) {
-        check_keys(&records, &topic.name, index)?;
     }
 
     let mut producers = partition.producers.lock().expect("lock");
@@ -295,42 +297,4 @@ fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Faile
         ));
     }
     Ok(header)
-}
-
-/// `cleanup.policy` of the topic (override, else the broker's `log.cleanup.policy`) includes
-/// `compact`.
-fn is_compacted(state: &BrokerState, topic: &Topic) -> bool {
-    let configs = topic.configs.read().expect("lock");
-    let policy = configs
-        .get("cleanup.policy")
-        .or_else(|| state.config.raw.get("log.cleanup.policy"))
-        .map_or("delete", String::as_str);
-    policy.split(',').any(|p| p.trim() == "compact")
-}
-
-/// A compacted topic needs a key on every record (Kafka: INVALID_RECORD with the indexes).
-fn check_keys(records: &[u8], topic: &str, partition: i32) -> Result<(), Failed> {
-    let decoded = decode_records(records)?;
-    let keyless: Vec<(i32, String)> = decoded
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.key.is_none())
-        .map(|(i, _)| {
-            (
-                i as i32,
-                "Compacted topic cannot accept message without key.".to_string(),
-            )
-        })
-        .collect();
-    if keyless.is_empty() {
-        return Ok(());
-    }
-    Err(Failed {
-        code: INVALID_RECORD,
-        message: format!(
-            "Compacted topic cannot accept message without key in topic partition {topic}-{partition}: {} record(s) rejected",
-            keyless.len()
-        ),
-        record_errors: keyless,
-    })
 }

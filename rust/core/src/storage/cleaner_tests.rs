@@ -296,11 +296,14 @@ fn compact_only_topics_are_not_aged_out_and_reject_keyless_records() {
         )
         .unwrap();
         let err = log.append(&mut batch.clone(), T0).unwrap_err();
-        assert!(matches!(err, Error::InvalidRecord(_)), "{err}");
+        assert!(
+            matches!(&err, Error::KeylessRecords { records } if records == &[1]),
+            "{err}"
+        );
         assert_eq!(err.kafka_code(), 87);
         assert!(matches!(
             log.append_shared(&batch, T0),
-            Err(Error::InvalidRecord(_))
+            Err(Error::KeylessRecords { .. })
         ));
     }
     assert_eq!(log.log_end_offset(), end, "nothing was appended");

@@ -177,11 +177,12 @@ impl PartitionLog {
         self.check_open()?;
         if !self.config.log_append_time {
             // CreateTime: offsets lie outside the CRC, so the CRC pass can overlap the write.
-            let infos = self.validate(buf)?;
+            let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
             assign_offsets(buf, &infos, self.next_offset, None);
             let buf = &*buf;
+            let compact = self.config.cleanup_policy.compact;
             return self.append_validated(&[buf], &infos, None, now_ms, || {
-                check_batch_crcs(buf, &infos)
+                finish_validation(buf, &infos, compact)
             });
         }
         // LogAppendTime rewrites maxTimestamp and so the CRC: the producer's CRC is checked
@@ -195,17 +196,6 @@ impl PartitionLog {
         self.append_validated(&[&*buf], &infos, log_append_time, now_ms, || Ok(()))
     }
 
-    /// A producer's batches, checked but for their CRCs (see `append_validated`).
-    fn validate(&self, buf: &[u8]) -> Result<Vec<BatchInfo>> {
-        let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
-        if self.config.cleanup_policy.compact {
-            // Parsing keys reads records a bad CRC would make meaningless: CRCs first here.
-            check_batch_crcs(buf, &infos)?;
-            require_keys(buf, &infos)?;
-        }
-        Ok(infos)
-    }
-
     /// Like `append`, for bytes that cannot be modified (a shared network buffer): the new
     /// base offsets are written from a side buffer through the write's iovec list, so the
     /// record bytes are not copied. LogAppendTime topics need a rewritten CRC, so they
@@ -215,7 +205,7 @@ impl PartitionLog {
         if self.config.log_append_time {
             return self.append(&mut buf.to_vec(), now_ms);
         }
-        let infos = self.validate(buf)?;
+        let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
         let mut offset = self.next_offset;
         let bases: Vec<[u8; 8]> = infos
             .iter()
@@ -231,8 +221,9 @@ impl PartitionLog {
             slices.push(base);
             slices.push(&buf[info.position + 8..end]);
         }
+        let compact = self.config.cleanup_policy.compact;
         self.append_validated(&slices, &infos, None, now_ms, || {
-            check_batch_crcs(buf, &infos)
+            finish_validation(buf, &infos, compact)
         })
     }
 
@@ -685,6 +676,16 @@ fn read_clean_shutdown(dir: &Path) -> Option<(i64, u64)> {
 
 fn read_number(path: &Path) -> Option<i64> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// What `validate_batches_deferring_crc` left for the write's verify step: the CRCs, then
+/// (on a compacted topic) a key on every record, which is read only once the CRC holds.
+fn finish_validation(buf: &[u8], infos: &[BatchInfo], compacted: bool) -> Result<()> {
+    check_batch_crcs(buf, infos)?;
+    if compacted {
+        require_keys(buf, infos)?;
+    }
+    Ok(())
 }
 
 fn write_atomically(path: &Path, text: &str) -> io::Result<()> {

@@ -103,9 +103,11 @@ fn nullable<'a>(body: &'a [u8], at: &mut usize) -> Result<Option<&'a [u8]>> {
     Ok(Some(bytes))
 }
 
-/// Kafka refuses keyless records on a compacted topic (INVALID_RECORD): the cleaner could
-/// never tell which of them is the latest. `infos` come from validating `buf`.
+/// Kafka refuses keyless records on a compacted topic (INVALID_RECORD, naming each record):
+/// the cleaner could never tell which of them is the latest. `infos` come from validating
+/// `buf`, CRCs included.
 pub fn require_keys(buf: &[u8], infos: &[BatchInfo]) -> Result<()> {
+    let mut keyless = Vec::new();
     for info in infos {
         if info.header.is_control() {
             continue;
@@ -115,13 +117,18 @@ pub fn require_keys(buf: &[u8], infos: &[BatchInfo]) -> Result<()> {
             .ok_or_else(|| Error::corrupt("batch overruns the request"))?;
         let data = records_section(&info.header, batch)?;
         let records = parse_records(&data, info.header.records_count)?;
-        if let Some(i) = records.iter().position(|r| r.key.is_none()) {
-            return Err(Error::InvalidRecord(format!(
-                "Compacted topic cannot accept message without key (record {i} of the batch)"
-            )));
-        }
+        keyless.extend(
+            (0i32..)
+                .zip(&records)
+                .filter(|(_, r)| r.key.is_none())
+                .map(|(i, _)| i),
+        );
     }
-    Ok(())
+    if keyless.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::KeylessRecords { records: keyless })
+    }
 }
 
 #[cfg(test)]
@@ -193,7 +200,7 @@ mod tests {
         buf.extend_from_slice(&keyless);
         let err = require_keys(&buf, &validate_batches(&buf, 1 << 20).unwrap()).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidRecord(m) if m.contains("record 1")),
+            matches!(&err, Error::KeylessRecords { records } if records == &[1]),
             "{err}"
         );
         assert_eq!(err.kafka_code(), 87);
