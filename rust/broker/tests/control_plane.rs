@@ -4,11 +4,8 @@
 //! side, at the lowest and highest advertised versions.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 
-use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::create_partitions_request::{
     CreatePartitionsAssignment, CreatePartitionsTopic,
 };
@@ -25,11 +22,13 @@ use kafka_protocol::messages::{
     CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
     DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse, MetadataRequest, MetadataResponse, RequestHeader,
-    ResponseHeader, TopicName,
+    IncrementalAlterConfigsResponse, MetadataRequest, MetadataResponse, TopicName,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use kafkalite_broker::{Broker, BrokerConfig};
+
+mod common;
+use common::Client;
 
 // ---------------------------------------------------------------------------------------
 // Harness
@@ -86,56 +85,7 @@ impl TestBroker {
     }
 }
 
-struct Client {
-    stream: TcpStream,
-    correlation: i32,
-}
-
 impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        Client {
-            stream,
-            correlation: 0,
-        }
-    }
-
-    fn call<R: Encodable, S: Decodable>(&mut self, key: ApiKey, version: i16, request: &R) -> S {
-        self.correlation += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("control-plane-test")));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, key.request_header_version(version))
-            .unwrap();
-        request.encode(&mut body, version).unwrap();
-        let mut frame = (body.len() as i32).to_be_bytes().to_vec();
-        frame.extend_from_slice(&body);
-        self.stream.write_all(&frame).unwrap();
-
-        let mut size = [0u8; 4];
-        self.stream.read_exact(&mut size).unwrap();
-        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-        self.stream.read_exact(&mut frame).unwrap();
-        let mut frame = Bytes::from(frame);
-        let header =
-            ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
-        assert_eq!(header.correlation_id, self.correlation);
-        let decoded = S::decode(&mut frame, version).unwrap();
-        assert!(
-            frame.is_empty(),
-            "{key:?} v{version}: {} bytes left after decoding",
-            frame.len()
-        );
-        decoded
-    }
-
     fn metadata(
         &mut self,
         version: i16,

@@ -1,23 +1,26 @@
 //! The data path over real sockets: Produce, Fetch, ListOffsets, InitProducerId, with
 //! requests encoded and responses decoded by the `kafka-protocol` crate.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Read;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
     ApiKey, FetchRequest, FetchResponse, InitProducerIdRequest, InitProducerIdResponse,
     ListOffsetsRequest, ListOffsetsResponse, ProduceRequest, ProduceResponse, ProducerId,
-    RequestHeader, ResponseHeader, TopicName, TransactionalId,
+    TopicName, TransactionalId,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_broker::config::Listener;
 use kafkalite_broker::{Broker, BrokerConfig};
 use kafkalite_core::records::{decode_records, encode_batch, Compression, RecordInput};
+
+mod common;
+use common::Client;
 
 // ---------------------------------------------------------------------------------------
 // Harness
@@ -80,66 +83,7 @@ impl TestBroker {
     }
 }
 
-struct Client {
-    stream: TcpStream,
-    correlation: i32,
-}
-
 impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        stream.set_nodelay(true).unwrap();
-        Client {
-            stream,
-            correlation: 0,
-        }
-    }
-
-    fn send_raw<R: Encodable>(&mut self, key: ApiKey, version: i16, request: &R) -> i32 {
-        self.correlation += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("data-plane-test")));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, key.request_header_version(version))
-            .unwrap();
-        request.encode(&mut body, version).unwrap();
-        let mut frame = (body.len() as i32).to_be_bytes().to_vec();
-        frame.extend_from_slice(&body);
-        self.stream.write_all(&frame).unwrap();
-        self.correlation
-    }
-
-    fn receive(&mut self, key: ApiKey, version: i16, correlation: i32) -> Bytes {
-        let mut size = [0u8; 4];
-        self.stream.read_exact(&mut size).unwrap();
-        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-        self.stream.read_exact(&mut frame).unwrap();
-        let mut frame = Bytes::from(frame);
-        let header =
-            ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
-        assert_eq!(header.correlation_id, correlation);
-        frame
-    }
-
-    fn call<R: Encodable, S: Decodable>(&mut self, key: ApiKey, version: i16, request: &R) -> S {
-        let id = self.send_raw(key, version, request);
-        let mut body = self.receive(key, version, id);
-        let decoded = S::decode(&mut body, version).unwrap();
-        assert!(
-            body.is_empty(),
-            "{key:?} v{version}: {} bytes left after decoding",
-            body.len()
-        );
-        decoded
-    }
-
     fn produce(
         &mut self,
         version: i16,

@@ -3,12 +3,11 @@
 //! `__consumer_offsets`, with requests encoded and responses decoded by `kafka-protocol`.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::delete_groups_request::DeleteGroupsRequest;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
@@ -27,13 +26,16 @@ use kafka_protocol::messages::{
     FindCoordinatorRequest, FindCoordinatorResponse, GroupId, HeartbeatRequest, HeartbeatResponse,
     JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest,
     ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, RequestHeader, ResponseHeader,
-    SyncGroupRequest, SyncGroupResponse, TopicName,
+    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse, TopicName,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use kafkalite_broker::config::Listener;
 use kafkalite_broker::{Broker, BrokerConfig};
 use kafkalite_core::records::decode_records;
+
+mod common;
+use common::Client;
 
 const MEMBER_ID_REQUIRED: i16 = 79;
 const ILLEGAL_GENERATION: i16 = 22;
@@ -117,53 +119,7 @@ impl TestBroker {
     }
 }
 
-struct Client {
-    stream: TcpStream,
-    correlation: i32,
-}
-
 impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        stream.set_nodelay(true).unwrap();
-        Client {
-            stream,
-            correlation: 0,
-        }
-    }
-
-    fn call<R: Encodable, S: Decodable>(&mut self, key: ApiKey, version: i16, request: &R) -> S {
-        self.correlation += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("groups-test")));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, key.request_header_version(version))
-            .unwrap();
-        request.encode(&mut body, version).unwrap();
-        let mut frame = (body.len() as i32).to_be_bytes().to_vec();
-        frame.extend_from_slice(&body);
-        self.stream.write_all(&frame).unwrap();
-
-        let mut size = [0u8; 4];
-        self.stream.read_exact(&mut size).unwrap();
-        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-        self.stream.read_exact(&mut frame).unwrap();
-        let mut frame = Bytes::from(frame);
-        let header =
-            ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
-        assert_eq!(header.correlation_id, self.correlation);
-        let decoded = S::decode(&mut frame, version).unwrap();
-        assert!(frame.is_empty(), "{key:?} v{version}: bytes left over");
-        decoded
-    }
-
     fn join(
         &mut self,
         version: i16,
@@ -484,7 +440,8 @@ fn two_members_join_and_sync_through_the_leader() {
     assert!(d
         .members
         .iter()
-        .all(|m| m.client_id.as_str() == "groups-test" && m.client_host.as_str() == "/127.0.0.1"));
+        .all(|m| m.client_id.as_str() == "kafkalite-broker-test"
+            && m.client_host.as_str() == "/127.0.0.1"));
     let leader_desc = d
         .members
         .iter()

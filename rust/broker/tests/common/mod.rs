@@ -1,0 +1,82 @@
+//! The raw Kafka client the broker's socket tests share: one connection, requests encoded
+//! with `kafka-protocol`, responses checked for their correlation id and decoded whole.
+//! Each test file adds its own request helpers in an `impl Client` block.
+
+#![allow(dead_code)] // Not every test file uses every helper.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+
+pub struct Client {
+    pub stream: TcpStream,
+    pub correlation: i32,
+}
+
+impl Client {
+    pub fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        Client {
+            stream,
+            correlation: 0,
+        }
+    }
+
+    /// Send one request; returns its correlation id.
+    pub fn send_raw<R: Encodable>(&mut self, key: ApiKey, version: i16, request: &R) -> i32 {
+        self.correlation += 1;
+        let header = RequestHeader::default()
+            .with_request_api_key(key as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(self.correlation)
+            .with_client_id(Some(StrBytes::from_static_str("kafkalite-broker-test")));
+        let mut body = BytesMut::new();
+        header
+            .encode(&mut body, key.request_header_version(version))
+            .unwrap();
+        request.encode(&mut body, version).unwrap();
+        let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+        frame.extend_from_slice(&body);
+        self.stream.write_all(&frame).unwrap();
+        self.correlation
+    }
+
+    /// The body of the next response, which must answer `correlation`.
+    pub fn receive(&mut self, key: ApiKey, version: i16, correlation: i32) -> Bytes {
+        let mut size = [0u8; 4];
+        self.stream.read_exact(&mut size).unwrap();
+        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
+        self.stream.read_exact(&mut frame).unwrap();
+        let mut frame = Bytes::from(frame);
+        let header =
+            ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
+        assert_eq!(header.correlation_id, correlation);
+        frame
+    }
+
+    /// Send and decode the answer, which must use every byte of its body.
+    pub fn call<R: Encodable, S: Decodable>(
+        &mut self,
+        key: ApiKey,
+        version: i16,
+        request: &R,
+    ) -> S {
+        let id = self.send_raw(key, version, request);
+        let mut body = self.receive(key, version, id);
+        let decoded = S::decode(&mut body, version).unwrap();
+        assert!(
+            body.is_empty(),
+            "{key:?} v{version}: {} bytes left after decoding",
+            body.len()
+        );
+        decoded
+    }
+}
