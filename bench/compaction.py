@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import threading
 import time
 
-from _common import MIB, median, scratch_dir
+from _common import MIB, median, scratch_dir, warm_page_cache
 
 from kafkalite import Broker, _core
 
@@ -41,19 +40,9 @@ def fill(log: _core.PartitionLog, keys: int, versions: int, value_bytes: int) ->
     return written
 
 
-def warm_up(directory: os.PathLike[str], size: int) -> None:
-    # Freed VM memory comes back slowly on first touch; every run pays the same warm-up.
-    path = os.path.join(directory, "warmup.dat")
-    with open(path, "wb") as f:
-        chunk = b"\0" * (4 * MIB)
-        for _ in range(size // len(chunk)):
-            f.write(chunk)
-    os.unlink(path)
-
-
 def one_pass(args: argparse.Namespace, run: int) -> dict[str, float]:
     base = scratch_dir(f"compaction-{run}")
-    warm_up(base, args.warmup_mib * MIB)
+    warm_page_cache(base, args.warmup_mib * MIB)
     config = {
         "cleanup.policy": "compact",
         "segment.bytes": args.segment_mib * MIB,
