@@ -181,11 +181,11 @@ impl Appender {
                 }
                 Backend::Pwritev => {
                     run();
-                    if matches!(verdict, Some(Err(_))) {
-                        Ok(())
-                    } else {
-                        pwritev_all(fd, self.position, &mut iov)
+                    if let Some(Err(e)) = verdict {
+                        // Refused before anything was written: nothing to cut off.
+                        return Err(e);
                     }
+                    pwritev_all(fd, self.position, &mut iov)
                 }
             }
         };
