@@ -310,6 +310,17 @@ impl BrokerState {
         if validate_only {
             return Ok(None);
         }
+        self.add_topic(name, partitions, configs).map(Some)
+    }
+
+    /// Open a new topic's logs, register it and persist the metadata. The caller holds the
+    /// admin lock and has checked that the name is free.
+    fn add_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<Arc<Topic>, ApiError> {
         let topic = self.build_topic(name, uuid::Uuid::new_v4(), partitions, configs)?;
         self.topics
             .write()
@@ -317,7 +328,7 @@ impl BrokerState {
             .insert(name.to_string(), Arc::clone(&topic));
         self.persist()
             .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
-        Ok(Some(topic))
+        Ok(topic)
     }
 
     /// Create (or return) an internal topic such as `__consumer_offsets`, which users may
@@ -332,14 +343,7 @@ impl BrokerState {
         if let Some(topic) = self.topic(name) {
             return Ok(topic);
         }
-        let topic = self.build_topic(name, uuid::Uuid::new_v4(), partitions, configs)?;
-        self.topics
-            .write()
-            .expect("lock")
-            .insert(name.to_string(), Arc::clone(&topic));
-        self.persist()
-            .map_err(|e| ApiError::new(codes::KAFKA_STORAGE_ERROR, e.to_string()))?;
-        Ok(topic)
+        self.add_topic(name, partitions, configs)
     }
 
     /// Delete a topic and its data.
