@@ -119,7 +119,7 @@ pub fn visit_records(
 }
 
 /// The uncompressed records section, borrowed when the batch is not compressed.
-fn records_data<'a>(header: &BatchHeader, section: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+pub(crate) fn records_data<'a>(header: &BatchHeader, section: &'a [u8]) -> Result<Cow<'a, [u8]>> {
     match header.compression()? {
         Compression::None => Ok(Cow::Borrowed(section)),
         codec => Ok(Cow::Owned(decompress(

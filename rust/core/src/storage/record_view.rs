@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::records::compression::{decompress, MAX_DECOMPRESSED_LEN};
+use crate::records::record::records_data;
 use crate::records::varint::{read_varint, read_varlong};
-use crate::records::{BatchHeader, BatchInfo, Compression, BATCH_HEADER_LEN};
+use crate::records::{BatchHeader, BatchInfo, BATCH_HEADER_LEN};
 
 /// One record as stored in a batch's (uncompressed) records section.
 #[derive(Clone, Copy, Debug)]
@@ -29,14 +29,7 @@ pub fn records_section<'a>(header: &BatchHeader, batch: &'a [u8]) -> Result<Cow<
     let section = batch
         .get(BATCH_HEADER_LEN..header.total_size())
         .ok_or_else(|| Error::corrupt("batch shorter than its header says"))?;
-    match header.compression()? {
-        Compression::None => Ok(Cow::Borrowed(section)),
-        codec => Ok(Cow::Owned(decompress(
-            codec,
-            section,
-            MAX_DECOMPRESSED_LEN,
-        )?)),
-    }
+    records_data(header, section)
 }
 
 /// Walk exactly `count` records filling `data`; anything else is corrupt.
@@ -134,7 +127,9 @@ pub fn require_keys(buf: &[u8], infos: &[BatchInfo]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{decode_records, encode_batch, validate_batches, RecordInput};
+    use crate::records::{
+        decode_records, encode_batch, validate_batches, Compression, RecordInput,
+    };
 
     fn input(key: Option<&str>, value: Option<&str>) -> RecordInput {
         RecordInput {
