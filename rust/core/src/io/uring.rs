@@ -4,25 +4,59 @@
 //!
 //! ext4 has no non-blocking buffered writes (no FMODE_BUF_WASYNC), so every buffered Writev
 //! is punted to an io-wq worker: perf's io_uring:io_uring_queue_async_work fires once per SQE,
-//! block reservation or not. The cost is the hand-off between CPUs, not the copy. Measured
-//! (Linux 6.18, ext4, 2 vCPUs, 1 GiB as 1 MiB appends, page cache warm, io::tests::throughput):
-//! pwritev 8.8-9.2 GiB/s, io_uring 5.2-6.1 GiB/s; with fresh page-cache pages both ~0.35 GiB/s.
-//! Tried without gain (/tmp micro-benchmark): SINGLE_ISSUER with COOP_TASKRUN or
-//! DEFER_TASKRUN (5.3-5.9), 1 MiB as 4x256 KiB SQEs (5.6: io-wq serialises writes to one
-//! inode, so they do not overlap) or 16x64 KiB (4.7), IOSQE_ASYNC (1.7-6.4, erratic).
-//! What closes the gap is keeping the worker on the submitter's CPU (8.4 with the thread and
-//! IORING_REGISTER_IOWQ_AFF pinned to one CPU) or spinning on the CQ instead of sleeping
-//! (7.6-8.2), but pinning the caller's thread or burning a second CPU per append is not a
-//! library's call, and io-wq affinity is per thread, shared by all its rings.
+//! block reservation or not. The copy into the page cache then runs on another CPU while the
+//! submitter checks CRCs (`meanwhile`); what is lost is the hand-off: waking the worker, and
+//! telling the submitter about the completion. On a VM whose idle vCPUs halt, each of those
+//! is an IPI and a vCPU resume.
+//!
+//! So the submitter polls the completion queue for about as long as the write should take
+//! (`poll_budget`) instead of sleeping in `io_uring_enter` at once, and the ring is set up
+//! with COOP_TASKRUN and TASKRUN_FLAG: the completion's task work waits for this thread to
+//! enter the kernel (which the flag tells `poll` to do) rather than interrupting it. With
+//! one usable CPU the worker needs the submitter's CPU, so nothing is polled. Measured on
+//! Linux 6.18, ext4, 2 vCPUs: an append of one 100-byte record from Python took 18-20 us
+//! sleeping, 11.7 us now (pwritev: 1.8 us); in a /tmp micro-benchmark a bare 100-byte
+//! round trip took 24 us sleeping, 7.9 us polling and 2.8 us polling with COOP_TASKRUN.
+//! For ~1 MiB appends the difference is within this VM's noise (bench/append.py).
+//! Tried without gain for ~1 MiB appends: DEFER_TASKRUN, 1 MiB as 4x256 KiB SQEs (io-wq
+//! serialises writes to one inode) or 16x64 KiB, IOSQE_ASYNC (erratic), the io-wq worker
+//! pinned to the submitter's CPU with the CRCs on a helper thread (wake-affine placement
+//! puts the helper on the busy CPU), and extending the file size with the block
+//! reservation as fio does.
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
 use crate::io::iovecs::{pwritev_all, IoVecs, IOV_MAX};
 
 const RING_ENTRIES: u32 = 16;
+
+/// Polling covers the hand-off to the io-wq worker and back whatever the size (a few us
+/// measured, see the module doc; the margin covers a busy machine).
+const POLL_HANDOFF: Duration = Duration::from_micros(50);
+
+/// Bytes per nanosecond the poll budget assumes for the copy into the page cache: about
+/// half the buffered-write speed measured on warm memory, so a normal write completes
+/// within the budget and a slow one (fresh memory, reclaim, a full journal) sleeps.
+const POLL_BYTES_PER_NS: u64 = 2;
+
+/// Upper bound on polling, whatever the size of the round.
+const POLL_MAX: Duration = Duration::from_millis(1);
+
+/// How long to poll the completion queue for a round of `bytes` before sleeping; zero when
+/// this thread can only run on one CPU (the io-wq worker needs that CPU).
+fn poll_budget(bytes: usize) -> Duration {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    let cpus = *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
+    if cpus < 2 {
+        return Duration::ZERO;
+    }
+    (POLL_HANDOFF + Duration::from_nanos(bytes as u64 / POLL_BYTES_PER_NS)).min(POLL_MAX)
+}
 
 /// One SQE's share of the iovec list.
 #[derive(Clone, Copy)]
@@ -42,8 +76,16 @@ pub struct UringWriter {
 
 impl UringWriter {
     pub fn new() -> io::Result<UringWriter> {
+        // COOP_TASKRUN: completion work is not signalled to this thread with an IPI but run
+        // when it next enters the kernel, and TASKRUN_FLAG tells `poll` when to enter.
+        // Kernels before 5.19 refuse the flags; a plain ring works there.
+        let ring = IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_taskrun_flag()
+            .build(RING_ENTRIES)
+            .or_else(|_| IoUring::new(RING_ENTRIES))?;
         Ok(UringWriter {
-            ring: IoUring::new(RING_ENTRIES)?,
+            ring,
             broken: false,
         })
     }
@@ -126,10 +168,38 @@ impl UringWriter {
             self.broken = true;
             return Err(e);
         }
+        let polling_since = Instant::now();
         if let Some(f) = meanwhile.take() {
             f();
         }
+        let bytes = chunks.iter().map(|c| c.bytes).sum();
+        self.poll(chunks.len(), polling_since + poll_budget(bytes));
         self.collect(chunks.len())
+    }
+
+    /// Spin until `count` completions are posted or `deadline` passes (see the module doc:
+    /// sleeping would halt this CPU and make the completion wake it up again). Completion
+    /// work the kernel left for this thread (TASKRUN_FLAG) is run by entering the ring.
+    fn poll(&mut self, count: usize, deadline: Instant) {
+        const CHECKS_PER_CLOCK_READ: u32 = 64;
+        loop {
+            for _ in 0..CHECKS_PER_CLOCK_READ {
+                if self.ring.completion().len() >= count {
+                    return;
+                }
+                if self.ring.submission().taskrun() {
+                    // Failure is left to `collect`, which waits and handles errors.
+                    if self.ring.submit_and_wait(0).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                std::hint::spin_loop();
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+        }
     }
 
     fn queue(&mut self, fd: RawFd, iov: &[libc::iovec], chunks: &[Chunk]) -> io::Result<()> {
