@@ -34,18 +34,20 @@ def require(tool: str) -> None:
         raise SystemExit(f"{tool} is not installed (apt-get install {tool}); it measures the limit")
 
 
-def fio_seq_write_mb_s(directory: Path, size_bytes: int, direct: bool = False) -> float:
-    """fio's sequential 1 MiB write bandwidth into a new file in `directory` (buffered
-    unless `direct`, no fsync: the same regime as a log append without flush). fio reserves
-    the file's blocks first (its default fallocate=native), as the log reserves blocks
-    ahead of its appends."""
+def fio_seq_write_mb_s(
+    directory: Path, size_bytes: int, direct: bool = False, block_bytes: int = MIB
+) -> float:
+    """fio's sequential write bandwidth, `block_bytes` per call, into a new file in
+    `directory` (buffered unless `direct`, no fsync: the same regime as a log append without
+    flush). fio reserves the file's blocks first (its default fallocate=native), as the log
+    reserves blocks ahead of its appends."""
     require("fio")
     target = directory / "fio-seq-write.dat"
     cmd = [
         "fio",
         "--name=seqwrite",
         "--rw=write",
-        "--bs=1M",
+        f"--bs={block_bytes}",
         f"--size={size_bytes}",
         "--ioengine=psync",
         f"--direct={1 if direct else 0}",
