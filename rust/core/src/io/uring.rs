@@ -178,7 +178,8 @@ impl UringWriter {
     }
 
     /// Spin until `count` completions are posted or `deadline` passes (see the module doc:
-    /// sleeping would halt this CPU and make the completion wake it up again). Completion
+    /// sleeping would halt this CPU and make the completion wake it up again), yielding to
+    /// other runnable threads as it goes. Completion
     /// work the kernel left for this thread (TASKRUN_FLAG) is run by entering the ring.
     fn poll(&mut self, count: usize, deadline: Instant) {
         const CHECKS_PER_CLOCK_READ: u32 = 64;
@@ -199,6 +200,8 @@ impl UringWriter {
             if Instant::now() >= deadline {
                 return;
             }
+            // Let any other runnable thread on this CPU (a broker's network thread) go first.
+            std::thread::yield_now();
         }
     }
 
