@@ -7,10 +7,10 @@ filesystem. Neither side fsyncs: Kafka's default is to rely on replication, and 
 end_fsync=0, so both measure the same thing (bytes into the page cache of that filesystem).
 
 The limit is fio writing the same bytes per call as one append (a batch, 1,033,997 bytes):
-a batch is not a multiple of the page size, and the kernel copies such writes ~6% slower
-than 1 MiB ones (measured here: fio 3481 vs 3696 MiB/s, median of 5), which is the data's
-shape, not the log's overhead. fio at 1 MiB per call is measured in the same rounds and
-reported too (limit_1mib_mb_per_s, ratio_to_1mib_limit).
+a batch is not a multiple of the page size, and the kernel copies such writes 5-20% slower
+than 1 MiB ones (fio against fio in the same rounds here, e.g. 3481 vs 3696 MiB/s, median
+of 5), which is the data's shape, not the log's overhead. fio at 1 MiB per call is
+measured in the same rounds and reported too (limit_1mib_mb_per_s, ratio_to_1mib_limit).
 
 Every measured run, of every system, starts right after the same warm-up (write and delete
 1.25 GiB on that filesystem): this VM hands freed memory back to the host after a second
