@@ -2,7 +2,6 @@
 //! requests encoded and responses decoded by the `kafka-protocol` crate.
 
 use std::io::Read;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -15,62 +14,19 @@ use kafka_protocol::messages::{
     TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
-use kafkalite_broker::config::Listener;
-use kafkalite_broker::{Broker, BrokerConfig};
 use kafkalite_core::records::{decode_records, encode_batch, Compression, RecordInput};
 
 mod common;
-use common::Client;
+use common::{Client, TestBroker};
 
 // ---------------------------------------------------------------------------------------
 // Harness
 
-struct TestBroker {
-    broker: Broker,
-    dir: tempfile::TempDir,
-}
-
-fn config_for(dir: &std::path::Path) -> BrokerConfig {
-    BrokerConfig {
-        listeners: vec![Listener {
-            name: "PLAINTEXT".into(),
-            bind: "127.0.0.1:0".parse().unwrap(),
-        }],
-        log_dirs: vec![dir.to_path_buf()],
-        ..BrokerConfig::default()
-    }
-}
-
 fn start() -> TestBroker {
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(config_for(dir.path()), 2).unwrap();
-    TestBroker { broker, dir }
+    TestBroker::start(&[])
 }
 
 impl TestBroker {
-    fn addr(&self) -> SocketAddr {
-        self.broker.addresses()[0].1
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(self.addr())
-    }
-
-    fn create_topic(&self, name: &str, partitions: i32) {
-        self.broker
-            .state()
-            .create_topic(name, partitions, Default::default(), false)
-            .unwrap();
-    }
-
-    fn restart(self) -> TestBroker {
-        let TestBroker { mut broker, dir } = self;
-        broker.shutdown().unwrap();
-        drop(broker);
-        let broker = Broker::start(config_for(dir.path()), 2).unwrap();
-        TestBroker { broker, dir }
-    }
-
     fn log_end(&self, topic: &str, partition: i32) -> i64 {
         self.broker
             .state()

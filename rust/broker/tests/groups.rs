@@ -2,8 +2,6 @@
 //! static membership, session expiry, committed offsets and their persistence in
 //! `__consumer_offsets`, with requests encoded and responses decoded by `kafka-protocol`.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,12 +28,10 @@ use kafka_protocol::messages::{
     SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafkalite_broker::config::Listener;
-use kafkalite_broker::{Broker, BrokerConfig};
 use kafkalite_core::records::decode_records;
 
 mod common;
-use common::Client;
+use common::{Client, TestBroker};
 
 const MEMBER_ID_REQUIRED: i16 = 79;
 const ILLEGAL_GENERATION: i16 = 22;
@@ -50,73 +46,21 @@ const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 // ---------------------------------------------------------------------------------------
 // Harness
 
-struct TestBroker {
-    broker: Broker,
-    dir: tempfile::TempDir,
-    extra: Vec<(&'static str, String)>,
-}
-
-fn config_for(dir: &std::path::Path, extra: &[(&str, String)]) -> BrokerConfig {
-    let mut raw: BTreeMap<String, String> = [
-        ("group.initial.rebalance.delay.ms", "0"),
-        ("group.min.session.timeout.ms", "100"),
-        ("offsets.topic.num.partitions", "5"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    raw.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
-    BrokerConfig {
-        listeners: vec![Listener {
-            name: "PLAINTEXT".into(),
-            bind: "127.0.0.1:0".parse().unwrap(),
-        }],
-        log_dirs: vec![dir.to_path_buf()],
-        raw,
-        ..BrokerConfig::default()
-    }
-}
+/// Group timings short enough for tests.
+const GROUP_SETTINGS: [(&str, &str); 3] = [
+    ("group.initial.rebalance.delay.ms", "0"),
+    ("group.min.session.timeout.ms", "100"),
+    ("offsets.topic.num.partitions", "5"),
+];
 
 fn start() -> TestBroker {
     start_with(&[])
 }
 
 /// With extra broker settings (kept across restarts).
-fn start_with(extra: &[(&'static str, &str)]) -> TestBroker {
-    let dir = tempfile::tempdir().unwrap();
-    let extra: Vec<(&'static str, String)> =
-        extra.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    let broker = Broker::start(config_for(dir.path(), &extra), 2).unwrap();
-    TestBroker { broker, dir, extra }
-}
-
-impl TestBroker {
-    fn addr(&self) -> SocketAddr {
-        self.broker.addresses()[0].1
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(self.addr())
-    }
-
-    fn create_topic(&self, name: &str, partitions: i32) {
-        self.broker
-            .state()
-            .create_topic(name, partitions, BTreeMap::new(), false)
-            .unwrap();
-    }
-
-    fn restart(self) -> TestBroker {
-        let TestBroker {
-            mut broker,
-            dir,
-            extra,
-        } = self;
-        broker.shutdown().unwrap();
-        drop(broker);
-        let broker = Broker::start(config_for(dir.path(), &extra), 2).unwrap();
-        TestBroker { broker, dir, extra }
-    }
+fn start_with(extra: &[(&str, &str)]) -> TestBroker {
+    let settings: Vec<(&str, &str)> = GROUP_SETTINGS.iter().chain(extra).copied().collect();
+    TestBroker::start(&settings)
 }
 
 impl Client {
@@ -1096,7 +1040,10 @@ fn expired_offsets_are_removed_periodically_and_at_startup() {
     // Expired while the broker was down (no periodic check in between): removed when it
     // starts.
     let mut b = b.restart();
-    b.extra = vec![("offsets.retention.check.interval.ms", "3600000".into())];
+    b.settings.insert(
+        "offsets.retention.check.interval.ms".into(),
+        "3600000".into(),
+    );
     let b = b.restart();
     let mut c = b.client();
     commit_with_retention(&mut c, "brief", 300);

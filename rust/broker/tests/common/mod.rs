@@ -1,9 +1,11 @@
-//! The raw Kafka client the broker's socket tests share: one connection, requests encoded
-//! with `kafka-protocol`, responses checked for their correlation id and decoded whole.
-//! Each test file adds its own request helpers in an `impl Client` block.
+//! What the broker's socket tests share: a broker on a loopback port with its own data
+//! dir (`TestBroker`), and a raw Kafka client: one connection, requests encoded with
+//! `kafka-protocol`, responses checked for their correlation id and decoded whole. Each
+//! test file adds its own helpers in `impl TestBroker` / `impl Client` blocks.
 
 #![allow(dead_code)] // Not every test file uses every helper.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -11,6 +13,76 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafkalite_broker::config::Listener;
+use kafkalite_broker::{Broker, BrokerConfig};
+
+/// A broker listening on 127.0.0.1 (any port) with a temporary data dir; `settings` are
+/// broker properties, kept across `restart` (and changeable before one).
+pub struct TestBroker {
+    pub broker: Broker,
+    pub dir: tempfile::TempDir,
+    pub settings: BTreeMap<String, String>,
+}
+
+impl TestBroker {
+    pub fn start(settings: &[(&str, &str)]) -> TestBroker {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let broker = Broker::start(config_for(dir.path(), &settings), 2).unwrap();
+        TestBroker {
+            broker,
+            dir,
+            settings,
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.broker.addresses()[0].1
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr())
+    }
+
+    pub fn create_topic(&self, name: &str, partitions: i32) {
+        self.broker
+            .state()
+            .create_topic(name, partitions, BTreeMap::new(), false)
+            .unwrap();
+    }
+
+    /// Shut down cleanly and start again on the same data dir.
+    pub fn restart(self) -> TestBroker {
+        let TestBroker {
+            mut broker,
+            dir,
+            settings,
+        } = self;
+        broker.shutdown().unwrap();
+        drop(broker);
+        let broker = Broker::start(config_for(dir.path(), &settings), 2).unwrap();
+        TestBroker {
+            broker,
+            dir,
+            settings,
+        }
+    }
+}
+
+fn config_for(dir: &std::path::Path, settings: &BTreeMap<String, String>) -> BrokerConfig {
+    BrokerConfig {
+        listeners: vec![Listener {
+            name: "PLAINTEXT".into(),
+            bind: "127.0.0.1:0".parse().unwrap(),
+        }],
+        log_dirs: vec![dir.to_path_buf()],
+        raw: settings.clone(),
+        ..BrokerConfig::default()
+    }
+}
 
 pub struct Client {
     pub stream: TcpStream,
