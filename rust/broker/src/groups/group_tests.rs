@@ -89,6 +89,18 @@ impl Harness {
         (r.member_id, rx)
     }
 
+    /// Two dynamic members, joined and synced: the group is Stable in generation 1.
+    fn stable_pair(&mut self) -> (String, String) {
+        let (a, mut rx_a) = self.join_new(&["range"]);
+        let (b, mut rx_b) = self.join_new(&["range"]);
+        self.fire_join_timers();
+        ready(&mut rx_a);
+        ready(&mut rx_b);
+        now_value(self.sync(&a, &[]));
+        now_value(self.sync(&b, &[]));
+        (a, b)
+    }
+
     /// Fire the pending join timers (as if their delay passed), and the ones they start.
     fn fire_join_timers(&mut self) {
         while self
@@ -210,13 +222,7 @@ fn a_new_member_triggers_a_rebalance_the_others_learn_by_heartbeat() {
 #[test]
 fn members_that_do_not_rejoin_are_dropped_when_the_rebalance_times_out() {
     let mut h = Harness::new();
-    let (a, mut rx_a) = h.join_new(&["range"]);
-    let (b, mut rx_b) = h.join_new(&["range"]);
-    h.fire_join_timers();
-    ready(&mut rx_a);
-    ready(&mut rx_b);
-    now_value(h.sync(&a, &[]));
-    now_value(h.sync(&b, &[]));
+    let (a, b) = h.stable_pair();
     // b rejoins (say, its subscription changed); a never does: b becomes leader.
     let Reply::Later(mut rx_b) = h.join(&b, &["range", "roundrobin"]) else {
         panic!("changed metadata rebalances")
@@ -249,13 +255,7 @@ fn protocol_is_one_all_support_by_vote() {
 #[test]
 fn session_expiry_removes_the_member_and_rebalances() {
     let mut h = Harness::new();
-    let (a, mut rx_a) = h.join_new(&["range"]);
-    let (b, mut rx_b) = h.join_new(&["range"]);
-    h.fire_join_timers();
-    ready(&mut rx_a);
-    ready(&mut rx_b);
-    now_value(h.sync(&a, &[]));
-    now_value(h.sync(&b, &[]));
+    let (a, b) = h.stable_pair();
     let incarnation = h.group.members[&b].incarnation;
     // Not yet due: keep watching.
     assert!(h
@@ -305,13 +305,7 @@ fn static_member_rejoin_keeps_its_assignment_and_fences_the_old_id() {
 #[test]
 fn leaving_members_rebalance_the_rest_and_the_last_leaves_it_empty() {
     let mut h = Harness::new();
-    let (a, mut rx_a) = h.join_new(&["range"]);
-    let (b, mut rx_b) = h.join_new(&["range"]);
-    h.fire_join_timers();
-    ready(&mut rx_a);
-    ready(&mut rx_b);
-    now_value(h.sync(&a, &[]));
-    now_value(h.sync(&b, &[]));
+    let (a, b) = h.stable_pair();
     assert_eq!(
         h.run(|g, cx| g.leave(&[(a.clone(), None)], cx)),
         vec![errors::NONE]
