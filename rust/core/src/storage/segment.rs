@@ -61,6 +61,32 @@ impl Segment {
         )
     }
 
+    /// `size` bytes of `file` with empty in-memory indexes (the callers fill them in).
+    fn unindexed(
+        dir: &Path,
+        base_offset: i64,
+        log_path: PathBuf,
+        file: File,
+        size: u64,
+        created_ms: i64,
+    ) -> Segment {
+        let (_, index_path, time_path) = Self::paths(dir, base_offset);
+        Segment {
+            base_offset,
+            log_path,
+            file: Arc::new(file),
+            appender: None,
+            size,
+            offset_index: OffsetIndex::empty(index_path),
+            time_index: TimeIndex::empty(time_path),
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            bytes_since_index_entry: 0,
+            created_ms,
+        }
+    }
+
     /// A fresh, empty segment (any leftover files with that base are replaced).
     pub fn create(dir: &Path, base_offset: i64, now_ms: i64) -> Result<Segment> {
         let (log_path, index_path, time_path) = Self::paths(dir, base_offset);
@@ -73,20 +99,14 @@ impl Segment {
             .create(true)
             .truncate(true)
             .open(&log_path)?;
-        Ok(Segment {
+        Ok(Segment::unindexed(
+            dir,
             base_offset,
             log_path,
-            file: Arc::new(file),
-            appender: None,
-            size: 0,
-            offset_index: OffsetIndex::empty(index_path),
-            time_index: TimeIndex::empty(time_path),
-            next_offset: base_offset,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            bytes_since_index_entry: 0,
-            created_ms: now_ms,
-        })
+            file,
+            0,
+            now_ms,
+        ))
     }
 
     /// Open an existing segment. With `recover`, every batch is validated and the file is
@@ -99,23 +119,11 @@ impl Segment {
         config: &LogConfig,
         recover: bool,
     ) -> Result<(Segment, bool)> {
-        let (log_path, index_path, time_path) = Self::paths(dir, base_offset);
+        let (log_path, index_path, _) = Self::paths(dir, base_offset);
         let file = OpenOptions::new().read(true).write(true).open(&log_path)?;
         let size = file.metadata()?.len();
-        let mut segment = Segment {
-            base_offset,
-            log_path,
-            file: Arc::new(file),
-            appender: None,
-            size,
-            offset_index: OffsetIndex::empty(index_path.clone()),
-            time_index: TimeIndex::empty(time_path.clone()),
-            next_offset: base_offset,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            bytes_since_index_entry: 0,
-            created_ms: crate::storage::log::now_ms(),
-        };
+        let now_ms = crate::storage::log::now_ms();
+        let mut segment = Segment::unindexed(dir, base_offset, log_path, file, size, now_ms);
         if !recover && segment.load_indexes(index_path)? {
             return Ok((segment, false));
         }
@@ -135,21 +143,9 @@ impl Segment {
         batches: &[(u64, WrittenBatch)],
         config: &LogConfig,
     ) -> Segment {
-        let (_, index_path, time_path) = Self::paths(dir, base_offset);
-        let mut segment = Segment {
-            base_offset,
-            log_path,
-            file: Arc::new(file),
-            appender: None,
-            size: batches.last().map_or(0, |(p, b)| p + b.size),
-            offset_index: OffsetIndex::empty(index_path),
-            time_index: TimeIndex::empty(time_path),
-            next_offset: base_offset,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            bytes_since_index_entry: 0,
-            created_ms: crate::storage::log::now_ms(),
-        };
+        let size = batches.last().map_or(0, |(p, b)| p + b.size);
+        let now_ms = crate::storage::log::now_ms();
+        let mut segment = Segment::unindexed(dir, base_offset, log_path, file, size, now_ms);
         for &(position, batch) in batches {
             segment.index_batch(position, batch, config);
         }
