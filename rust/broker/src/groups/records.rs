@@ -174,6 +174,20 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A value record's reader past its version (0-4; 4 is the flexible encoding).
+    fn value(buf: &'a [u8]) -> Option<(Reader<'a>, i16)> {
+        let mut r = Reader {
+            buf,
+            flexible: false,
+        };
+        let version = r.i16()?;
+        if !(0..=4).contains(&version) {
+            return None;
+        }
+        r.flexible = version >= 4;
+        Some((r, version))
+    }
+
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let bytes = self.buf.get(..n)?;
         self.buf = &self.buf[n..];
@@ -266,15 +280,7 @@ pub fn decode_key(buf: &[u8]) -> Option<RecordKey> {
 
 #[must_use]
 pub fn decode_offset_value(buf: &[u8]) -> Option<Committed> {
-    let mut r = Reader {
-        buf,
-        flexible: false,
-    };
-    let version = r.i16()?;
-    if !(0..=4).contains(&version) {
-        return None;
-    }
-    r.flexible = version >= 4;
+    let (mut r, version) = Reader::value(buf)?;
     let offset = r.i64()?;
     let leader_epoch = if version >= 3 { r.i32()? } else { -1 };
     let metadata = r.nullable_string()?.unwrap_or_default();
@@ -296,15 +302,7 @@ pub fn decode_offset_value(buf: &[u8]) -> Option<Committed> {
 
 #[must_use]
 pub fn decode_group_value(buf: &[u8]) -> Option<GroupRecord> {
-    let mut r = Reader {
-        buf,
-        flexible: false,
-    };
-    let version = r.i16()?;
-    if !(0..=4).contains(&version) {
-        return None;
-    }
-    r.flexible = version >= 4;
+    let (mut r, version) = Reader::value(buf)?;
     let protocol_type = r.string()?;
     let generation = r.i32()?;
     let protocol = r.nullable_string()?;
