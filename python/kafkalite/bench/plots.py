@@ -21,6 +21,13 @@ def _plt():
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> bool:
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def _results(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("kind") == "result" and r.get("driver") == "confluent-kafka"]
 
@@ -52,10 +59,7 @@ def throughput_over_time(rows: list[dict[str, Any]], path: Path) -> bool:
     ax.set_title("Throughput over time (first run of each system)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def latency_percentiles(rows: list[dict[str, Any]], path: Path) -> bool:
@@ -85,10 +89,7 @@ def latency_percentiles(rows: list[dict[str, Any]], path: Path) -> bool:
     ax.set_title("Latency percentiles, produce phase (all runs merged)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def throughput_vs_offered(rows: list[dict[str, Any]], path: Path) -> bool:
@@ -125,10 +126,7 @@ def throughput_vs_offered(rows: list[dict[str, Any]], path: Path) -> bool:
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def bars_per_profile(rows: list[dict[str, Any]], path: Path) -> bool:
@@ -165,10 +163,7 @@ def bars_per_profile(rows: list[dict[str, Any]], path: Path) -> bool:
     ax.set_title("Throughput per hardware profile and system")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def write_plots(out_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
