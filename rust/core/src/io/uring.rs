@@ -14,9 +14,9 @@
 //! with COOP_TASKRUN and TASKRUN_FLAG: the completion's task work waits for this thread to
 //! enter the kernel (which the flag tells `poll` to do) rather than interrupting it. With
 //! one usable CPU the worker needs the submitter's CPU, so nothing is polled. Measured on
-//! Linux 6.18, ext4, 2 vCPUs: an append of one 100-byte record from Python took 18-20 us
-//! sleeping, 11.7 us now (pwritev: 1.8 us); in a /tmp micro-benchmark a bare 100-byte
-//! round trip took 24 us sleeping, 7.9 us polling and 2.8 us polling with COOP_TASKRUN.
+//! Linux 6.18, ext4, 2 vCPUs: appending a 69-byte batch (one record) from Python took
+//! 18-20 us sleeping, about 12 us now (pwritev: 1.8 us); in a /tmp micro-benchmark a bare
+//! 100-byte round trip took 24 us sleeping, 7.9 us polling, 2.8 us polling with COOP_TASKRUN.
 //! For ~1 MiB appends the difference is within this VM's noise (bench/append.py).
 //! Tried without gain for ~1 MiB appends: DEFER_TASKRUN, 1 MiB as 4x256 KiB SQEs (io-wq
 //! serialises writes to one inode) or 16x64 KiB, IOSQE_ASYNC (erratic), the io-wq worker
