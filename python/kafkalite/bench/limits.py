@@ -32,10 +32,17 @@ def require(tool: str) -> str:
 
 
 def fio_seq_write(
-    directory: Path, size_bytes: int, direct: bool, runtime_s: float, wrap: list[str] | None = None
+    directory: Path,
+    size_bytes: int,
+    direct: bool = False,
+    runtime_s: float | None = None,
+    wrap: list[str] | None = None,
+    block_bytes: int = MIB,
 ) -> dict:
-    """Sequential 1 MiB writes into a new file (buffered unless `direct`, no fsync: the
-    regime of a log append without flush). Bounded by size and by time."""
+    """Sequential writes of `block_bytes` per call into a new file (buffered unless
+    `direct`, no fsync: the regime of a log append without flush), bounded by size and,
+    if given, by time. fio reserves the file's blocks first (fallocate=native), as the log
+    reserves blocks ahead of its appends."""
     require("fio")
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "fio-seq-write.dat"
@@ -44,12 +51,13 @@ def fio_seq_write(
         "fio",
         "--name=seqwrite",
         "--rw=write",
-        "--bs=1M",
+        f"--bs={block_bytes}",
         f"--size={size_bytes}",
-        f"--runtime={runtime_s:g}",
+        *([f"--runtime={runtime_s:g}"] if runtime_s is not None else []),
         "--ioengine=psync",
         f"--direct={1 if direct else 0}",
         "--end_fsync=0",
+        "--fallocate=native",
         f"--filename={target}",
         "--output-format=json",
     ]
@@ -74,9 +82,10 @@ def iperf3(
     zerocopy: bool = False,
     server_wrap: list[str] | None = None,
     client_wrap: list[str] | None = None,
+    size_bytes: int | None = None,
 ) -> dict:
-    """iperf3 client -> server (one TCP stream) for `seconds`, optionally with -Z (sendfile),
-    the zero-copy path a broker's fetch uses."""
+    """iperf3 client -> server (one TCP stream) for `seconds`, or for `size_bytes` when
+    given, optionally with -Z (sendfile), the zero-copy path a broker's fetch uses."""
     require("iperf3")
     port = free_port()
     server = subprocess.Popen(
@@ -94,8 +103,7 @@ def iperf3(
             host,
             "-p",
             str(port),
-            "-t",
-            f"{seconds:g}",
+            *(["-n", str(size_bytes)] if size_bytes is not None else ["-t", f"{seconds:g}"]),
             "-J",
         ]
         if zerocopy:
@@ -103,7 +111,7 @@ def iperf3(
         # Retry until the server listens (a probe would use up its single client).
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300)
             result = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
             if "sum_received" in result.get("end", {}):
                 break
