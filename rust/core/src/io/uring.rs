@@ -179,8 +179,8 @@ impl UringWriter {
 
     /// Spin until `count` completions are posted or `deadline` passes (see the module doc:
     /// sleeping would halt this CPU and make the completion wake it up again), yielding to
-    /// other runnable threads as it goes. Completion
-    /// work the kernel left for this thread (TASKRUN_FLAG) is run by entering the ring.
+    /// other runnable threads as it goes. Completion work the kernel left for this thread
+    /// (TASKRUN_FLAG) is run by entering the ring.
     fn poll(&mut self, count: usize, deadline: Instant) {
         const CHECKS_PER_CLOCK_READ: u32 = 64;
         loop {
