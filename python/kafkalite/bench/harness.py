@@ -29,6 +29,7 @@ from kafkalite.bench import java_driver, limits
 from kafkalite.bench.histogram import Histogram
 from kafkalite.bench.progress import Progress
 from kafkalite.bench.systems import BrokerProcess, make_system
+from kafkalite.bench.topics import create_topics
 from kafkalite.bench.worker import CATCHUP_SAMPLE
 from kafkalite.bench.workload import Workload
 
@@ -97,31 +98,6 @@ def run_workers(configs: list[dict[str, Any]], timeout_s: float) -> list[dict[st
                 p.kill()
                 p.wait()
     return results
-
-
-def create_topics(bootstrap: str, names: list[str], partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics(
-        [NewTopic(n, num_partitions=partitions, replication_factor=1) for n in names],
-        operation_timeout=30,
-    )
-    for name, fut in futures.items():
-        try:
-            fut.result(60)
-        except Exception as e:
-            raise RuntimeError(f"cannot create topic {name}: {e}") from e
-    # Wait until metadata shows every partition with a leader (Kafka needs a moment).
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        md = admin.list_topics(timeout=5).topics
-        if all(n in md and len(md[n].partitions) == partitions for n in names) and all(
-            p.leader >= 0 for n in names for p in md[n].partitions.values()
-        ):
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"topics {names} have no leaders after 30 s")
 
 
 def _split(items: list[int], n: int) -> list[list[int]]:

@@ -11,6 +11,7 @@ import subprocess
 from typing import Any
 
 from kafkalite.bench import kafka_ref
+from kafkalite.bench.topics import create_topics
 from kafkalite.bench.workload import Workload
 
 TOOL_TIMEOUT_S = 600
@@ -90,8 +91,6 @@ def parse_end_to_end(out: str) -> dict[str, Any]:
 def run_all(system, w: Workload, quick: bool) -> list[tuple[str, dict[str, Any]]]:
     """(tool, result row) per tool; a tool that fails gives {"error": ...} and the others
     still run (a broker may lack something one tool needs)."""
-    from kafkalite.bench.harness import create_topics  # a cycle only at import time
-
     libs = kafka_ref.ensure_jars()
     records = (200_000 if quick else 2_000_000) * 1024 // max(w.message_size, 1)
     records = min(records, 5_000_000)
