@@ -52,5 +52,5 @@ def test_bad_profiles(tmp_path: Path, text: str, needle: str) -> None:
     assert needle in str(e.value)
 
 
-def test_profile_dir_is_the_repo_one() -> None:
-    assert PROFILE_DIR.name == "hw_profiles" and (PROFILE_DIR / "nvme-ssd.toml").exists()
+def test_profile_dir_is_the_package_one() -> None:
+    assert PROFILE_DIR.name == "hw_profiles" and (PROFILE_DIR / "nvme-ssd.toml").is_file()

@@ -1,4 +1,5 @@
-"""``kafkalite bench run WORKLOAD [--profile P] [--systems kafkalite,kafka] [--quick]``."""
+"""``kafkalite bench run WORKLOAD [--profile P] [--systems kafkalite,kafka] [--quick]`` and
+``kafkalite bench list`` (the shipped workloads and hardware profiles)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ DRIVERS = ("confluent", "java")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``bench`` (with ``run``) to the ``kafkalite`` command's subparsers."""
+    """Add ``bench`` (with ``run`` and ``list``) to the ``kafkalite`` command's subparsers."""
     bench = subparsers.add_parser("bench", help="benchmarks side by side with Apache Kafka")
     sub = bench.add_subparsers(dest="bench_command", required=True)
     run = sub.add_parser("run", help="run one workload file against each system")
-    run.add_argument("workload", help="workload YAML (see bench/workloads/)")
-    run.add_argument("--profile", help="hardware profile name or TOML file (see hw_profiles/)")
+    run.add_argument("workload", help="shipped workload name or YAML file (see `bench list`)")
+    run.add_argument(
+        "--profile", help="shipped hardware profile name(s) joined by '+', or a TOML file"
+    )
     run.add_argument(
         "--systems", default="kafkalite,kafka", help=f"comma-separated, from {', '.join(SYSTEMS)}"
     )
@@ -41,7 +44,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--no-limits", action="store_true", help="skip fio/iperf3")
     run.add_argument("--keep-data", action="store_true", help="keep broker data after the run")
     run.set_defaults(func=handler)
+    listing = sub.add_parser("list", help="the shipped workloads and hardware profiles")
+    listing.set_defaults(func=list_handler)
     return bench
+
+
+def list_handler(args: argparse.Namespace) -> int:
+    from kafkalite.bench.profiles import available_profiles, load_profile
+    from kafkalite.bench.workload import available_workloads, load_workload
+
+    print("workloads:")
+    for name in available_workloads():
+        print(f"  {name:<24} {load_workload(name).description}")
+    print("hardware profiles:")
+    for name in available_profiles():
+        print(f"  {name:<24} {load_profile(name).description}")
+    return 0
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:

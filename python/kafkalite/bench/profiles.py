@@ -21,22 +21,14 @@ import os
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from kafkalite.bench.shipped import PROFILES, find, is_path, shipped_dir, shipped_names
 
-def _profile_dir() -> Path:
-    """Where ``hw_profiles/`` is: ``$KAFKALITE_HW_PROFILES``, else the working directory's
-    (a checkout's root, where the README runs the harness), else the source checkout this
-    module was imported from (an editable install). An installed package has no copy."""
-    candidates = [Path(p) for p in [os.environ.get("KAFKALITE_HW_PROFILES")] if p] + [
-        Path.cwd() / "hw_profiles",
-        Path(__file__).resolve().parents[3] / "hw_profiles",
-    ]
-    return next((c for c in candidates if c.is_dir()), candidates[0])
-
-
-PROFILE_DIR = _profile_dir()
+# The shipped profiles (package data): `--profile NAME` resolves here, from any directory.
+PROFILE_DIR: Traversable = shipped_dir(PROFILES)
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
 CLONE_NEWNET = 0x40000000
 # Private addresses on the veth pair; they exist only inside our two namespaces.
@@ -188,13 +180,13 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
     return prof
 
 
-def available_profiles(directory: Path = PROFILE_DIR) -> list[str]:
-    return sorted(p.stem for p in directory.glob("*.toml"))
+def available_profiles(directory: Traversable = PROFILE_DIR) -> list[str]:
+    return shipped_names(directory, ".toml")
 
 
-def load_profile(spec: str, directory: Path = PROFILE_DIR) -> Profile:
-    """A profile by file path, by name in hw_profiles/, or several names joined by '+'
-    (e.g. 'sata-ssd+nic-1g': the disk of one, the network of the other)."""
+def load_profile(spec: str, directory: Traversable = PROFILE_DIR) -> Profile:
+    """A profile by file path, by name of a shipped one (hw_profiles/), or several joined
+    by '+' (e.g. 'sata-ssd+nic-1g': the disk of one, the network of the other)."""
     parts = spec.split("+")
     if len(parts) > 1:
         loaded = [load_profile(p, directory) for p in parts]
@@ -209,10 +201,10 @@ def load_profile(spec: str, directory: Path = PROFILE_DIR) -> Profile:
                     raise ProfileError(f"profile {spec!r}: more than one part sets [network]")
                 merged.net = p.net
         return merged
-    path = Path(spec)
-    if not path.suffix == ".toml":
-        path = directory / f"{spec}.toml"
-    if not path.exists():
+    path: Traversable | None = (
+        Path(spec) if is_path(spec, ".toml") else find(spec, directory, ".toml")
+    )
+    if path is None or not path.is_file():
         names = ", ".join(available_profiles(directory)) or "none"
         raise ProfileError(f"unknown hardware profile {spec!r} (available: {names})")
     try:

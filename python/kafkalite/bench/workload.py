@@ -6,10 +6,13 @@ A bad file is a user error, so every problem names the file, the field and the v
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kafkalite.bench.shipped import WORKLOADS, find, is_path, shipped_dir, shipped_names
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 ACKS = ("0", "1", "all")
@@ -17,6 +20,8 @@ ACKS = ("0", "1", "all")
 QUICK_DURATION_S = 12
 QUICK_WARMUP_S = 3
 QUICK_BACKLOG_BYTES = 512 << 20
+# The shipped workloads (package data): `kafkalite bench run NAME` resolves here.
+WORKLOAD_DIR: Traversable = shipped_dir(WORKLOADS)
 
 
 class WorkloadError(ValueError):
@@ -178,8 +183,20 @@ def parse_workload(data: Any, source: str = "<workload>") -> Workload:
     return w
 
 
-def load_workload(path: str | Path) -> Workload:
-    p = Path(path)
+def available_workloads(directory: Traversable = WORKLOAD_DIR) -> list[str]:
+    return shipped_names(directory, ".yaml")
+
+
+def load_workload(spec: str | Path, directory: Traversable = WORKLOAD_DIR) -> Workload:
+    """A workload by file path or by name of a shipped one (bench/workloads/)."""
+    p: Traversable | None
+    if is_path(spec, ".yaml"):
+        p = Path(spec)
+    else:
+        p = find(str(spec), directory, ".yaml")
+        if p is None:
+            names = ", ".join(available_workloads(directory)) or "none"
+            raise WorkloadError(f"unknown workload {spec!r} (available: {names})")
     try:
         text = p.read_text()
     except OSError as e:
