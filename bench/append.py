@@ -31,7 +31,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import GIB, MIB, fio_seq_write_mb_s, median, scratch_dir, warm_page_cache
 
 RECORD_BYTES = 1024

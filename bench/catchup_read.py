@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import GIB, MIB, iperf3_loopback_mb_s, median, scratch_dir
 
 RECEIVER = """
