@@ -2,10 +2,11 @@
 //! the file and flags; this validates values and names the bad key and value on error.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use kafkalite_core::storage::LogConfig;
+
+use crate::net::listeners::{self, Listener};
 
 #[derive(Debug, thiserror::Error)]
 #[error("invalid config {key}={value}: {reason}")]
@@ -21,12 +22,6 @@ fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
         value: value.into(),
         reason: reason.into(),
     }
-}
-
-#[derive(Clone, Debug)]
-pub struct Listener {
-    pub name: String,
-    pub bind: SocketAddr,
 }
 
 #[derive(Clone, Debug)]
@@ -56,10 +51,10 @@ impl Default for BrokerConfig {
     fn default() -> Self {
         BrokerConfig {
             node_id: 1,
-            listeners: vec![Listener {
-                name: "PLAINTEXT".into(),
-                bind: "127.0.0.1:9092".parse().expect("valid"),
-            }],
+            listeners: vec![Listener::plaintext(
+                "PLAINTEXT",
+                "127.0.0.1:9092".parse().expect("valid"),
+            )],
             advertised: Vec::new(),
             log_dirs: vec![PathBuf::from("/tmp/kafkalite-logs")],
             num_partitions: 1,
@@ -98,28 +93,6 @@ fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
         "false" => Ok(false),
         _ => Err(bad(key, value, "must be true or false")),
     }
-}
-
-/// `NAME://host:port[,NAME://host:port]`; an empty host binds all interfaces.
-pub fn parse_listeners(key: &str, value: &str) -> Result<Vec<(String, String, u16)>, ConfigError> {
-    let mut out = Vec::new();
-    for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, rest) = part
-            .split_once("://")
-            .ok_or_else(|| bad(key, value, "expected NAME://host:port"))?;
-        let (host, port) = rest
-            .rsplit_once(':')
-            .ok_or_else(|| bad(key, value, "missing :port"))?;
-        let port: u16 = port
-            .parse()
-            .map_err(|_| bad(key, value, format!("bad port {port:?}")))?;
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        out.push((name.to_string(), host.to_string(), port));
-    }
-    if out.is_empty() {
-        return Err(bad(key, value, "no listener given"));
-    }
-    Ok(out)
 }
 
 /// Broker keys that map onto topic-level keys (Kafka's `log.` prefix and friends).
@@ -183,35 +156,13 @@ impl BrokerConfig {
         if let Some(ms) = retention_ms {
             c.log_defaults.retention_ms = ms;
         }
+        let listener_settings =
+            listeners::from_settings(pairs).map_err(|e| bad(e.key, &e.value, e.reason))?;
+        c.listeners = listener_settings.listeners;
+        c.advertised = listener_settings.advertised;
         for (key, value) in pairs {
             match key.as_str() {
                 "node.id" | "broker.id" => c.node_id = int(key, value)?,
-                "listeners" => {
-                    c.listeners = parse_listeners(key, value)?
-                        .into_iter()
-                        .map(|(name, host, port)| {
-                            let host = if host.is_empty() {
-                                "0.0.0.0".to_string()
-                            } else {
-                                host
-                            };
-                            let addr = format!("{host}:{port}")
-                                .parse::<SocketAddr>()
-                                .or_else(|_| {
-                                    std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
-                                        .map_err(|e| e.to_string())
-                                        .and_then(|mut a| {
-                                            a.next().ok_or_else(|| "no address".to_string())
-                                        })
-                                })
-                                .map_err(|e| {
-                                    bad(key, value, format!("cannot resolve {host}: {e}"))
-                                })?;
-                            Ok(Listener { name, bind: addr })
-                        })
-                        .collect::<Result<_, ConfigError>>()?;
-                }
-                "advertised.listeners" => c.advertised = parse_listeners(key, value)?,
                 "log.dirs" | "log.dir" => {
                     c.log_dirs = value
                         .split(',')

@@ -1,19 +1,20 @@
 //! kafkalite-broker: a single-node Kafka broker over the real wire protocol.
 //!
-//! Shape: a tokio runtime owns the listeners; each connection reads size-bounded frames and
+//! Shape: a tokio runtime owns the listeners (`net`); each connection reads size-bounded frames and
 //! handles its requests in order (as Kafka does: one in flight per connection); handlers
 //! decode with the generated `kafka-protocol` codec and act on `BrokerState`, whose partitions
 //! wrap the core's `PartitionLog`. Produce and Fetch never touch Python; fetched record
 //! bytes go from the segment file to the socket with sendfile.
 
+pub mod broker;
 pub mod config;
 pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;
+pub mod net;
 pub mod producer_state;
 pub mod response;
-pub mod server;
 pub mod state;
 
+pub use broker::Broker;
 pub use config::BrokerConfig;
-pub use server::Broker;

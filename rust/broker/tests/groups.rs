@@ -394,6 +394,38 @@ fn two_members_join_and_sync_through_the_leader() {
     assert_eq!(&leader_desc.member_assignment[..], b"partitions-of-leader");
 }
 
+/// JoinGroup records who asked, from the connection and the request header: each member's
+/// host is its own connection's peer, whichever listener it came through.
+#[test]
+fn members_carry_their_own_connections_host_and_client_id() {
+    let settings: Vec<(&str, &str)> = GROUP_SETTINGS.to_vec();
+    let b = TestBroker::start_listening(&settings, &["PLAINTEXT", "INTERNAL"]);
+    let mut internal = Client::connect_from(b.listener_addr("INTERNAL"), "127.0.0.3");
+    internal.client_id = "internal-app";
+    let mut plain = Client::connect_from(b.listener_addr("PLAINTEXT"), "127.0.0.2");
+    plain.client_id = "plain-app";
+    for (client, group) in [(&mut internal, "g-internal"), (&mut plain, "g-plain")] {
+        client.join_new(group, &JoinOpts::default());
+    }
+    let hosts = |c: &mut Client, group: &str| -> Vec<(String, String)> {
+        c.describe(group)
+            .members
+            .iter()
+            .map(|m| (m.client_id.to_string(), m.client_host.to_string()))
+            .collect()
+    };
+    let want = |id: &str, host: &str| vec![(id.to_string(), host.to_string())];
+    // Asked from either connection: what is stored is the joiner's.
+    assert_eq!(
+        hosts(&mut plain, "g-internal"),
+        want("internal-app", "/127.0.0.3")
+    );
+    assert_eq!(
+        hosts(&mut internal, "g-plain"),
+        want("plain-app", "/127.0.0.2")
+    );
+}
+
 #[test]
 fn member_id_required_only_from_v4() {
     let b = start();

@@ -44,9 +44,3 @@ pub mod errors {
     pub const FENCED_INSTANCE_ID: i16 = 82;
     pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 }
-
-/// How Kafka shows a client's address (`InetAddress.toString()`): "/127.0.0.1".
-#[must_use]
-pub fn client_host(peer: Option<std::net::SocketAddr>) -> String {
-    peer.map(|a| format!("/{}", a.ip())).unwrap_or_default()
-}

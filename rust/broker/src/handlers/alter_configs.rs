@@ -11,11 +11,13 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::handlers::topic_configs;
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

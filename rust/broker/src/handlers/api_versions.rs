@@ -9,6 +9,7 @@ use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestH
 use kafka_protocol::protocol::Decodable;
 
 use crate::handlers::SUPPORTED;
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
@@ -28,6 +29,7 @@ fn api_list() -> Vec<ApiVersion> {
 
 pub fn handle(
     _state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -13,11 +13,13 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use crate::handlers::create_topics::{
     check_replicas, PartitionBudget, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST,
 };
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -10,6 +10,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
@@ -25,6 +26,7 @@ enum Target {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

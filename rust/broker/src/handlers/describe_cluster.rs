@@ -10,6 +10,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::handlers::metadata::{CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
@@ -20,6 +21,7 @@ const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -13,6 +13,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::handlers::topic_configs::{self, source, Kind, Synonym};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{validate_topic_name, ApiError, BrokerState};
 
@@ -33,6 +34,7 @@ struct Entry {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

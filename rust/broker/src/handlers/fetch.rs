@@ -34,6 +34,7 @@ use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
 use crate::handlers::fetch_response::{self, FetchResult, PartitionResult, TopicResult};
+use crate::net::RequestContext;
 use crate::response::ResponseBody;
 use crate::state::{codes, BrokerState};
 
@@ -45,6 +46,7 @@ const MAX_WAIT_CAP_MS: i32 = 5 * 60 * 1000;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

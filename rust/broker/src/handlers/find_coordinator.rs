@@ -10,6 +10,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
@@ -18,6 +19,7 @@ const KEY_TYPE_GROUP: i8 = 0;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

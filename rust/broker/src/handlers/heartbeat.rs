@@ -7,11 +7,13 @@ use bytes::Bytes;
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

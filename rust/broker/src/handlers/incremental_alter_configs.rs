@@ -14,6 +14,7 @@ use kafka_protocol::protocol::Decodable;
 use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
 use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_TOPIC};
 use crate::handlers::topic_configs::{self, Kind};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
 
@@ -24,6 +25,7 @@ const SUBTRACT: i8 = 3;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -8,13 +8,15 @@ use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::groups::{client_host, errors, JoinRequest, JoinResult, Reply};
+use crate::groups::{errors, JoinRequest, JoinResult, Reply};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    header: &RequestHeader,
+    ctx: &RequestContext<'_>,
+    _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
@@ -25,12 +27,9 @@ pub async fn handle(
         group_instance_id: request.group_instance_id.as_ref().map(ToString::to_string),
         require_known_member_id: version >= 4,
         supports_skip_assignment: version >= 9,
-        client_id: header
-            .client_id
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-        client_host: client_host(crate::server::peer_addr()),
+        client_id: ctx.client_id.to_string(),
+        // Kafka keeps the client's address with the member (DescribeGroups shows it).
+        client_host: ctx.connection.client_host(),
         // v0 has no rebalance timeout: the session timeout serves for both.
         rebalance_timeout_ms: if version >= 1 {
             request.rebalance_timeout_ms

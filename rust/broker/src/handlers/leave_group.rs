@@ -9,11 +9,13 @@ use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, RequestHea
 use kafka_protocol::protocol::Decodable;
 
 use crate::groups::errors;
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -25,6 +25,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestH
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, BrokerState};
 
@@ -35,6 +36,7 @@ pub const INVALID_REQUEST: i16 = 42;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -14,6 +14,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
@@ -41,6 +42,7 @@ const INVALID_REQUEST: i16 = 42;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -36,6 +36,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestHeader};
 
+use crate::net::RequestContext;
 use crate::response::ResponseBody;
 use crate::state::BrokerState;
 
@@ -80,38 +81,47 @@ pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
 /// Decode and handle one request whose header has been read (`body` is what follows it).
 pub async fn dispatch(
     state: &Arc<BrokerState>,
+    ctx: &RequestContext<'_>,
     header: &RequestHeader,
     key: ApiKey,
     body: Bytes,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let version = header.request_api_version;
     match key {
-        ApiKey::ApiVersions => api_versions::handle(state, header, body, version).map(Some),
-        ApiKey::Metadata => metadata::handle(state, header, body, version).await,
-        ApiKey::CreateTopics => create_topics::handle(state, header, body, version).await,
-        ApiKey::DeleteTopics => delete_topics::handle(state, header, body, version).await,
-        ApiKey::CreatePartitions => create_partitions::handle(state, header, body, version).await,
-        ApiKey::DescribeConfigs => describe_configs::handle(state, header, body, version).await,
-        ApiKey::AlterConfigs => alter_configs::handle(state, header, body, version).await,
-        ApiKey::IncrementalAlterConfigs => {
-            incremental_alter_configs::handle(state, header, body, version).await
+        ApiKey::ApiVersions => api_versions::handle(state, ctx, header, body, version).map(Some),
+        ApiKey::Metadata => metadata::handle(state, ctx, header, body, version).await,
+        ApiKey::CreateTopics => create_topics::handle(state, ctx, header, body, version).await,
+        ApiKey::DeleteTopics => delete_topics::handle(state, ctx, header, body, version).await,
+        ApiKey::CreatePartitions => {
+            create_partitions::handle(state, ctx, header, body, version).await
         }
-        ApiKey::DescribeCluster => describe_cluster::handle(state, header, body, version).await,
-        ApiKey::Produce => produce::handle(state, header, body, version).await,
-        ApiKey::Fetch => fetch::handle(state, header, body, version).await,
-        ApiKey::ListOffsets => list_offsets::handle(state, header, body, version).await,
-        ApiKey::InitProducerId => init_producer_id::handle(state, header, body, version).await,
-        ApiKey::FindCoordinator => find_coordinator::handle(state, header, body, version).await,
-        ApiKey::OffsetCommit => offset_commit::handle(state, header, body, version).await,
-        ApiKey::OffsetFetch => offset_fetch::handle(state, header, body, version).await,
-        ApiKey::JoinGroup => join_group::handle(state, header, body, version).await,
-        ApiKey::SyncGroup => sync_group::handle(state, header, body, version).await,
-        ApiKey::Heartbeat => heartbeat::handle(state, header, body, version).await,
-        ApiKey::LeaveGroup => leave_group::handle(state, header, body, version).await,
-        ApiKey::DescribeGroups => describe_groups::handle(state, header, body, version).await,
-        ApiKey::ListGroups => list_groups::handle(state, header, body, version).await,
-        ApiKey::DeleteGroups => delete_groups::handle(state, header, body, version).await,
-        ApiKey::OffsetDelete => offset_delete::handle(state, header, body, version).await,
+        ApiKey::DescribeConfigs => {
+            describe_configs::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AlterConfigs => alter_configs::handle(state, ctx, header, body, version).await,
+        ApiKey::IncrementalAlterConfigs => {
+            incremental_alter_configs::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeCluster => {
+            describe_cluster::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::Produce => produce::handle(state, ctx, header, body, version).await,
+        ApiKey::Fetch => fetch::handle(state, ctx, header, body, version).await,
+        ApiKey::ListOffsets => list_offsets::handle(state, ctx, header, body, version).await,
+        ApiKey::InitProducerId => init_producer_id::handle(state, ctx, header, body, version).await,
+        ApiKey::FindCoordinator => {
+            find_coordinator::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::OffsetCommit => offset_commit::handle(state, ctx, header, body, version).await,
+        ApiKey::OffsetFetch => offset_fetch::handle(state, ctx, header, body, version).await,
+        ApiKey::JoinGroup => join_group::handle(state, ctx, header, body, version).await,
+        ApiKey::SyncGroup => sync_group::handle(state, ctx, header, body, version).await,
+        ApiKey::Heartbeat => heartbeat::handle(state, ctx, header, body, version).await,
+        ApiKey::LeaveGroup => leave_group::handle(state, ctx, header, body, version).await,
+        ApiKey::DescribeGroups => describe_groups::handle(state, ctx, header, body, version).await,
+        ApiKey::ListGroups => list_groups::handle(state, ctx, header, body, version).await,
+        ApiKey::DeleteGroups => delete_groups::handle(state, ctx, header, body, version).await,
+        ApiKey::OffsetDelete => offset_delete::handle(state, ctx, header, body, version).await,
         other => anyhow::bail!("no handler for {other:?}"),
     }
 }

@@ -13,6 +13,7 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, Reques
 use kafka_protocol::protocol::Decodable;
 
 use crate::groups::{errors, Committed};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
@@ -21,6 +22,7 @@ const DEFAULT_RETENTION_TIME: i64 = -1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -41,6 +41,7 @@ use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::log::now_ms;
 use kafkalite_core::Error as CoreError;
 
+use crate::net::RequestContext;
 use crate::producer_state::Verdict;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, ApiError, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
@@ -114,6 +115,7 @@ impl From<CoreError> for Failed {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -8,11 +8,13 @@ use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupRespons
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::groups::{errors, Reply, SyncRequest, SyncResult};
+use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use kafkalite_broker::config::Listener;
+use kafkalite_broker::net::Listener;
 use kafkalite_broker::{Broker, BrokerConfig};
 
 /// A broker listening on 127.0.0.1 (any port) with a temporary data dir; `settings` are
@@ -26,12 +26,25 @@ pub struct TestBroker {
 
 impl TestBroker {
     pub fn start(settings: &[(&str, &str)]) -> TestBroker {
+        Self::start_listening(settings, &["PLAINTEXT"])
+    }
+
+    /// With one listener of each name, each on its own loopback port.
+    pub fn start_listening(settings: &[(&str, &str)], listeners: &[&str]) -> TestBroker {
         let dir = tempfile::tempdir().unwrap();
         let settings = settings
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let broker = Broker::start(config_for(dir.path(), &settings), 2).unwrap();
+        let listeners = listeners
+            .iter()
+            .map(|name| Listener::plaintext(name, "127.0.0.1:0".parse().unwrap()))
+            .collect();
+        let config = BrokerConfig {
+            listeners,
+            ..config_for(dir.path(), &settings)
+        };
+        let broker = Broker::start(config, 2).unwrap();
         TestBroker {
             broker,
             dir,
@@ -45,6 +58,17 @@ impl TestBroker {
 
     pub fn client(&self) -> Client {
         Client::connect(self.addr())
+    }
+
+    /// The bound address of the listener called `name`.
+    pub fn listener_addr(&self, name: &str) -> SocketAddr {
+        let (_, addr) = self
+            .broker
+            .addresses()
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap();
+        *addr
     }
 
     pub fn create_topic(&self, name: &str, partitions: i32) {
@@ -74,10 +98,10 @@ impl TestBroker {
 
 fn config_for(dir: &std::path::Path, settings: &BTreeMap<String, String>) -> BrokerConfig {
     BrokerConfig {
-        listeners: vec![Listener {
-            name: "PLAINTEXT".into(),
-            bind: "127.0.0.1:0".parse().unwrap(),
-        }],
+        listeners: vec![Listener::plaintext(
+            "PLAINTEXT",
+            "127.0.0.1:0".parse().unwrap(),
+        )],
         log_dirs: vec![dir.to_path_buf()],
         raw: settings.clone(),
         ..BrokerConfig::default()
@@ -87,11 +111,35 @@ fn config_for(dir: &std::path::Path, settings: &BTreeMap<String, String>) -> Bro
 pub struct Client {
     pub stream: TcpStream,
     pub correlation: i32,
+    /// Sent in every request header.
+    pub client_id: &'static str,
 }
 
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
+        Self::with_stream(TcpStream::connect(addr).unwrap())
+    }
+
+    /// Connect from `local_ip` (any loopback address works on Linux), so the broker sees a
+    /// peer other than 127.0.0.1.
+    pub fn connect_from(addr: SocketAddr, local_ip: &str) -> Client {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        let stream = runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket
+                .bind(SocketAddr::new(local_ip.parse().unwrap(), 0))
+                .unwrap();
+            socket.connect(addr).await.unwrap()
+        });
+        let stream = stream.into_std().unwrap();
+        stream.set_nonblocking(false).unwrap();
+        Self::with_stream(stream)
+    }
+
+    fn with_stream(stream: TcpStream) -> Client {
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
@@ -99,6 +147,7 @@ impl Client {
         Client {
             stream,
             correlation: 0,
+            client_id: "kafkalite-broker-test",
         }
     }
 
@@ -109,7 +158,7 @@ impl Client {
             .with_request_api_key(key as i16)
             .with_request_api_version(version)
             .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("kafkalite-broker-test")));
+            .with_client_id(Some(StrBytes::from_static_str(self.client_id)));
         let mut body = BytesMut::new();
         header
             .encode(&mut body, key.request_header_version(version))
