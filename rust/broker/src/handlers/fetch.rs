@@ -23,7 +23,7 @@
 //! FETCH_SESSION_ID_NOT_FOUND (70) and the client falls back to a full fetch. Forgotten
 //! topics are ignored.
 //!
-//! Records are never copied: the response is `ResponseBody::Pieces` (see `fetch_response`).
+//! Records are never copied: the response is `ResponseBody::Pieces` (see `response::fetch`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +33,8 @@ use kafka_protocol::messages::{FetchRequest, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
-use crate::handlers::fetch_response::{self, FetchResult, PartitionResult, TopicResult};
 use crate::net::RequestContext;
+use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::ResponseBody;
 use crate::state::{codes, BrokerState};
 

@@ -14,7 +14,6 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod fetch;
-pub mod fetch_response;
 pub mod find_coordinator;
 pub mod heartbeat;
 pub mod incremental_alter_configs;

@@ -29,7 +29,7 @@ use std::os::unix::fs::FileExt;
 use bytes::{BufMut, BytesMut};
 use kafkalite_core::storage::ReadSlice;
 
-use crate::response::Piece;
+use super::Piece;
 
 pub const MIN_VERSION: i16 = 4;
 pub const MAX_VERSION: i16 = 12;

@@ -1,4 +1,7 @@
-//! What a handler gives back for the connection to write.
+//! What a handler gives back for the connection to write; `fetch` encodes Fetch responses
+//! around record bytes that stay in their segment files.
+
+pub mod fetch;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::protocol::Encodable;
