@@ -176,7 +176,7 @@ impl GroupCoordinator {
     }
 
     /// Run `f` on a group a timer holds, unless it has died.
-    pub(super) fn with_cell<R>(
+    fn with_cell<R>(
         self: &Arc<Self>,
         cell: &Arc<GroupCell>,
         f: impl FnOnce(&mut Group, &mut Ctx) -> R,
@@ -197,6 +197,19 @@ impl GroupCoordinator {
         Some(result)
     }
 
+    /// After `delay`, run `f` on the group in `cell` (unless it or the coordinator is gone).
+    fn on_cell_after(
+        self: &Arc<Self>,
+        cell: &Arc<GroupCell>,
+        delay: Duration,
+        f: impl FnOnce(&mut Group, &mut Ctx) + Send + 'static,
+    ) {
+        let cell = Arc::clone(cell);
+        timers::after(Arc::downgrade(self), delay, move |c| {
+            c.with_cell(&cell, f);
+        });
+    }
+
     fn apply(self: &Arc<Self>, cell: &Arc<GroupCell>, group: &Group, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
@@ -204,20 +217,32 @@ impl GroupCoordinator {
                     epoch,
                     delay,
                     initial,
-                } => timers::join(self, cell, epoch, delay, initial),
+                } => self.on_cell_after(cell, delay, move |g, cx| {
+                    g.on_join_timer(epoch, initial, cx);
+                }),
                 Effect::SyncTimer { generation, delay } => {
-                    timers::sync(self, cell, generation, delay);
+                    self.on_cell_after(cell, delay, move |g, cx| g.on_sync_timer(generation, cx));
                 }
                 Effect::WatchMember {
                     member_id,
                     incarnation,
                     deadline,
-                } => timers::session(self, cell, member_id, incarnation, deadline),
+                } => {
+                    let cell = Arc::clone(cell);
+                    timers::until_done(Arc::downgrade(self), deadline, move |c| {
+                        c.with_cell(&cell, |g, cx| {
+                            g.on_heartbeat_deadline(&member_id, incarnation, cx)
+                        })
+                        .flatten()
+                    });
+                }
                 Effect::WatchPending {
                     member_id,
                     incarnation,
                     timeout,
-                } => timers::pending(self, cell, member_id, incarnation, timeout),
+                } => self.on_cell_after(cell, timeout, move |g, cx| {
+                    g.on_pending_deadline(&member_id, incarnation, cx);
+                }),
                 Effect::StoreGroup => {
                     // Group metadata only matters after a restart; a failed write is not
                     // worth failing the rebalance for (Kafka would retry the rebalance).

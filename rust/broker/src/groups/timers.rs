@@ -1,11 +1,12 @@
-//! The coordinator's timers, as tokio tasks: the join phase's deadline (rebalance timeout,
-//! or the delayed first rebalance), the sync phase's deadline, each member's session
-//! expiry, and the periodic offset-retention check.
+//! Timers as tokio tasks, for the coordinator: the join phase's deadline (rebalance
+//! timeout, or the delayed first rebalance), the sync phase's deadline, each member's
+//! session expiry, and the periodic offset-retention check.
 //!
-//! A timer holds the group it concerns and a token (join epoch, generation, member
-//! incarnation); when it fires it locks the group and does nothing if the token is stale,
-//! so timers are never cancelled, only outdated. Without a tokio runtime (unit tests of the
-//! state machine) timers are not started.
+//! A timer holds its owner weakly and what it fires holds a token (join epoch, generation,
+//! member incarnation); the coordinator's callback locks the group and does nothing if the
+//! token is stale, so timers are never cancelled, only outdated. Nothing here knows what a
+//! group is: the coordinator says what each timer does. Without a tokio runtime (unit
+//! tests of the state machine) timers are not started.
 
 use std::future::Future;
 use std::sync::{Arc, Weak};
@@ -13,67 +14,41 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::coordinator::{GroupCell, GroupCoordinator};
-use super::group::InitialDelay;
-
 fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(task);
     }
 }
 
-pub(super) fn join(
-    coordinator: &Arc<GroupCoordinator>,
-    cell: &Arc<GroupCell>,
-    epoch: u64,
+/// Run `fire` once after `delay`, if `owner` still lives.
+pub(super) fn after<T: Send + Sync + 'static>(
+    owner: Weak<T>,
     delay: Duration,
-    initial: Option<InitialDelay>,
+    fire: impl FnOnce(&Arc<T>) + Send + 'static,
 ) {
-    let (coordinator, cell) = (Arc::downgrade(coordinator), Arc::clone(cell));
     spawn(async move {
         tokio::time::sleep(delay).await;
-        if let Some(coordinator) = coordinator.upgrade() {
-            coordinator.with_cell(&cell, |g, cx| g.on_join_timer(epoch, initial, cx));
+        if let Some(owner) = owner.upgrade() {
+            fire(&owner);
         }
     });
 }
 
-pub(super) fn sync(
-    coordinator: &Arc<GroupCoordinator>,
-    cell: &Arc<GroupCell>,
-    generation: i32,
-    delay: Duration,
-) {
-    let (coordinator, cell) = (Arc::downgrade(coordinator), Arc::clone(cell));
-    spawn(async move {
-        tokio::time::sleep(delay).await;
-        if let Some(coordinator) = coordinator.upgrade() {
-            coordinator.with_cell(&cell, |g, cx| g.on_sync_timer(generation, cx));
-        }
-    });
-}
-
-/// Watch a member's heartbeat deadline until it expires or the member is gone; the
-/// deadline moves with every heartbeat, so this sleeps again until the latest one.
-pub(super) fn session(
-    coordinator: &Arc<GroupCoordinator>,
-    cell: &Arc<GroupCell>,
-    member_id: String,
-    incarnation: u64,
+/// Run `fire` at `deadline`, and again at each deadline it returns, until it returns
+/// `None` or `owner` is gone (a member's session: each heartbeat moves its deadline).
+pub(super) fn until_done<T: Send + Sync + 'static>(
+    owner: Weak<T>,
     deadline: Instant,
+    fire: impl Fn(&Arc<T>) -> Option<Instant> + Send + 'static,
 ) {
-    let (coordinator, cell) = (Arc::downgrade(coordinator), Arc::clone(cell));
     spawn(async move {
         let mut deadline = deadline;
         loop {
             tokio::time::sleep_until(deadline).await;
-            let Some(coordinator) = coordinator.upgrade() else {
+            let Some(owner) = owner.upgrade() else {
                 return;
             };
-            let next = coordinator.with_cell(&cell, |g, cx| {
-                g.on_heartbeat_deadline(&member_id, incarnation, cx)
-            });
-            match next.flatten() {
+            match fire(&owner) {
                 Some(next) => deadline = next,
                 None => return,
             }
@@ -81,39 +56,60 @@ pub(super) fn session(
     });
 }
 
-pub(super) fn pending(
-    coordinator: &Arc<GroupCoordinator>,
-    cell: &Arc<GroupCell>,
-    member_id: String,
-    incarnation: u64,
-    timeout: Duration,
-) {
-    let (coordinator, cell) = (Arc::downgrade(coordinator), Arc::clone(cell));
-    spawn(async move {
-        tokio::time::sleep(timeout).await;
-        if let Some(coordinator) = coordinator.upgrade() {
-            coordinator.with_cell(&cell, |g, cx| {
-                g.on_pending_deadline(&member_id, incarnation, cx);
-            });
-        }
-    });
-}
-
-/// Run `f` every `interval` for as long as the coordinator lives.
-pub(super) fn every(
-    coordinator: Weak<GroupCoordinator>,
+/// Run `f` every `interval` for as long as `owner` lives.
+pub(super) fn every<T: Send + Sync + 'static>(
+    owner: Weak<T>,
     interval: Duration,
-    f: impl Fn(&Arc<GroupCoordinator>) + Send + 'static,
+    f: impl Fn(&Arc<T>) + Send + 'static,
 ) {
     spawn(async move {
         let mut ticks = tokio::time::interval(interval);
         ticks.tick().await;
         loop {
             ticks.tick().await;
-            match coordinator.upgrade() {
-                Some(c) => f(&c),
+            match owner.upgrade() {
+                Some(owner) => f(&owner),
                 None => return,
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn timers_fire_while_their_owner_lives() {
+        let owner = Arc::new(AtomicUsize::new(0));
+        after(Arc::downgrade(&owner), Duration::from_secs(1), |o| {
+            o.fetch_add(1, Ordering::SeqCst);
+        });
+        let start = Instant::now();
+        until_done(
+            Arc::downgrade(&owner),
+            start + Duration::from_secs(2),
+            move |o| {
+                let n = o.fetch_add(10, Ordering::SeqCst);
+                (n < 20).then(|| Instant::now() + Duration::from_secs(1))
+            },
+        );
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        // once after 1 s; at 2, 3 and 4 s the session check, which stops itself after 3.
+        assert_eq!(owner.load(Ordering::SeqCst), 31);
+
+        let gone = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(AtomicUsize::new(0));
+        let seen_by_timer = Arc::clone(&seen);
+        every(Arc::downgrade(&gone), Duration::from_secs(1), move |_| {
+            seen_by_timer.fetch_add(1, Ordering::SeqCst);
+        });
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+        drop(gone);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+    }
 }
