@@ -3,7 +3,12 @@
 
 use std::sync::atomic::AtomicU64;
 
+use tokio::sync::oneshot;
+
+use super::protocol::subscription_topics;
 use super::*;
+use crate::groups::member::{JoinResult, Reply, SyncResult};
+use crate::groups::records::GroupRecord;
 
 struct Harness {
     config: GroupConfig,

@@ -1,0 +1,289 @@
+//! One classic-protocol group: its state machine (Empty, PreparingRebalance,
+//! CompletingRebalance, Stable, Dead), members and committed offsets.
+//!
+//! This follows Kafka's `GroupCoordinator`/`GroupMetadata` closely, so clients see the same
+//! answers in the same situations:
+//! - JoinGroup answers are held back until the join phase completes (all known members
+//!   rejoined, or the rebalance timeout passed), so concurrent joiners never see
+//!   UNKNOWN_MEMBER_ID storms; the first joiner leads and receives every member's metadata.
+//! - The first rebalance of an empty group waits `group.initial.rebalance.delay.ms` for more
+//!   members (each new joiner extends it, up to the rebalance timeout).
+//! - SyncGroup answers wait for the leader's assignment, which is passed through unread.
+//!
+//! Nothing here blocks or awaits: methods change state and push `Effect`s (timers to start,
+//! a metadata record to write) that the coordinator carries out while the group is locked.
+//!
+//! The group's methods live by job: `membership` (JoinGroup: new, known and static
+//! members), `rebalance` (the join phase and its completion, and the timers' callbacks),
+//! `requests` (SyncGroup, Heartbeat, LeaveGroup, commit checks, offset expiry), `protocol`
+//! (choosing the protocol, what joiners are told), `snapshot` (DescribeGroups, the metadata
+//! record and a group restored from it).
+
+mod membership;
+mod protocol;
+mod rebalance;
+mod requests;
+mod snapshot;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use crate::groups::config::GroupConfig;
+use crate::groups::errors;
+use crate::groups::member::Member;
+use crate::groups::offsets::Offsets;
+
+/// How long a new member may wait in its first JoinGroup (Kafka's
+/// `group.new.member.join.timeout`), since it cannot heartbeat before it has an id.
+pub const NEW_MEMBER_JOIN_TIMEOUT: Duration = Duration::from_secs(300);
+pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupState {
+    Empty,
+    PreparingRebalance,
+    CompletingRebalance,
+    Stable,
+    Dead,
+}
+
+impl GroupState {
+    /// The name Kafka uses in DescribeGroups and ListGroups.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupState::Empty => "Empty",
+            GroupState::PreparingRebalance => "PreparingRebalance",
+            GroupState::CompletingRebalance => "CompletingRebalance",
+            GroupState::Stable => "Stable",
+            GroupState::Dead => "Dead",
+        }
+    }
+}
+
+/// The first rebalance of an empty group: wait `delay_ms`, and again (up to `remaining_ms`
+/// in all) while new members keep arriving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InitialDelay {
+    pub configured_ms: i64,
+    pub delay_ms: i64,
+    pub remaining_ms: i64,
+}
+
+/// What a state change asks the coordinator to do.
+#[derive(Debug)]
+pub enum Effect {
+    /// Complete the join phase `epoch` after `delay` (unless it completes earlier).
+    JoinTimer {
+        epoch: u64,
+        delay: Duration,
+        initial: Option<InitialDelay>,
+    },
+    /// Members that have not sent SyncGroup for `generation` by then are removed.
+    SyncTimer { generation: i32, delay: Duration },
+    /// Expire the member if its heartbeat deadline passes.
+    WatchMember {
+        member_id: String,
+        incarnation: u64,
+        deadline: Instant,
+    },
+    /// Forget a member id handed out with MEMBER_ID_REQUIRED if it does not rejoin in time.
+    WatchPending {
+        member_id: String,
+        incarnation: u64,
+        timeout: Duration,
+    },
+    /// Write the group's metadata record.
+    StoreGroup,
+}
+
+/// The clock, settings and effect list of one operation.
+pub struct Ctx<'a> {
+    pub now: Instant,
+    pub now_ms: i64,
+    pub config: &'a GroupConfig,
+    pub incarnations: &'a AtomicU64,
+    pub effects: Vec<Effect>,
+}
+
+impl Ctx<'_> {
+    fn incarnation(&self) -> u64 {
+        self.incarnations.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+pub struct JoinRequest {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    /// JoinGroup v4+: a new dynamic member first gets MEMBER_ID_REQUIRED and an id.
+    pub require_known_member_id: bool,
+    /// JoinGroup v9+: a rejoining static leader may be told to skip the assignment.
+    pub supports_skip_assignment: bool,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    pub session_timeout_ms: i32,
+    pub protocol_type: String,
+    pub protocols: Vec<(String, Bytes)>,
+}
+
+pub struct SyncRequest {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub generation_id: i32,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub assignments: Vec<(String, Bytes)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberDescription {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub metadata: Bytes,
+    pub assignment: Bytes,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupDescription {
+    pub state: GroupState,
+    pub protocol_type: String,
+    pub protocol: String,
+    pub members: Vec<MemberDescription>,
+}
+
+pub struct Group {
+    pub id: String,
+    pub state: GroupState,
+    /// When the group entered its current state (wall clock, ms).
+    pub state_since_ms: i64,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub generation: i32,
+    pub leader: Option<String>,
+    pub members: HashMap<String, Member>,
+    /// Ids handed out with MEMBER_ID_REQUIRED, not yet used to join (id -> incarnation).
+    pub pending_members: HashMap<String, u64>,
+    /// group.instance.id -> member id.
+    pub static_members: HashMap<String, String>,
+    /// Members that have not sent SyncGroup since the join phase completed.
+    pub pending_sync: HashSet<String>,
+    /// Topics the members subscribe to (consumer groups whose metadata parses).
+    pub subscribed_topics: Option<BTreeSet<String>>,
+    pub offsets: Offsets,
+    /// Identifies the current join phase; timers of earlier phases do nothing.
+    rebalance_epoch: u64,
+    /// The current join phase is the delayed first rebalance of an empty group, which only
+    /// its timer completes.
+    initial_join: bool,
+    new_member_added: bool,
+    next_join_seq: u64,
+}
+
+impl Group {
+    #[must_use]
+    pub fn new(id: &str, now_ms: i64) -> Group {
+        Group {
+            id: id.to_string(),
+            state: GroupState::Empty,
+            state_since_ms: now_ms,
+            protocol_type: None,
+            protocol_name: None,
+            generation: 0,
+            leader: None,
+            members: HashMap::new(),
+            pending_members: HashMap::new(),
+            static_members: HashMap::new(),
+            pending_sync: HashSet::new(),
+            subscribed_topics: None,
+            offsets: Offsets::default(),
+            rebalance_epoch: 0,
+            initial_join: false,
+            new_member_added: false,
+            next_join_seq: 0,
+        }
+    }
+
+    fn transition(&mut self, to: GroupState, cx: &Ctx) {
+        self.state = to;
+        self.state_since_ms = cx.now_ms;
+    }
+
+    fn is_leader(&self, member_id: &str) -> bool {
+        self.leader.as_deref() == Some(member_id)
+    }
+
+    /// Members in order of arrival.
+    fn members_in_order(&self) -> Vec<&Member> {
+        let mut members: Vec<&Member> = self.members.values().collect();
+        members.sort_by_key(|m| m.join_seq);
+        members
+    }
+
+    fn rebalance_timeout(&self) -> Duration {
+        let ms = self
+            .members
+            .values()
+            .map(|m| m.rebalance_timeout_ms)
+            .max()
+            .unwrap_or(0);
+        Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.next_join_seq += 1;
+        self.next_join_seq
+    }
+
+    fn touch(&mut self, member_id: &str, cx: &Ctx) {
+        if let Some(m) = self.members.get_mut(member_id) {
+            m.heartbeat_deadline = cx.now + timeout(m.session_timeout_ms);
+        }
+    }
+
+    /// A group.instance.id must map to this member id; a member id must exist.
+    fn validate_member(&self, member_id: &str, instance: Option<&str>) -> Result<(), i16> {
+        match instance {
+            Some(instance) => match self.static_members.get(instance) {
+                Some(current) if current != member_id => Err(errors::FENCED_INSTANCE_ID),
+                Some(_) => Ok(()),
+                None => Err(errors::UNKNOWN_MEMBER_ID),
+            },
+            None if self.members.contains_key(member_id) => Ok(()),
+            None => Err(errors::UNKNOWN_MEMBER_ID),
+        }
+    }
+
+    #[must_use]
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        self.subscribed_topics
+            .as_ref()
+            .is_some_and(|t| t.contains(topic))
+    }
+
+    #[must_use]
+    pub fn is_consumer_group(&self) -> bool {
+        self.protocol_type.as_deref() == Some(CONSUMER_PROTOCOL_TYPE)
+    }
+
+    /// Nothing left to keep: no members, no pending joiners, no offsets.
+    #[must_use]
+    pub fn is_removable(&self) -> bool {
+        self.state == GroupState::Empty
+            && self.offsets.is_empty()
+            && self.pending_members.is_empty()
+    }
+}
+
+fn timeout(ms: i32) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests;
