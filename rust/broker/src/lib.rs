@@ -1,9 +1,10 @@
 //! kafkalite-broker: a single-node Kafka broker over the real wire protocol.
 //!
-//! Shape: a tokio runtime owns the listeners (`net`); each connection reads size-bounded frames and
-//! handles its requests in order (as Kafka does: one in flight per connection); handlers
-//! decode with the generated `kafka-protocol` codec and act on `BrokerState`, whose partitions
-//! wrap the core's `PartitionLog`. Produce and Fetch never touch Python; fetched record
+//! Shape: `broker` starts a tokio runtime that owns the listeners; `net` reads each
+//! connection's size-bounded frames and hands its requests, in order (as Kafka does: one in
+//! flight per connection), with a `RequestContext` to the handlers, which decode with the
+//! generated `kafka-protocol` codec and act on `BrokerState`, whose partitions wrap the
+//! core's `PartitionLog`. Produce and Fetch never touch Python; fetched record
 //! bytes go from the segment file to the socket with sendfile.
 
 pub mod broker;

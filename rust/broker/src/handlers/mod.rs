@@ -1,5 +1,6 @@
 //! One module per API family. `dispatch` decodes the request body at the negotiated version
-//! and calls the handler; `SUPPORTED` is exactly what ApiVersions advertises.
+//! and calls the handler; `SUPPORTED` is exactly what ApiVersions advertises. Every handler
+//! gets the request's `RequestContext` (who is asking, through which listener).
 //!
 //! A handler returns `Ok(None)` when no response is due (Produce with acks=0) and `Err`
 //! only for a request that cannot be answered at all, which closes the connection.
