@@ -1,42 +1,26 @@
-//! Topic-level log configuration, spelled as Kafka spells the topic keys.
+//! Topic-level log configuration, spelled as Kafka spells the topic keys. Names, defaults and
+//! bounds come from the config schema (`crate::config`); this holds the values the storage
+//! layer acts on, already parsed.
 
-use crate::error::{Error, Result};
-
-/// Kafka's default `max.message.bytes` (1 MiB + record batch overhead).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1_048_588;
+use crate::config::{self, ConfigError, TIMESTAMP_TYPES};
+use crate::error::Result;
 
 /// Which of Kafka's cleanup policies a topic has: `delete` (retention), `compact` (the
 /// cleaner keeps the latest record per key), or both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CleanupPolicy {
     pub delete: bool,
     pub compact: bool,
 }
 
-impl Default for CleanupPolicy {
-    fn default() -> Self {
-        CleanupPolicy {
-            delete: true,
-            compact: false,
-        }
-    }
-}
-
 impl CleanupPolicy {
-    /// Kafka's list syntax: "delete", "compact", "compact,delete", "delete,compact".
-    fn parse(key: &str, value: &str) -> Result<CleanupPolicy> {
-        let mut policy = CleanupPolicy {
-            delete: false,
-            compact: false,
-        };
-        for item in value.split(',').map(str::trim) {
-            match item {
-                "delete" => policy.delete = true,
-                "compact" => policy.compact = true,
-                _ => return Err(bad(key, value, "must be delete, compact or compact,delete")),
-            }
+    /// Kafka's list syntax, already checked by the schema: "delete", "compact,delete", ...
+    fn from_checked(value: &str) -> CleanupPolicy {
+        let items: Vec<&str> = value.split(',').collect();
+        CleanupPolicy {
+            delete: items.contains(&"delete"),
+            compact: items.contains(&"compact"),
         }
-        Ok(policy)
     }
 }
 
@@ -68,87 +52,87 @@ pub struct LogConfig {
 // The ratio is validated to lie in [0, 1], so it is never NaN and equality is total.
 impl Eq for LogConfig {}
 
+/// The topic keys this struct holds; the others (compression levels, throttles, ...) are
+/// checked by the schema but not acted on by the storage layer.
+pub const STORAGE_KEYS: &[&str] = &[
+    "cleanup.policy",
+    "delete.retention.ms",
+    "flush.messages",
+    "flush.ms",
+    "index.interval.bytes",
+    "max.compaction.lag.ms",
+    "max.message.bytes",
+    "message.timestamp.type",
+    "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms",
+    "retention.bytes",
+    "retention.ms",
+    "segment.bytes",
+    "segment.index.bytes",
+    "segment.ms",
+];
+
 impl Default for LogConfig {
+    /// Kafka's topic defaults, from the schema.
     fn default() -> Self {
-        LogConfig {
-            segment_bytes: 1 << 30,
-            segment_ms: 7 * 24 * 3600 * 1000,
-            segment_index_bytes: 10 * 1024 * 1024,
-            index_interval_bytes: 4096,
-            retention_ms: 7 * 24 * 3600 * 1000,
-            retention_bytes: -1,
-            flush_messages: i64::MAX,
-            flush_ms: i64::MAX,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        let mut config = LogConfig {
+            segment_bytes: 0,
+            segment_ms: 0,
+            segment_index_bytes: 0,
+            index_interval_bytes: 0,
+            retention_ms: 0,
+            retention_bytes: 0,
+            flush_messages: 0,
+            flush_ms: 0,
+            max_message_bytes: 0,
             log_append_time: false,
             cleanup_policy: CleanupPolicy::default(),
-            delete_retention_ms: 24 * 3600 * 1000,
-            min_cleanable_dirty_ratio: 0.5,
+            delete_retention_ms: 0,
+            min_cleanable_dirty_ratio: 0.0,
             min_compaction_lag_ms: 0,
-            max_compaction_lag_ms: i64::MAX,
+            max_compaction_lag_ms: 0,
+        };
+        for name in STORAGE_KEYS {
+            let key = config::topic_key(name).expect("storage keys are topic keys");
+            let value = config::default_value(key).expect("topic keys have defaults");
+            config
+                .set(name, &value)
+                .expect("schema defaults pass their checks");
         }
+        config
     }
-}
-
-fn bad(key: &str, value: &str, reason: &str) -> Error {
-    Error::InvalidConfig {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
-
-fn parse_int(key: &str, value: &str, min: i64) -> Result<i64> {
-    let n: i64 = value
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, "not an integer"))?;
-    if n < min {
-        return Err(bad(key, value, &format!("must be at least {min}")));
-    }
-    Ok(n)
-}
-
-fn parse_ratio(key: &str, value: &str) -> Result<f64> {
-    let ratio: f64 = value
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, "not a number"))?;
-    if !(0.0..=1.0).contains(&ratio) {
-        return Err(bad(key, value, "must be between 0 and 1"));
-    }
-    Ok(ratio)
 }
 
 impl LogConfig {
-    /// Apply one topic-level key. Keys the storage layer does not use are ignored here (the
-    /// broker validates the full key set); a bad value for a known key is an error naming it.
+    /// Apply one topic-level key, checked against the schema. Keys outside the schema are
+    /// ignored here (the broker rejects them by name); a bad value for a topic key is an
+    /// error naming it.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let Some(schema) = config::topic_key(key) else {
+            return Ok(());
+        };
+        let v = config::normalize(schema, value).map_err(|r| ConfigError::new(key, value, r))?;
+        let int = || -> i64 { v.parse().expect("checked integer") };
+        // The schema's bounds keep the unsigned fields non-negative.
+        let unsigned = || -> u64 { u64::try_from(int()).expect("checked at least 0") };
         match key {
-            // Kafka's minimum segment.bytes is 14 bytes; anything smaller cannot hold a batch.
-            "segment.bytes" => self.segment_bytes = parse_int(key, value, 14)? as u64,
-            "segment.ms" => self.segment_ms = parse_int(key, value, 1)?,
-            "segment.index.bytes" => self.segment_index_bytes = parse_int(key, value, 8)? as u64,
-            "index.interval.bytes" => self.index_interval_bytes = parse_int(key, value, 0)? as u64,
-            "retention.ms" => self.retention_ms = parse_int(key, value, -1)?,
-            "retention.bytes" => self.retention_bytes = parse_int(key, value, -1)?,
-            "flush.messages" => self.flush_messages = parse_int(key, value, 1)?,
-            "flush.ms" => self.flush_ms = parse_int(key, value, 0)?,
-            "max.message.bytes" => self.max_message_bytes = parse_int(key, value, 0)? as usize,
-            "message.timestamp.type" => {
-                self.log_append_time = match value {
-                    "CreateTime" => false,
-                    "LogAppendTime" => true,
-                    _ => return Err(bad(key, value, "must be CreateTime or LogAppendTime")),
-                }
-            }
-            "cleanup.policy" => self.cleanup_policy = CleanupPolicy::parse(key, value)?,
-            "delete.retention.ms" => self.delete_retention_ms = parse_int(key, value, 0)?,
+            "segment.bytes" => self.segment_bytes = unsigned(),
+            "segment.ms" => self.segment_ms = int(),
+            "segment.index.bytes" => self.segment_index_bytes = unsigned(),
+            "index.interval.bytes" => self.index_interval_bytes = unsigned(),
+            "retention.ms" => self.retention_ms = int(),
+            "retention.bytes" => self.retention_bytes = int(),
+            "flush.messages" => self.flush_messages = int(),
+            "flush.ms" => self.flush_ms = int(),
+            "max.message.bytes" => self.max_message_bytes = unsigned() as usize,
+            "message.timestamp.type" => self.log_append_time = v == TIMESTAMP_TYPES[1],
+            "cleanup.policy" => self.cleanup_policy = CleanupPolicy::from_checked(&v),
+            "delete.retention.ms" => self.delete_retention_ms = int(),
             "min.cleanable.dirty.ratio" => {
-                self.min_cleanable_dirty_ratio = parse_ratio(key, value)?
+                self.min_cleanable_dirty_ratio = v.parse().expect("checked ratio");
             }
-            "min.compaction.lag.ms" => self.min_compaction_lag_ms = parse_int(key, value, 0)?,
-            "max.compaction.lag.ms" => self.max_compaction_lag_ms = parse_int(key, value, 1)?,
+            "min.compaction.lag.ms" => self.min_compaction_lag_ms = int(),
+            "max.compaction.lag.ms" => self.max_compaction_lag_ms = int(),
             _ => {}
         }
         Ok(())
@@ -188,6 +172,7 @@ impl LogConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn parses_kafka_keys_and_names_bad_values() {
@@ -198,6 +183,25 @@ mod tests {
         assert!(err.to_string().contains("retention.bytes=lots"), "{err}");
         assert!(LogConfig::from_pairs([("segment.bytes", "3")]).is_err());
         assert!(LogConfig::from_pairs([("message.timestamp.type", "Now")]).is_err());
+    }
+
+    #[test]
+    fn defaults_are_kafkas() {
+        let d = LogConfig::default();
+        assert_eq!(d.segment_bytes, 1 << 30);
+        assert_eq!(d.segment_ms, 7 * 24 * 3_600_000);
+        assert_eq!(d.retention_ms, 7 * 24 * 3_600_000);
+        assert_eq!(d.segment_index_bytes, 10 << 20);
+        assert_eq!(d.index_interval_bytes, 4 << 10);
+        assert_eq!(
+            (d.retention_bytes, d.flush_messages, d.flush_ms),
+            (-1, i64::MAX, i64::MAX)
+        );
+        assert_eq!(d.max_message_bytes, (1 << 20) + 12);
+        assert!(!d.log_append_time);
+        for key in STORAGE_KEYS {
+            assert!(crate::config::topic_key(key).is_some(), "{key}");
+        }
     }
 
     #[test]

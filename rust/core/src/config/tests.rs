@@ -1,0 +1,216 @@
+use std::collections::BTreeMap;
+
+use super::*;
+
+fn names(table: &[ConfigKey]) -> Vec<&str> {
+    table.iter().map(|k| k.name).collect()
+}
+
+#[test]
+fn tables_are_sorted_and_unique() {
+    for table in [BROKER_KEYS, TOPIC_KEYS] {
+        let mut sorted = names(table);
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(names(table), sorted);
+    }
+}
+
+#[test]
+fn every_default_passes_its_own_check() {
+    for key in BROKER_KEYS {
+        if let Some(v) = default_value(key) {
+            check_broker(key, &v).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    for key in TOPIC_KEYS {
+        let v = default_value(key).unwrap_or_else(|| panic!("{} has no default", key.name));
+        normalize(key, &v).unwrap_or_else(|e| panic!("{}={v}: {e}", key.name));
+    }
+}
+
+#[test]
+fn synonyms_resolve_to_topic_keys_and_derived_defaults_exist() {
+    for key in BROKER_KEYS {
+        if let Some(s) = key.synonym {
+            let topic = topic_key(s.topic).unwrap_or_else(|| panic!("{}", s.topic));
+            assert!(s.unit >= 1, "{}", key.name);
+            assert_ne!(
+                key.update,
+                Update::ReadOnly,
+                "{} is a dynamic log key",
+                key.name
+            );
+            assert!(!broker_synonyms(topic.name).is_empty());
+        }
+        if let Default::SameAs(other) = key.default {
+            assert!(broker_key(other).is_some(), "{} follows {other}", key.name);
+        }
+    }
+    for key in TOPIC_KEYS {
+        if key.default == Default::FromBroker {
+            assert!(
+                broker_synonyms(key.name)
+                    .iter()
+                    .any(|b| b.default != Default::None),
+                "{} takes its default from a broker key that has none",
+                key.name
+            );
+        }
+    }
+    let retention: Vec<_> = broker_synonyms("retention.ms")
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(
+        retention,
+        [
+            "log.retention.ms",
+            "log.retention.minutes",
+            "log.retention.hours"
+        ]
+    );
+    assert_eq!(
+        broker_synonyms("max.message.bytes")[0].name,
+        "message.max.bytes"
+    );
+    assert_eq!(broker_synonyms("segment.ms")[0].name, "log.roll.ms");
+}
+
+#[test]
+fn unit_multipliers_scale_defaults_and_values() {
+    let hours = broker_key("log.retention.hours").unwrap();
+    assert_eq!(to_topic_unit(hours, "2").unwrap(), "7200000");
+    assert_eq!(to_topic_unit(hours, "-1").unwrap(), "-1");
+    let minutes = broker_key("log.retention.minutes").unwrap();
+    assert_eq!(to_topic_unit(minutes, "3").unwrap(), "180000");
+    assert_eq!(
+        default_value(topic_key("retention.ms").unwrap()).unwrap(),
+        (7 * 24 * 3_600_000i64).to_string()
+    );
+    assert_eq!(
+        default_value(topic_key("segment.ms").unwrap()).unwrap(),
+        (7 * 24 * 3_600_000i64).to_string()
+    );
+    let s = settings(&[("log.retention.minutes", "5"), ("log.retention.hours", "1")]);
+    let (v, from) = s.topic_value("retention.ms").unwrap();
+    assert_eq!((v.as_str(), from.name), ("300000", "log.retention.minutes"));
+    assert_eq!(
+        s.topic_default("segment.ms"),
+        default_value(topic_key("segment.ms").unwrap())
+    );
+}
+
+fn settings(pairs: &[(&str, &str)]) -> BrokerSettings {
+    let map: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    BrokerSettings::validate(&map).unwrap()
+}
+
+fn refused(pairs: &[(&str, &str)]) -> ConfigError {
+    let map: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    BrokerSettings::validate(&map).unwrap_err()
+}
+
+#[test]
+fn broker_values_are_checked_and_named() {
+    for (key, value) in [
+        ("node.id", "one"),
+        ("broker.id", "-1"),
+        ("num.partitions", "0"),
+        ("default.replication.factor", "0"),
+        ("min.insync.replicas", "0"),
+        ("log.retention.ms", "-2"),
+        ("log.retention.hours", "-7"),
+        ("log.retention.bytes", "1GB"),
+        ("log.roll.hours", "0"),
+        ("log.segment.bytes", "13"),
+        ("socket.request.max.bytes", "10"),
+        ("auto.create.topics.enable", "yes"),
+        ("log.cleanup.policy", ""),
+        ("log.cleanup.policy", "delete,shred"),
+        ("log.dirs", " , "),
+        ("log.retention.hours", "9999999999"),
+        ("log.retention.minutes", "2147483647000"),
+        ("ssl.client.auth", "maybe"),
+        ("offsets.topic.num.partitions", "0"),
+    ] {
+        let e = refused(&[(key, value)]);
+        assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
+        assert!(e
+            .to_string()
+            .starts_with(&format!("invalid config {key}={value}: ")));
+    }
+    let e = refused(&[("log.retention.hours", "-7")]);
+    assert!(e.reason.contains("retention.ms=-25200000"), "{e}");
+    assert_eq!(refused(&[("log.dirs", ",")]).reason, "no directory given");
+    let e = refused(&[("node.id", "1"), ("broker.id", "2")]);
+    assert_eq!(
+        (e.key.as_str(), e.reason.as_str()),
+        ("broker.id", "must equal node.id")
+    );
+    let e = refused(&[
+        ("group.min.session.timeout.ms", "10"),
+        ("group.max.session.timeout.ms", "5"),
+    ]);
+    assert_eq!(e.key, "group.min.session.timeout.ms");
+}
+
+#[test]
+fn settings_read_values_defaults_and_warn_on_unknown_keys() {
+    let s = settings(&[
+        ("node.id", " 3 "),
+        ("auto.create.topics.enable", "FALSE"),
+        ("log.dirs", "a, b"),
+        ("no.such.key", "x"),
+        ("listener.name.internal.ssl.keystore.location", "k"),
+    ]);
+    assert_eq!(s.int("node.id"), 3);
+    assert_eq!(s.int("broker.id"), 3, "broker.id follows node.id");
+    assert!(!s.boolean("auto.create.topics.enable"));
+    assert_eq!(s.list("log.dirs"), ["a", "b"]);
+    assert_eq!(s.int("num.partitions"), 1);
+    assert_eq!(s.get("log.retention.ms"), None);
+    assert_eq!(
+        s.warnings,
+        ["The configuration 'no.such.key' was supplied but isn't a known config."]
+    );
+    assert!(is_sensitive("ssl.keystore.password"));
+    assert!(is_sensitive("listener.name.x.ssl.key.password"));
+    assert!(!is_sensitive("log.dirs"));
+}
+
+#[test]
+fn topic_values_are_normalized_and_bounded() {
+    let n = |k: &str, v: &str| normalize(topic_key(k).unwrap(), v);
+    assert_eq!(n("preallocate", " TRUE ").unwrap(), "true");
+    assert_eq!(
+        n("cleanup.policy", "compact, delete").unwrap(),
+        "compact,delete"
+    );
+    assert_eq!(
+        n("leader.replication.throttled.replicas", "0:1, 1:1").unwrap(),
+        "0:1,1:1"
+    );
+    for (k, v) in [
+        ("retention.ms", "-2"),
+        ("segment.bytes", "4294967296"),
+        ("cleanup.policy", "shred"),
+        ("cleanup.policy", ""),
+        ("compression.type", "brotli"),
+        ("min.cleanable.dirty.ratio", "2"),
+        ("min.cleanable.dirty.ratio", "NaN"),
+        ("min.insync.replicas", "0"),
+        ("remote.storage.enable", "true"),
+        ("preallocate", "yes"),
+        ("compression.zstd.level", "23"),
+        ("follower.replication.throttled.replicas", "x"),
+    ] {
+        assert!(n(k, v).is_err(), "{k}={v}");
+    }
+}
