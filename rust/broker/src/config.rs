@@ -1,27 +1,20 @@
 //! Broker configuration from Kafka's own `server.properties` keys. The Python side parses
-//! the file and flags; this validates values and names the bad key and value on error.
+//! the file and flags; every key is checked against the core's config schema here, which
+//! names the bad key and value on error and warns about keys it does not know.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+pub use kafkalite_core::config::ConfigError;
+use kafkalite_core::config::{BrokerSettings, TOPIC_KEYS};
 use kafkalite_core::storage::LogConfig;
 
 use crate::net::listeners::{self, Listener};
 
-#[derive(Debug, thiserror::Error)]
-#[error("invalid config {key}={value}: {reason}")]
-pub struct ConfigError {
-    pub key: String,
-    pub value: String,
-    pub reason: String,
-}
+pub mod topic;
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
+    ConfigError::new(key, value, reason)
 }
 
 #[derive(Clone, Debug)]
@@ -45,158 +38,132 @@ pub struct BrokerConfig {
     /// Whether compacted topics are cleaned in the background, and how often.
     pub cleaner_enable: bool,
     pub cleaner_backoff_ms: u64,
+    /// Every key checked against the schema, with its default when not given, and the
+    /// warnings for keys the schema does not know (for the caller to print).
+    pub settings: BrokerSettings,
 }
 
 impl Default for BrokerConfig {
+    /// The schema's defaults.
     fn default() -> Self {
-        BrokerConfig {
-            node_id: 1,
-            listeners: vec![Listener::plaintext(
-                "PLAINTEXT",
-                "127.0.0.1:9092".parse().expect("valid"),
-            )],
-            advertised: Vec::new(),
-            log_dirs: vec![PathBuf::from("/tmp/kafkalite-logs")],
-            num_partitions: 1,
-            default_replication_factor: 1,
-            auto_create_topics: true,
-            message_max_bytes: 1_048_588,
-            socket_request_max_bytes: 104_857_600,
-            log_defaults: LogConfig::default(),
-            raw: BTreeMap::new(),
-            retention_check_interval_ms: 300_000,
-            cleaner_enable: true,
-            cleaner_backoff_ms: 15_000,
-        }
+        BrokerConfig::from_pairs(&BTreeMap::new()).expect("schema defaults are valid")
     }
 }
-
-/// An interval in milliseconds: at least 1, so a scheduler never spins.
-fn positive_ms(key: &str, value: &str) -> Result<u64, ConfigError> {
-    let n: u64 = int(key, value)?;
-    if n == 0 {
-        return Err(bad(key, value, "must be at least 1"));
-    }
-    Ok(n)
-}
-
-fn int<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConfigError> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, "not a number"))
-}
-
-fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
-    match value.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(bad(key, value, "must be true or false")),
-    }
-}
-
-/// Broker keys that map onto topic-level keys (Kafka's `log.` prefix and friends).
-const LOG_KEYS: &[(&str, &str)] = &[
-    ("log.segment.bytes", "segment.bytes"),
-    ("log.roll.ms", "segment.ms"),
-    ("log.index.size.max.bytes", "segment.index.bytes"),
-    ("log.index.interval.bytes", "index.interval.bytes"),
-    ("log.retention.ms", "retention.ms"),
-    ("log.retention.bytes", "retention.bytes"),
-    ("log.flush.interval.messages", "flush.messages"),
-    ("log.flush.interval.ms", "flush.ms"),
-    ("message.max.bytes", "max.message.bytes"),
-    ("log.message.timestamp.type", "message.timestamp.type"),
-    ("log.cleanup.policy", "cleanup.policy"),
-    ("log.cleaner.delete.retention.ms", "delete.retention.ms"),
-    (
-        "log.cleaner.min.cleanable.ratio",
-        "min.cleanable.dirty.ratio",
-    ),
-    ("log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms"),
-    ("log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms"),
-];
 
 impl BrokerConfig {
     /// Build from Kafka keys. Unknown keys are kept (and shown by DescribeConfigs) but not
-    /// acted on.
+    /// acted on; `settings.warnings` names them.
     pub fn from_pairs(pairs: &BTreeMap<String, String>) -> Result<BrokerConfig, ConfigError> {
+        let s = BrokerSettings::validate(pairs)?;
+        // Topic-level defaults from the broker's `log.*` keys (Kafka's synonyms, in the
+        // topic key's unit: log.retention.hours=1 is retention.ms=3600000).
+        let mut log_defaults = LogConfig::default();
+        for key in TOPIC_KEYS {
+            if let Some((value, from)) = s.topic_value(key.name) {
+                log_defaults
+                    .set(key.name, &value)
+                    .map_err(|e| bad(from.name, &pairs[from.name], e.to_string()))?;
+            }
+        }
+        let positive = |n: i64| u64::try_from(n).expect("schema bounds are at least 1");
         let mut c = BrokerConfig {
+            node_id: s.int("node.id"),
+            listeners: Vec::new(),
+            advertised: Vec::new(),
+            log_dirs: s.list("log.dirs").into_iter().map(PathBuf::from).collect(),
+            num_partitions: s.int("num.partitions"),
+            default_replication_factor: i16::try_from(s.int("default.replication.factor"))
+                .map_err(|_| {
+                    let v = s.get("default.replication.factor").unwrap_or_default();
+                    bad(
+                        "default.replication.factor",
+                        &v,
+                        "must fit in a 16-bit integer",
+                    )
+                })?,
+            auto_create_topics: s.boolean("auto.create.topics.enable"),
+            message_max_bytes: positive(s.long("message.max.bytes")) as usize,
+            socket_request_max_bytes: positive(s.long("socket.request.max.bytes")) as usize,
+            log_defaults,
             raw: pairs.clone(),
-            ..BrokerConfig::default()
+            retention_check_interval_ms: positive(s.long("log.retention.check.interval.ms")),
+            cleaner_enable: s.boolean("log.cleaner.enable"),
+            cleaner_backoff_ms: positive(s.long("log.cleaner.backoff.ms")),
+            settings: s.clone(),
         };
-        // Retention hours/minutes are overridden by the finer-grained key when both are set.
-        let mut retention_ms: Option<i64> = None;
-        for unit in [
-            ("log.retention.hours", 3_600_000i64),
-            ("log.retention.minutes", 60_000),
-            ("log.retention.ms", 1),
-        ] {
-            if let Some(v) = pairs.get(unit.0) {
-                let n: i64 = int(unit.0, v)?;
-                retention_ms = Some(if n < 0 { -1 } else { n * unit.1 });
-            }
+        if s.is_set("broker.id") && !s.is_set("node.id") {
+            c.node_id = s.int("broker.id");
         }
-        if let Some(hours) = pairs.get("log.roll.hours") {
-            let n: i64 = int("log.roll.hours", hours)?;
-            c.log_defaults
-                .set("segment.ms", &(n * 3_600_000).to_string())
-                .map_err(|e| bad("log.roll.hours", hours, e.to_string()))?;
-        }
-        for (broker_key, topic_key) in LOG_KEYS {
-            if *broker_key == "log.retention.ms" {
-                continue;
-            }
-            if let Some(v) = pairs.get(*broker_key) {
-                c.log_defaults
-                    .set(topic_key, v)
-                    .map_err(|e| bad(broker_key, v, e.to_string()))?;
-            }
-        }
-        if let Some(ms) = retention_ms {
-            c.log_defaults.retention_ms = ms;
-        }
+        // The listener keys have their own parser (net::listeners); the schema gives the
+        // default listener.
+        let mut pairs = pairs.clone();
+        pairs
+            .entry("listeners".into())
+            .or_insert_with(|| s.get("listeners").expect("listeners has a default"));
         let listener_settings =
-            listeners::from_settings(pairs).map_err(|e| bad(e.key, &e.value, e.reason))?;
+            listeners::from_settings(&pairs).map_err(|e| bad(e.key, &e.value, e.reason))?;
         c.listeners = listener_settings.listeners;
         c.advertised = listener_settings.advertised;
-        for (key, value) in pairs {
-            match key.as_str() {
-                "node.id" | "broker.id" => c.node_id = int(key, value)?,
-                "log.dirs" | "log.dir" => {
-                    c.log_dirs = value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(PathBuf::from)
-                        .collect();
-                    if c.log_dirs.is_empty() {
-                        return Err(bad(key, value, "no directory given"));
-                    }
-                }
-                "num.partitions" => {
-                    c.num_partitions = int(key, value)?;
-                    if c.num_partitions < 1 {
-                        return Err(bad(key, value, "must be at least 1"));
-                    }
-                }
-                "default.replication.factor" => c.default_replication_factor = int(key, value)?,
-                "auto.create.topics.enable" => c.auto_create_topics = boolean(key, value)?,
-                "log.retention.check.interval.ms" => {
-                    c.retention_check_interval_ms = positive_ms(key, value)?;
-                }
-                "log.cleaner.enable" => c.cleaner_enable = boolean(key, value)?,
-                "log.cleaner.backoff.ms" => c.cleaner_backoff_ms = positive_ms(key, value)?,
-                "message.max.bytes" => c.message_max_bytes = int(key, value)?,
-                "socket.request.max.bytes" => {
-                    c.socket_request_max_bytes = int(key, value)?;
-                    if c.socket_request_max_bytes < 64 {
-                        return Err(bad(key, value, "must be at least 64"));
-                    }
-                }
-                _ => {}
-            }
-        }
         Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn typed_fields_come_from_the_schema() {
+        let d = BrokerConfig::default();
+        assert_eq!(d.node_id, 1);
+        assert_eq!(d.listeners[0].bind.to_string(), "127.0.0.1:9092");
+        assert_eq!(d.log_defaults, LogConfig::default());
+        assert_eq!(d.message_max_bytes, d.log_defaults.max_message_bytes);
+        assert!(d.auto_create_topics && d.cleaner_enable);
+        let c = BrokerConfig::from_pairs(&pairs(&[
+            ("broker.id", "4"),
+            ("log.retention.hours", "2"),
+            ("log.roll.ms", "5000"),
+            ("log.roll.hours", "1"),
+            ("log.cleanup.policy", "compact, delete"),
+            ("num.partitions", "3"),
+            ("log.cleaner.backoff.ms", "250"),
+        ]))
+        .unwrap();
+        assert_eq!(c.node_id, 4);
+        assert_eq!(c.log_defaults.retention_ms, 7_200_000);
+        assert_eq!(
+            c.log_defaults.segment_ms, 5000,
+            "log.roll.ms wins over hours"
+        );
+        assert!(c.log_defaults.cleanup_policy.compact && c.log_defaults.cleanup_policy.delete);
+        assert_eq!((c.num_partitions, c.cleaner_backoff_ms), (3, 250));
+        assert!(c.settings.warnings.is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_warn_and_bad_values_name_the_key() {
+        let c = BrokerConfig::from_pairs(&pairs(&[("log.retention.hourz", "1")])).unwrap();
+        assert_eq!(
+            c.settings.warnings,
+            ["The configuration 'log.retention.hourz' was supplied but isn't a known config."]
+        );
+        assert_eq!(c.log_defaults, LogConfig::default());
+        for (key, value) in [
+            ("log.retention.hours", "-7"),
+            ("default.replication.factor", "40000"),
+            ("log.cleaner.backoff.ms", "0"),
+            ("listeners", "PLAINTEXT://:port"),
+        ] {
+            let e = BrokerConfig::from_pairs(&pairs(&[(key, value)])).unwrap_err();
+            assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
+        }
     }
 }

@@ -767,6 +767,20 @@ fn describe_configs_broker() {
         assert!(secret.is_sensitive);
         assert_eq!(secret.value, None);
         assert!(secret.synonyms.iter().all(|s| s.value.is_none()));
+        // Schema keys nobody set: their type, Kafka's default (null included), the
+        // dynamic-update class as read_only, and PASSWORD keys as sensitive.
+        let entry = |k: &str| r.configs.iter().find(|c| c.name.as_str() == k).unwrap();
+        assert_eq!(config(&r, "zookeeper.connect"), ("<null>", 5));
+        assert_eq!(config(&r, "group.initial.rebalance.delay.ms"), ("3000", 5));
+        assert_eq!(config(&r, "offsets.topic.num.partitions"), ("50", 5));
+        assert_eq!(entry("log.retention.ms").config_type, 5);
+        assert_eq!(entry("auto.create.topics.enable").config_type, 1);
+        assert_eq!(entry("log.dirs").config_type, 7);
+        assert!(entry("num.partitions").read_only);
+        assert!(!entry("log.retention.ms").read_only);
+        let unset_secret = entry("ssl.truststore.password");
+        assert!(unset_secret.is_sensitive && unset_secret.value.is_none());
+        assert_eq!(entry("ssl.truststore.password").config_type, 9);
     }
     let r = c.describe_configs(1, BROKER, "99", None, false);
     assert_eq!(r.error_code, 42);

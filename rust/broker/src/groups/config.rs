@@ -1,6 +1,9 @@
-//! The coordinator's settings, read from Kafka's broker keys (with Kafka's defaults).
+//! The coordinator's settings, read from Kafka's broker keys through the config schema
+//! (which holds their defaults and bounds).
 
 use std::collections::BTreeMap;
+
+use kafkalite_core::config::BrokerSettings;
 
 use crate::config::ConfigError;
 
@@ -27,80 +30,33 @@ pub struct GroupConfig {
 }
 
 impl Default for GroupConfig {
+    /// Kafka's defaults, from the schema.
     fn default() -> Self {
-        GroupConfig {
-            initial_rebalance_delay_ms: 3000,
-            min_session_timeout_ms: 6000,
-            max_session_timeout_ms: 1_800_000,
-            max_size: i32::MAX as usize,
-            offsets_topic_partitions: 50,
-            offsets_topic_segment_bytes: 104_857_600,
-            offsets_retention_ms: 10_080 * 60_000,
-            offsets_retention_check_interval_ms: 600_000,
-            offset_metadata_max_bytes: 4096,
-        }
+        GroupConfig::from_settings(&BrokerSettings::default())
     }
-}
-
-fn number(raw: &BTreeMap<String, String>, key: &str, min: i64) -> Result<Option<i64>, ConfigError> {
-    let Some(value) = raw.get(key) else {
-        return Ok(None);
-    };
-    let bad = |reason: String| ConfigError {
-        key: key.to_string(),
-        value: value.clone(),
-        reason,
-    };
-    let n: i64 = value
-        .trim()
-        .parse()
-        .map_err(|_| bad("not a number".into()))?;
-    if n < min {
-        return Err(bad(format!("must be at least {min}")));
-    }
-    Ok(Some(n))
 }
 
 impl GroupConfig {
     /// From the broker's keys as given (`BrokerConfig::raw`); bad values name the key.
     pub fn from_raw(raw: &BTreeMap<String, String>) -> Result<GroupConfig, ConfigError> {
-        let mut c = GroupConfig::default();
-        let clamp_i32 = |n: i64| n.min(i64::from(i32::MAX)) as i32;
-        if let Some(n) = number(raw, "group.initial.rebalance.delay.ms", 0)? {
-            c.initial_rebalance_delay_ms = n;
+        Ok(GroupConfig::from_settings(&BrokerSettings::validate(raw)?))
+    }
+
+    /// From settings already checked against the schema.
+    #[must_use]
+    pub fn from_settings(s: &BrokerSettings) -> GroupConfig {
+        let count = |key: &str| usize::try_from(s.int(key)).expect("schema bounds are at least 0");
+        GroupConfig {
+            initial_rebalance_delay_ms: i64::from(s.int("group.initial.rebalance.delay.ms")),
+            min_session_timeout_ms: s.int("group.min.session.timeout.ms"),
+            max_session_timeout_ms: s.int("group.max.session.timeout.ms"),
+            max_size: count("group.max.size"),
+            offsets_topic_partitions: s.int("offsets.topic.num.partitions"),
+            offsets_topic_segment_bytes: i64::from(s.int("offsets.topic.segment.bytes")),
+            offsets_retention_ms: i64::from(s.int("offsets.retention.minutes")) * 60_000,
+            offsets_retention_check_interval_ms: s.long("offsets.retention.check.interval.ms"),
+            offset_metadata_max_bytes: count("offset.metadata.max.bytes"),
         }
-        if let Some(n) = number(raw, "group.min.session.timeout.ms", 1)? {
-            c.min_session_timeout_ms = clamp_i32(n);
-        }
-        if let Some(n) = number(raw, "group.max.session.timeout.ms", 1)? {
-            c.max_session_timeout_ms = clamp_i32(n);
-        }
-        if let Some(n) = number(raw, "group.max.size", 1)? {
-            c.max_size = n as usize;
-        }
-        if let Some(n) = number(raw, "offsets.topic.num.partitions", 1)? {
-            c.offsets_topic_partitions = clamp_i32(n);
-        }
-        if let Some(n) = number(raw, "offsets.topic.segment.bytes", 1)? {
-            c.offsets_topic_segment_bytes = n;
-        }
-        if let Some(n) = number(raw, "offsets.retention.minutes", 1)? {
-            c.offsets_retention_ms = n.saturating_mul(60_000);
-        }
-        if let Some(n) = number(raw, "offsets.retention.check.interval.ms", 1)? {
-            c.offsets_retention_check_interval_ms = n;
-        }
-        if let Some(n) = number(raw, "offset.metadata.max.bytes", 0)? {
-            c.offset_metadata_max_bytes = n as usize;
-        }
-        if c.min_session_timeout_ms > c.max_session_timeout_ms {
-            return Err(ConfigError {
-                key: "group.min.session.timeout.ms".into(),
-                value: c.min_session_timeout_ms.to_string(),
-                reason: "must not exceed group.max.session.timeout.ms".into(),
-            });
-        }
-        Ok(c)
     }
 
     /// Topic-level configs of `__consumer_offsets`, as Kafka creates it.

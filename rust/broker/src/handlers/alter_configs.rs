@@ -9,8 +9,8 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::config::topic as topic_configs;
 use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_BROKER, RESOURCE_TOPIC};
-use crate::handlers::topic_configs;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, ApiError, BrokerState};

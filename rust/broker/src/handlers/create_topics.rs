@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::handlers::topic_configs;
+use crate::config::topic as topic_configs;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, ApiError, BrokerState};

@@ -12,7 +12,9 @@ use kafka_protocol::messages::describe_configs_response::{
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::handlers::topic_configs::{self, source, Kind, Synonym};
+use kafkalite_core::config::{self as schema, Type};
+
+use crate::config::topic::{self as topic_configs, source, Synonym};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{validate_topic_name, ApiError, BrokerState};
@@ -23,10 +25,11 @@ pub const INVALID_REQUEST: i16 = 42;
 
 struct Entry {
     name: String,
-    value: String,
+    /// `None` where Kafka's default is null.
+    value: Option<String>,
     source: i8,
-    kind: Kind,
-    /// Broker configs come from server.properties and cannot be altered while running.
+    kind: Type,
+    /// Kafka's flag: the key cannot be altered without a restart.
     read_only: bool,
     sensitive: bool,
     synonyms: Vec<Synonym>,
@@ -93,22 +96,14 @@ fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError
         .into_iter()
         .map(|e| Entry {
             name: e.key.name.to_string(),
-            value: e.value,
+            value: Some(e.value),
             source: e.source,
-            kind: e.key.kind,
+            kind: e.key.ty,
             read_only: false,
             sensitive: false,
             synonyms: e.synonyms,
         })
         .collect())
-}
-
-/// Kafka's PASSWORD-typed keys (and JAAS configs, which embed passwords): never echoed.
-fn is_sensitive(key: &str) -> bool {
-    key.contains("password")
-        || key.contains("secret")
-        || key.ends_with("jaas.config")
-        || key.ends_with("keystore.key")
 }
 
 fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
@@ -122,118 +117,94 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
             ),
         ));
     }
+    // Every schema key: as given in server.properties, else its default.
+    let mut entries: BTreeMap<String, Entry> = schema::BROKER_KEYS
+        .iter()
+        .map(|key| {
+            let (value, source) = match c.raw.get(key.name) {
+                Some(v) => (Some(v.clone()), source::STATIC_BROKER_CONFIG),
+                None => (c.settings.get(key.name), source::DEFAULT_CONFIG),
+            };
+            let entry = Entry {
+                name: key.name.to_string(),
+                value,
+                source,
+                kind: key.ty,
+                read_only: key.read_only(),
+                sensitive: key.sensitive(),
+                synonyms: Vec::new(),
+            };
+            (key.name.to_string(), entry)
+        })
+        .collect();
+    // Where the broker runs with something other than the key's default text: the node id
+    // taken from broker.id, the addresses actually bound and advertised, the data dirs.
     let join = |items: Vec<String>| items.join(",");
-    let mut defaults: Vec<(String, String, Kind)> = vec![
-        ("node.id".into(), c.node_id.to_string(), Kind::Int),
-        ("broker.id".into(), c.node_id.to_string(), Kind::Int),
+    let mut running = vec![
+        ("node.id", c.node_id.to_string()),
         (
-            "listeners".into(),
+            "listeners",
             join(
                 c.listeners
                     .iter()
                     .map(|l| format!("{}://{}", l.name, l.bind))
                     .collect(),
             ),
-            Kind::String,
         ),
         (
-            "log.dirs".into(),
+            "log.dirs",
             join(c.log_dirs.iter().map(|d| d.display().to_string()).collect()),
-            Kind::String,
         ),
-        (
-            "num.partitions".into(),
-            c.num_partitions.to_string(),
-            Kind::Int,
-        ),
-        (
-            "default.replication.factor".into(),
-            c.default_replication_factor.to_string(),
-            Kind::Int,
-        ),
-        (
-            "auto.create.topics.enable".into(),
-            c.auto_create_topics.to_string(),
-            Kind::Boolean,
-        ),
-        (
-            "message.max.bytes".into(),
-            c.message_max_bytes.to_string(),
-            Kind::Int,
-        ),
-        (
-            "socket.request.max.bytes".into(),
-            c.socket_request_max_bytes.to_string(),
-            Kind::Int,
-        ),
-        ("log.retention.hours".into(), "168".into(), Kind::Int),
-        ("log.roll.hours".into(), "168".into(), Kind::Int),
-        ("delete.topic.enable".into(), "true".into(), Kind::Boolean),
     ];
     if let Some(advertised) = state.advertised.get() {
-        defaults.push((
-            "advertised.listeners".into(),
-            join(
-                advertised
-                    .iter()
-                    .map(|(n, h, p)| format!("{n}://{h}:{p}"))
-                    .collect(),
-            ),
-            Kind::String,
-        ));
+        let value = advertised
+            .iter()
+            .map(|(n, h, p)| format!("{n}://{h}:{p}"))
+            .collect();
+        running.push(("advertised.listeners", join(value)));
     }
-    let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
-    for (name, value, kind) in defaults {
-        entries.entry(name.clone()).or_insert(Entry {
-            name,
-            value,
-            source: source::DEFAULT_CONFIG,
-            kind,
-            read_only: true,
-            sensitive: false,
-            synonyms: Vec::new(),
-        });
+    for (key, value) in running {
+        if let Some(e) = entries.get_mut(key) {
+            if e.source == source::DEFAULT_CONFIG {
+                e.value = Some(value);
+            }
+        }
     }
     // The broker key behind each topic key, at the value new topics get and with the
     // synonyms (e.g. log.retention.hours) that set it.
     for e in topic_configs::effective(c, &BTreeMap::new()) {
-        if let Some(primary) = e.key.broker_keys.first() {
+        if let Some(primary) = schema::broker_synonyms(e.key.name).first() {
+            if let Some(entry) = entries.get_mut(primary.name) {
+                entry.value = Some(e.value);
+                entry.source = e.source;
+                entry.synonyms = e.synonyms;
+            }
+        }
+    }
+    // Keys the schema does not know, as given (the broker ignores them).
+    for (name, value) in &c.raw {
+        if schema::broker_key(name).is_none() {
             entries.insert(
-                (*primary).to_string(),
+                name.clone(),
                 Entry {
-                    name: (*primary).to_string(),
-                    value: e.value,
-                    source: e.source,
-                    kind: e.key.kind,
+                    name: name.clone(),
+                    value: Some(value.clone()),
+                    source: source::STATIC_BROKER_CONFIG,
+                    kind: Type::String,
                     read_only: true,
-                    sensitive: false,
-                    synonyms: e.synonyms,
+                    sensitive: schema::is_sensitive(name),
+                    synonyms: Vec::new(),
                 },
             );
         }
     }
-    for (name, value) in &c.raw {
-        let kind = entries.get(name).map_or(Kind::String, |e| e.kind);
-        entries.insert(
-            name.clone(),
-            Entry {
-                name: name.clone(),
-                value: value.clone(),
-                source: source::STATIC_BROKER_CONFIG,
-                kind,
-                read_only: true,
-                sensitive: is_sensitive(name),
-                synonyms: Vec::new(),
-            },
-        );
-    }
     Ok(entries
         .into_values()
         .map(|mut e| {
-            if e.synonyms.is_empty() {
+            if let (true, Some(value)) = (e.synonyms.is_empty(), &e.value) {
                 e.synonyms = vec![Synonym {
                     name: e.name.clone(),
-                    value: e.value.clone(),
+                    value: value.clone(),
                     source: e.source,
                 }];
             }
@@ -243,7 +214,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
 }
 
 fn to_result(e: Entry, synonyms: bool, version: i16) -> DescribeConfigsResourceResult {
-    let shown = |v: String| (!e.sensitive).then(|| StrBytes::from_string(v));
+    let shown = |v: Option<String>| v.filter(|_| !e.sensitive).map(StrBytes::from_string);
     let mut out = DescribeConfigsResourceResult::default()
         .with_name(StrBytes::from_string(e.name.clone()))
         .with_value(shown(e.value.clone()))
@@ -252,7 +223,7 @@ fn to_result(e: Entry, synonyms: bool, version: i16) -> DescribeConfigsResourceR
         .with_is_sensitive(e.sensitive)
         .with_documentation(None);
     if version >= 3 {
-        out = out.with_config_type(e.kind as i8);
+        out = out.with_config_type(e.kind.describe_code());
     }
     if synonyms {
         let list = e
@@ -261,7 +232,7 @@ fn to_result(e: Entry, synonyms: bool, version: i16) -> DescribeConfigsResourceR
             .map(|s| {
                 DescribeConfigsSynonym::default()
                     .with_name(StrBytes::from_string(s.name.clone()))
-                    .with_value(shown(s.value.clone()))
+                    .with_value(shown(Some(s.value.clone())))
                     .with_source(s.source)
             })
             .collect();

@@ -10,10 +10,11 @@ use kafka_protocol::messages::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, RequestHeader,
 };
 use kafka_protocol::protocol::Decodable;
+use kafkalite_core::config::Type;
 
+use crate::config::topic as topic_configs;
 use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
 use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_TOPIC};
-use crate::handlers::topic_configs::{self, Kind};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
@@ -99,7 +100,7 @@ fn merged(
                 configs.insert(name, value);
             }
             APPEND | SUBTRACT => {
-                let key = topic_configs::find(&name).filter(|k| k.kind == Kind::List);
+                let key = topic_configs::find(&name).filter(|k| k.ty == Type::List);
                 let Some(key) = key else {
                     return Err(ApiError::new(
                         codes::INVALID_CONFIG,

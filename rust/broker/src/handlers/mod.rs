@@ -29,7 +29,6 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod produce;
 pub mod sync_group;
-pub mod topic_configs;
 
 use std::sync::Arc;
 

@@ -10,9 +10,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// Used when `listeners` is not set.
-pub const DEFAULT_LISTENERS: &str = "PLAINTEXT://127.0.0.1:9092";
-
 /// Kafka's `SecurityProtocol`: how a listener's connections are carried and authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityProtocol {
@@ -111,7 +108,14 @@ pub fn from_settings(
         None => default_protocol_map(),
     };
     let key = "listeners";
-    let value = settings.get(key).map_or(DEFAULT_LISTENERS, String::as_str);
+    let default =
+        kafkalite_core::config::broker_key(key).and_then(kafkalite_core::config::default_value);
+    let value = match settings.get(key) {
+        Some(v) => v.as_str(),
+        None => default
+            .as_deref()
+            .expect("the schema gives listeners a default"),
+    };
     let endpoints = parse_endpoints(key, value)?;
     let mut ports = HashSet::new();
     let mut listeners = Vec::with_capacity(endpoints.len());
