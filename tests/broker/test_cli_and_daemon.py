@@ -197,6 +197,8 @@ def test_server_properties_file(tmp_path: Path) -> None:
         "num.partitions : \\\n"
         "    4\n"
         "log.retention.hours=48\n"
+        # Kafka ignores keys it does not know, with a warning; so does kafkalite.
+        "log.retention.hourz=1\n"
     )
     proc = subprocess.Popen(
         [*KAFKALITE, "broker", "--config", str(props)], stderr=subprocess.PIPE, text=True
@@ -218,6 +220,11 @@ def test_server_properties_file(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         assert proc.wait(15) == 0
+    assert proc.stderr is not None
+    assert (
+        "warning: The configuration 'log.retention.hourz' was supplied but isn't a known config."
+        in proc.stderr.read()
+    )
 
 
 def test_config_file_errors(tmp_path: Path) -> None:

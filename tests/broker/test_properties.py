@@ -148,6 +148,16 @@ def test_valid_settings(settings: dict[str, str]) -> None:
     validate_settings(settings)
 
 
+def test_unknown_keys_are_warned_about_not_refused() -> None:
+    warnings = validate_settings(
+        {"node.id": "3", "log.retention.hourz": "1", "num.partitions": "2"}
+    )
+    assert warnings == [
+        "The configuration 'log.retention.hourz' was supplied but isn't a known config."
+    ]
+    assert validate_settings({"listener.name.plaintext.ssl.keystore.location": "k"}) == []
+
+
 @pytest.mark.parametrize(
     ("settings", "named"),
     [
@@ -176,6 +186,9 @@ def test_valid_settings(settings: dict[str, str]) -> None:
         ({"log.cleanup.policy": ""}, "log.cleanup.policy="),
         ({"log.cleanup.policy": "delete,shred"}, "log.cleanup.policy=delete,shred"),
         ({"log.dirs": " , "}, "no directory given"),
+        ({"log.retention.minutes": "99999999999"}, "log.retention.minutes=99999999999"),
+        ({"group.min.session.timeout.ms": "9", "group.max.session.timeout.ms": "8"}, "must not"),
+        ({"offset.metadata.max.bytes": "-1"}, "offset.metadata.max.bytes=-1"),
         ({"log.dirs": __file__}, "is not a directory"),
     ],
 )

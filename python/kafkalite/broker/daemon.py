@@ -8,7 +8,7 @@ import sys
 import threading
 
 from kafkalite.broker.embedded import Broker
-from kafkalite.broker.properties import broker_settings
+from kafkalite.broker.properties import broker_settings, validate_settings
 from kafkalite.errors import InvalidConfigError
 
 EXIT_CONFIG_ERROR = 2
@@ -46,12 +46,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG_ERROR
     try:
         settings = broker_settings(args.config, overrides, args.listeners, args.log_dirs)
+        warnings = validate_settings(settings)
     except OSError as e:
         _say(f"cannot read config: {e}")
         return EXIT_CONFIG_ERROR
     except InvalidConfigError as e:
         _say(str(e))
         return EXIT_CONFIG_ERROR
+    for warning in warnings:
+        _say(f"warning: {warning}")
 
     # Installed before the broker starts so a signal during startup still stops it cleanly
     # instead of raising KeyboardInterrupt through the Rust call.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import tempfile
@@ -18,6 +19,8 @@ from kafkalite.broker.properties import validate_settings
 # files would overwrite each other's records. Kafka's own lock file is ".lock"; ours has its
 # own name so it never collides with a lock the Rust side may take itself.
 LOCK_FILE = ".kafkalite.lock"
+
+_log = logging.getLogger("kafkalite.broker")
 
 
 class LogDirInUseError(OSError):
@@ -88,7 +91,8 @@ class Broker:
             self.log_dirs = [Path(tempfile.mkdtemp(prefix="kafkalite-"))]
         settings = self.settings
         try:
-            validate_settings(settings)
+            for warning in validate_settings(settings):
+                _log.warning("%s", warning)
             self._lock_dirs()
             self._server = _core.BrokerServer(settings, self._worker_threads)
         except BaseException:

@@ -1,5 +1,6 @@
-"""Kafka's ``server.properties`` format, the broker settings built from it, and the checks
-kafkalite adds on top of the Rust validation for the keys it acts on."""
+"""Kafka's ``server.properties`` format, the broker settings built from it, and their
+validation: keys and values against the Rust config schema (through ``_core``), plus the
+listener checks that still live here."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from kafkalite import _core
 from kafkalite.errors import InvalidConfigError
 
-DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
+DEFAULT_LISTENERS = _core.broker_config_default("listeners") or ""
 
 # java.util.Properties: these escapes map to control characters; any other escaped
 # character stands for itself (so "\=" is "=", "\\" is "\").
@@ -137,34 +139,6 @@ def broker_settings(
 
 _SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 _LISTENER = re.compile(r"^([A-Za-z0-9_.-]+)://(\[[0-9A-Fa-f:.]*\]|[^:/\[\]]*):(\d+)$")
-# Integer keys the broker acts on, with the smallest value that means something.
-_INT_MIN = {
-    "node.id": 0,
-    "broker.id": 0,
-    "num.partitions": 1,
-    "default.replication.factor": 1,
-    "min.insync.replicas": 1,
-    "log.retention.hours": -1,
-    "log.retention.minutes": -1,
-    "log.retention.ms": -1,
-    "log.retention.bytes": -1,
-    "log.roll.hours": 1,
-    "log.roll.ms": 1,
-    "log.segment.bytes": 14,
-    "message.max.bytes": 0,
-    "socket.request.max.bytes": 64,
-}
-_BOOL_KEYS = ("auto.create.topics.enable",)
-
-
-def _int(key: str, value: str, minimum: int) -> int:
-    try:
-        n = int(value.strip())
-    except ValueError:
-        raise config_error(key, value, "not an integer") from None
-    if n < minimum:
-        raise config_error(key, value, f"must be at least {minimum}")
-    return n
 
 
 def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
@@ -199,20 +173,11 @@ def _protocol_map(value: str) -> dict[str, str]:
     return mapping
 
 
-def validate_settings(settings: Mapping[str, str]) -> None:
-    """Reject values the Rust parser would accept but that cannot be what the user meant:
-    negative ids and retention, listeners we cannot serve (TLS, SASL), advertising an
-    address no client can reach. Raises InvalidConfigError naming the key and value."""
-    for key, minimum in _INT_MIN.items():
-        if key in settings:
-            _int(key, settings[key], minimum)
-    for key in _BOOL_KEYS:
-        if key in settings and settings[key].strip() not in ("true", "false"):
-            raise config_error(key, settings[key], "must be true or false")
-    if "node.id" in settings and "broker.id" in settings:
-        if int(settings["node.id"]) != int(settings["broker.id"]):
-            raise config_error("broker.id", settings["broker.id"], "must equal node.id")
-
+def validate_settings(settings: Mapping[str, str]) -> list[str]:
+    """Check every key against the config schema (types, bounds, synonyms), reject listeners
+    we cannot serve (TLS, SASL) and addresses no client can reach, and data dirs that are
+    files. Raises InvalidConfigError naming the key and value; returns one warning per key
+    the schema does not know (Kafka ignores those, and says so)."""
     protocols = {name: name for name in _SECURITY_PROTOCOLS}
     if "listener.security.protocol.map" in settings:
         protocols.update(_protocol_map(settings["listener.security.protocol.map"]))
@@ -246,17 +211,11 @@ def validate_settings(settings: Mapping[str, str]) -> None:
             if port == 0:
                 raise config_error("advertised.listeners", value, "port 0 cannot be advertised")
 
-    if "log.cleanup.policy" in settings:
-        value = settings["log.cleanup.policy"]
-        policies = [p.strip() for p in value.split(",") if p.strip()]
-        if not policies or any(p not in ("delete", "compact") for p in policies):
-            raise config_error("log.cleanup.policy", value, "must be delete, compact or both")
+    warnings = _core.validate_broker_config(dict(settings))
 
     for key in ("log.dirs", "log.dir"):
         if key in settings:
-            dirs = [d.strip() for d in settings[key].split(",") if d.strip()]
-            if not dirs:
-                raise config_error(key, settings[key], "no directory given")
-            for d in dirs:
-                if os.path.exists(d) and not os.path.isdir(d):
+            for d in (d.strip() for d in settings[key].split(",")):
+                if d and os.path.exists(d) and not os.path.isdir(d):
                     raise config_error(key, settings[key], f"{d} is not a directory")
+    return warnings

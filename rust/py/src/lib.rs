@@ -5,6 +5,7 @@ mod alloc;
 mod arrow_columns;
 mod broker;
 mod buffer;
+mod config;
 mod errors;
 mod partition_log;
 mod records;
@@ -34,6 +35,8 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<partition_log::AppendInfo>()?;
     m.add_class::<partition_log::CompactionStats>()?;
     m.add_class::<broker::BrokerServer>()?;
+    m.add_function(wrap_pyfunction!(config::validate_broker_config, m)?)?;
+    m.add_function(wrap_pyfunction!(config::broker_config_default, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;
     m.add_function(wrap_pyfunction!(records::build_batch, m)?)?;

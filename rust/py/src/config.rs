@@ -1,0 +1,28 @@
+//! The config schema for Python: `server.properties` is parsed in Python and checked here,
+//! against the same schema the broker reads.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kafkalite_core::config::{self, BrokerSettings};
+use pyo3::prelude::*;
+
+use crate::errors::InvalidConfigError;
+
+/// Check broker keys and values; return one warning per key the schema does not know.
+/// Raises InvalidConfigError naming the key and value of the first bad value.
+#[pyfunction]
+pub fn validate_broker_config(config: HashMap<String, String>) -> PyResult<Vec<String>> {
+    let pairs: BTreeMap<String, String> = config.into_iter().collect();
+    BrokerSettings::validate(&pairs)
+        .map(|s| s.warnings)
+        .map_err(|e| InvalidConfigError::new_err(e.to_string()))
+}
+
+/// A broker key's default as the schema has it; None where Kafka's is null. Raises
+/// KeyError for a key the schema does not know.
+#[pyfunction]
+pub fn broker_config_default(name: &str) -> PyResult<Option<String>> {
+    let key = config::broker_key(name)
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(name.to_string()))?;
+    Ok(BrokerSettings::default().get(key.name))
+}
