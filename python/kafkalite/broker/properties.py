@@ -1,6 +1,5 @@
-"""Kafka's ``server.properties`` format, the broker settings built from it, and their
-validation: keys and values against the Rust config schema (through ``_core``), plus the
-listener checks that still live here."""
+"""Kafka's ``server.properties`` format and the broker settings built from it; every key,
+value and listener is validated by the Rust config schema (through ``_core``)."""
 
 from __future__ import annotations
 
@@ -137,80 +136,12 @@ def broker_settings(
 
 # ---- checks beyond the Rust parser -------------------------------------------------------
 
-_SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
-_LISTENER = re.compile(r"^([A-Za-z0-9_.-]+)://(\[[0-9A-Fa-f:.]*\]|[^:/\[\]]*):(\d+)$")
-
-
-def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
-    out: list[tuple[str, str, int]] = []
-    for part in (p.strip() for p in value.split(",")):
-        if not part:
-            continue
-        m = _LISTENER.match(part)
-        if m is None:
-            raise config_error(key, value, f"{part!r} is not NAME://host:port")
-        name, host, port = m.group(1), m.group(2).strip("[]"), int(m.group(3))
-        if port > 65535:
-            raise config_error(key, value, f"port {port} is out of range")
-        if any(name == seen for seen, _, _ in out):
-            raise config_error(key, value, f"listener name {name} appears twice")
-        out.append((name, host, port))
-    if not out:
-        raise config_error(key, value, "no listener given")
-    return out
-
-
-def _protocol_map(value: str) -> dict[str, str]:
-    key = "listener.security.protocol.map"
-    mapping = {}
-    for part in (p.strip() for p in value.split(",")):
-        if not part:
-            continue
-        name, sep, protocol = part.partition(":")
-        if not sep or protocol.strip() not in _SECURITY_PROTOCOLS:
-            raise config_error(key, value, f"{part!r} is not NAME:PROTOCOL")
-        mapping[name.strip()] = protocol.strip()
-    return mapping
-
 
 def validate_settings(settings: Mapping[str, str]) -> list[str]:
-    """Check every key against the config schema (types, bounds, synonyms), reject listeners
-    we cannot serve (TLS, SASL) and addresses no client can reach, and data dirs that are
+    """Check every key against the config schema in ``_core`` (types, bounds, synonyms,
+    listeners we cannot serve and addresses no client can reach), and data dirs that are
     files. Raises InvalidConfigError naming the key and value; returns one warning per key
     the schema does not know (Kafka ignores those, and says so)."""
-    protocols = {name: name for name in _SECURITY_PROTOCOLS}
-    if "listener.security.protocol.map" in settings:
-        protocols.update(_protocol_map(settings["listener.security.protocol.map"]))
-    listeners = _listeners("listeners", settings.get("listeners", DEFAULT_LISTENERS))
-    for name, _host, _port in listeners:
-        protocol = protocols.get(name)
-        if protocol is None:
-            raise config_error(
-                "listeners",
-                settings["listeners"],
-                f"listener {name} has no entry in listener.security.protocol.map",
-            )
-        if protocol != "PLAINTEXT":
-            raise config_error(
-                "listeners", settings["listeners"], f"{protocol} listeners are not supported yet"
-            )
-    bound_ports = [port for _name, _host, port in listeners if port != 0]
-    if len(bound_ports) != len(set(bound_ports)):
-        raise config_error("listeners", settings["listeners"], "two listeners share a port")
-
-    if "advertised.listeners" in settings:
-        value = settings["advertised.listeners"]
-        names = {name for name, _host, _port in listeners}
-        for name, host, port in _listeners("advertised.listeners", value):
-            if name not in names:
-                raise config_error("advertised.listeners", value, f"{name} is not in listeners")
-            if host in ("", "0.0.0.0", "::"):
-                raise config_error(
-                    "advertised.listeners", value, "clients cannot connect to a wildcard address"
-                )
-            if port == 0:
-                raise config_error("advertised.listeners", value, "port 0 cannot be advertised")
-
     warnings = _core.validate_broker_config(dict(settings))
 
     for key in ("log.dirs", "log.dir"):

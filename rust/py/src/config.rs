@@ -3,18 +3,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use kafkalite_broker::BrokerConfig;
 use kafkalite_core::config::{self, BrokerSettings};
 use pyo3::prelude::*;
 
 use crate::errors::InvalidConfigError;
 
-/// Check broker keys and values; return one warning per key the schema does not know.
+/// Check broker keys and values as the broker will read them (the schema, then listeners
+/// and the security protocol map); return one warning per key the schema does not know.
 /// Raises InvalidConfigError naming the key and value of the first bad value.
 #[pyfunction]
 pub fn validate_broker_config(config: HashMap<String, String>) -> PyResult<Vec<String>> {
     let pairs: BTreeMap<String, String> = config.into_iter().collect();
-    BrokerSettings::validate(&pairs)
-        .map(|s| s.warnings)
+    BrokerConfig::from_pairs(&pairs)
+        .map(|c| c.settings.warnings)
         .map_err(|e| InvalidConfigError::new_err(e.to_string()))
 }
 
