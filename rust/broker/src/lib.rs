@@ -9,6 +9,7 @@
 
 pub mod broker;
 pub mod config;
+pub mod errors;
 pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;

@@ -32,7 +32,7 @@ use std::os::unix::fs::FileExt;
 use kafkalite_core::records::{BatchHeader, BATCH_HEADER_LEN};
 use kafkalite_core::storage::PartitionLog;
 
-use crate::state::ApiError;
+use crate::errors::ApiError;
 
 /// Kafka keeps the metadata of this many recent batches per producer (the producer's
 /// `max.in.flight.requests.per.connection` may not exceed it with idempotence on).
@@ -44,8 +44,7 @@ pub const REBUILD_WINDOW_MS: i64 = 15 * 60 * 1000;
 /// Bytes read per pread while walking batch headers during `rebuild`.
 const SCAN_CHUNK: usize = 64 * 1024;
 
-pub const INVALID_PRODUCER_EPOCH: i16 = 47;
-pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+use kafkalite_core::error_codes::{INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER};
 
 /// One appended batch as the duplicate check remembers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

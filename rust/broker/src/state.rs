@@ -19,45 +19,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
+use crate::errors::{codes, ApiError};
 use crate::producer_state::ProducerStateTable;
-
-/// Kafka error codes the registry returns.
-pub mod codes {
-    pub const NONE: i16 = 0;
-    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-    pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
-    pub const TOPIC_ALREADY_EXISTS: i16 = 36;
-    pub const INVALID_PARTITIONS: i16 = 37;
-    pub const INVALID_REPLICATION_FACTOR: i16 = 38;
-    pub const INVALID_CONFIG: i16 = 40;
-    pub const KAFKA_STORAGE_ERROR: i16 = 56;
-}
-
-/// A failure with the Kafka error code to return and a message for the client.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} (error code {code})")]
-pub struct ApiError {
-    pub code: i16,
-    pub message: String,
-}
-
-impl ApiError {
-    pub fn new(code: i16, message: impl Into<String>) -> Self {
-        ApiError {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<kafkalite_core::Error> for ApiError {
-    fn from(e: kafkalite_core::Error) -> Self {
-        ApiError {
-            code: e.kafka_code(),
-            message: e.to_string(),
-        }
-    }
-}
 
 pub struct Partition {
     pub topic: String,

@@ -3,6 +3,8 @@
 
 use std::io;
 
+use crate::error_codes as codes;
+
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,14 +47,14 @@ impl Error {
     #[must_use]
     pub fn kafka_code(&self) -> i16 {
         match self {
-            Error::OffsetOutOfRange { .. } => 1,
-            Error::CorruptRecord(_) => 2,
-            Error::MessageTooLarge { .. } => 10,
-            Error::InvalidTimestamp(_) => 32,
-            Error::InvalidConfig { .. } => 40,
-            Error::Closed | Error::Io(_) => 56,
-            Error::UnsupportedCompression(_) => 76,
-            Error::InvalidRecord(_) | Error::KeylessRecords { .. } => 87,
+            Error::OffsetOutOfRange { .. } => codes::OFFSET_OUT_OF_RANGE,
+            Error::CorruptRecord(_) => codes::CORRUPT_MESSAGE,
+            Error::MessageTooLarge { .. } => codes::MESSAGE_TOO_LARGE,
+            Error::InvalidTimestamp(_) => codes::INVALID_TIMESTAMP,
+            Error::InvalidConfig { .. } => codes::INVALID_CONFIG,
+            Error::Closed | Error::Io(_) => codes::KAFKA_STORAGE_ERROR,
+            Error::UnsupportedCompression(_) => codes::UNSUPPORTED_COMPRESSION_TYPE,
+            Error::InvalidRecord(_) | Error::KeylessRecords { .. } => codes::INVALID_RECORD,
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod error;
+pub mod error_codes;
 pub mod io;
 pub mod records;
 pub mod storage;

@@ -8,8 +8,9 @@ use kafkalite_broker::{Broker, BrokerConfig};
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 
-use crate::errors::InvalidConfigError;
+use crate::errors::kafka_error;
 use crate::partition_log::CompactionStats;
+use kafkalite_core::error_codes as codes;
 
 #[pyclass(module = "kafkalite._core", frozen)]
 pub struct BrokerServer {
@@ -31,7 +32,7 @@ impl BrokerServer {
     ) -> PyResult<Self> {
         let pairs: BTreeMap<String, String> = config.into_iter().collect();
         let config = BrokerConfig::from_pairs(&pairs)
-            .map_err(|e| InvalidConfigError::new_err(e.to_string()))?;
+            .map_err(|e| kafka_error(codes::INVALID_CONFIG, e.to_string()))?;
         let broker = py
             .detach(|| Broker::start(config, worker_threads))
             .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;

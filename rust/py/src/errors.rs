@@ -1,65 +1,90 @@
-//! The `KafkaliteError` family, created here so Rust failures surface as typed Python
-//! exceptions; each subclass carries the Kafka error code it mirrors as `error_code`.
+//! The `KafkaliteError` family, created from one table so Rust failures surface as typed
+//! Python exceptions. Each subclass mirrors one Kafka error code (named in the core's
+//! `error_codes`) and carries it as `error_code`; a core error becomes the class of its
+//! `Error::kafka_code`, so there is no second mapping to keep in step.
 
+use std::ffi::CString;
+
+use kafkalite_core::error_codes as codes;
 use kafkalite_core::Error;
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
 
-create_exception!(
-    kafkalite._core,
-    KafkaliteError,
-    PyException,
-    "Base of every kafkalite error."
-);
-create_exception!(
-    kafkalite._core,
-    OffsetOutOfRangeError,
-    KafkaliteError,
-    "OFFSET_OUT_OF_RANGE (1)."
-);
-create_exception!(
-    kafkalite._core,
-    CorruptRecordError,
-    KafkaliteError,
-    "CORRUPT_MESSAGE (2)."
-);
-create_exception!(
-    kafkalite._core,
-    MessageTooLargeError,
-    KafkaliteError,
-    "MESSAGE_TOO_LARGE (10)."
-);
-create_exception!(
-    kafkalite._core,
-    InvalidTimestampError,
-    KafkaliteError,
-    "INVALID_TIMESTAMP (32)."
-);
-create_exception!(
-    kafkalite._core,
-    InvalidConfigError,
-    KafkaliteError,
-    "INVALID_CONFIG (40)."
-);
-create_exception!(
-    kafkalite._core,
-    KafkaStorageError,
-    KafkaliteError,
-    "KAFKA_STORAGE_ERROR (56)."
-);
-create_exception!(
-    kafkalite._core,
-    UnsupportedCompressionTypeError,
-    KafkaliteError,
-    "UNSUPPORTED_COMPRESSION_TYPE (76)."
-);
-create_exception!(
-    kafkalite._core,
-    InvalidRecordError,
-    KafkaliteError,
-    "INVALID_RECORD (87)."
-);
+/// Python class name (the public API of `kafkalite.errors`) and the Kafka code it mirrors.
+const FAMILY: &[(&str, i16)] = &[
+    ("OffsetOutOfRangeError", codes::OFFSET_OUT_OF_RANGE),
+    ("CorruptRecordError", codes::CORRUPT_MESSAGE),
+    ("MessageTooLargeError", codes::MESSAGE_TOO_LARGE),
+    ("InvalidTimestampError", codes::INVALID_TIMESTAMP),
+    ("InvalidConfigError", codes::INVALID_CONFIG),
+    ("KafkaStorageError", codes::KAFKA_STORAGE_ERROR),
+    (
+        "UnsupportedCompressionTypeError",
+        codes::UNSUPPORTED_COMPRESSION_TYPE,
+    ),
+    ("InvalidRecordError", codes::INVALID_RECORD),
+];
+const BASE: &str = "KafkaliteError";
+/// `error_code` of the base class: Kafka's UNKNOWN_SERVER_ERROR.
+const BASE_CODE: i16 = codes::UNKNOWN_SERVER_ERROR;
+
+struct Family {
+    base: Py<PyType>,
+    by_code: Vec<(i16, &'static str, Py<PyType>)>,
+}
+
+static TYPES: PyOnceLock<Family> = PyOnceLock::new();
+
+fn new_class(
+    py: Python<'_>,
+    name: &str,
+    doc: &str,
+    base: Option<&Bound<'_, PyType>>,
+    code: i16,
+) -> PyResult<Py<PyType>> {
+    let qualified = CString::new(format!("kafkalite._core.{name}")).expect("no NUL in names");
+    let doc = CString::new(doc).expect("no NUL in docs");
+    let base = match base {
+        Some(b) => b.clone(),
+        None => py.get_type::<pyo3::exceptions::PyException>(),
+    };
+    let ty = PyErr::new_type(py, &qualified, Some(&doc), Some(&base), None)?;
+    ty.bind(py).setattr("error_code", code)?;
+    Ok(ty)
+}
+
+fn family(py: Python<'_>) -> PyResult<&'static Family> {
+    TYPES.get_or_try_init(py, || {
+        let base = new_class(py, BASE, "Base of every kafkalite error.", None, BASE_CODE)?;
+        let by_code = FAMILY
+            .iter()
+            .map(|&(name, code)| {
+                let kafka_name = codes::name(code).expect("family codes are in the table");
+                let doc = format!("{kafka_name} ({code}).");
+                new_class(py, name, &doc, Some(base.bind(py)), code).map(|ty| (code, name, ty))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Family { base, by_code })
+    })
+}
+
+/// A Python exception of the class mirroring Kafka error `code` (the base class for codes
+/// without one of their own).
+pub fn kafka_error(code: i16, message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    Python::attach(|py| match family(py) {
+        Ok(f) => {
+            let ty = f
+                .by_code
+                .iter()
+                .find(|(c, _, _)| *c == code)
+                .map_or(&f.base, |(_, _, ty)| ty);
+            PyErr::from_type(ty.bind(py).clone(), message)
+        }
+        Err(e) => e,
+    })
+}
 
 /// Wrap a core error for `?` in binding code.
 pub struct CoreError(pub Error);
@@ -72,61 +97,15 @@ impl From<Error> for CoreError {
 
 impl From<CoreError> for PyErr {
     fn from(CoreError(e): CoreError) -> PyErr {
-        let msg = e.to_string();
-        match e {
-            Error::OffsetOutOfRange { .. } => OffsetOutOfRangeError::new_err(msg),
-            Error::CorruptRecord(_) => CorruptRecordError::new_err(msg),
-            Error::MessageTooLarge { .. } => MessageTooLargeError::new_err(msg),
-            Error::InvalidTimestamp(_) => InvalidTimestampError::new_err(msg),
-            Error::InvalidConfig { .. } => InvalidConfigError::new_err(msg),
-            Error::Closed | Error::Io(_) => KafkaStorageError::new_err(msg),
-            Error::UnsupportedCompression(_) => UnsupportedCompressionTypeError::new_err(msg),
-            Error::InvalidRecord(_) | Error::KeylessRecords { .. } => {
-                InvalidRecordError::new_err(msg)
-            }
-        }
+        kafka_error(e.kafka_code(), e.to_string())
     }
 }
 
 pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let family: [(&str, Bound<'_, pyo3::types::PyType>, i16); 9] = [
-        ("KafkaliteError", py.get_type::<KafkaliteError>(), -1),
-        (
-            "OffsetOutOfRangeError",
-            py.get_type::<OffsetOutOfRangeError>(),
-            1,
-        ),
-        ("CorruptRecordError", py.get_type::<CorruptRecordError>(), 2),
-        (
-            "MessageTooLargeError",
-            py.get_type::<MessageTooLargeError>(),
-            10,
-        ),
-        (
-            "InvalidTimestampError",
-            py.get_type::<InvalidTimestampError>(),
-            32,
-        ),
-        (
-            "InvalidConfigError",
-            py.get_type::<InvalidConfigError>(),
-            40,
-        ),
-        ("KafkaStorageError", py.get_type::<KafkaStorageError>(), 56),
-        (
-            "UnsupportedCompressionTypeError",
-            py.get_type::<UnsupportedCompressionTypeError>(),
-            76,
-        ),
-        (
-            "InvalidRecordError",
-            py.get_type::<InvalidRecordError>(),
-            87,
-        ),
-    ];
-    for (name, ty, code) in family {
-        ty.setattr("error_code", code)?;
-        m.add(name, ty)?;
+    let f = family(py)?;
+    m.add(BASE, f.base.bind(py))?;
+    for (_, name, ty) in &f.by_code {
+        m.add(*name, ty.bind(py))?;
     }
     Ok(())
 }

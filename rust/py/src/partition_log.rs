@@ -17,7 +17,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::buffer::borrow;
-use crate::errors::{CoreError, KafkaStorageError};
+use crate::errors::{kafka_error, CoreError};
+use kafkalite_core::error_codes as codes;
 
 static ENGINE_LOGGED: Once = Once::new();
 
@@ -209,7 +210,7 @@ impl PartitionLog {
     fn lock(&self) -> PyResult<MutexGuard<'_, CoreLog>> {
         self.inner
             .lock()
-            .map_err(|_| KafkaStorageError::new_err("partition log lock poisoned"))
+            .map_err(|_| kafka_error(codes::KAFKA_STORAGE_ERROR, "partition log lock poisoned"))
     }
 }
 

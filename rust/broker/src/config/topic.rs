@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use kafkalite_core::config::{self as schema, ConfigKey};
 
 use crate::config::BrokerConfig;
-use crate::state::{codes, ApiError};
+use crate::errors::{codes, ApiError};
 
 /// DescribeConfigs `config_source` values.
 pub mod source {

@@ -26,7 +26,8 @@ use super::offsets::Committed;
 use super::offsets_topic::{OffsetsTopic, Write};
 use super::timers;
 use crate::config::{BrokerConfig, ConfigError};
-use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::errors::ApiError;
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub type GroupCell = Mutex<Group>;
 

@@ -25,22 +25,5 @@ pub use group::{GroupDescription, GroupState, JoinRequest, MemberDescription, Sy
 pub use member::{JoinResult, JoinedMember, Reply, SyncResult};
 pub use offsets::Committed;
 
-/// Kafka error codes of the group APIs.
-pub mod errors {
-    pub const NONE: i16 = 0;
-    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-    pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
-    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-    pub const ILLEGAL_GENERATION: i16 = 22;
-    pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
-    pub const INVALID_GROUP_ID: i16 = 24;
-    pub const UNKNOWN_MEMBER_ID: i16 = 25;
-    pub const INVALID_SESSION_TIMEOUT: i16 = 26;
-    pub const REBALANCE_IN_PROGRESS: i16 = 27;
-    pub const NON_EMPTY_GROUP: i16 = 68;
-    pub const GROUP_ID_NOT_FOUND: i16 = 69;
-    pub const MEMBER_ID_REQUIRED: i16 = 79;
-    pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
-    pub const FENCED_INSTANCE_ID: i16 = 82;
-    pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
-}
+/// Kafka error codes, from the one table (group code names them `errors::X`).
+pub use kafkalite_core::error_codes as errors;

@@ -10,10 +10,11 @@ use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, Reques
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::config::topic as topic_configs;
-use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_BROKER, RESOURCE_TOPIC};
+use crate::errors::{codes, ApiError};
+use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
+use crate::state::{validate_topic_name, BrokerState};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -62,7 +63,7 @@ pub fn no_duplicates<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
     let mut seen = HashSet::new();
     match names.into_iter().find(|n| !seen.insert(*n)) {
         Some(dup) => Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!("error due to duplicate config keys: {dup}"),
         )),
         None => Ok(()),
@@ -90,7 +91,7 @@ pub fn apply(
             let node = state.config.node_id;
             if !name.is_empty() && name.trim().parse::<i32>() != Ok(node) {
                 return Err(ApiError::new(
-                    INVALID_REQUEST,
+                    codes::INVALID_REQUEST,
                     format!("unexpected broker id, expected {node} or empty string, but received {name}"),
                 ));
             }
@@ -107,7 +108,7 @@ pub fn apply(
             ))
         }
         other => Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
         )),
     }

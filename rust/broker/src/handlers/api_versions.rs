@@ -8,12 +8,11 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 
+use crate::errors::codes;
 use crate::handlers::SUPPORTED;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
-
-pub const UNSUPPORTED_VERSION: i16 = 35;
 
 fn api_list() -> Vec<ApiVersion> {
     SUPPORTED
@@ -45,7 +44,7 @@ pub fn handle(
 /// The answer to an ApiVersions request at a version we do not know.
 pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {
     let response = ApiVersionsResponse::default()
-        .with_error_code(UNSUPPORTED_VERSION)
+        .with_error_code(codes::UNSUPPORTED_VERSION)
         .with_api_keys(api_list());
     encode(&response, 0)
 }

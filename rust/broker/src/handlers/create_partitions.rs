@@ -10,12 +10,11 @@ use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicR
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::handlers::create_topics::{
-    check_replicas, PartitionBudget, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST,
-};
+use crate::errors::{codes, ApiError};
+use crate::handlers::create_topics::{check_replicas, PartitionBudget};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -36,7 +35,7 @@ pub async fn handle(
         .map(|t| {
             let outcome = if counts[t.name.0.as_str()] > 1 {
                 Err(ApiError::new(
-                    INVALID_REQUEST,
+                    codes::INVALID_REQUEST,
                     format!("found multiple requests for topic '{}'", t.name.0),
                 ))
             } else {
@@ -68,7 +67,7 @@ fn grow(
     // The group coordinator maps groups onto a fixed set of offsets partitions.
     if name == INTERNAL_OFFSETS_TOPIC {
         return Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!("the partition count of the internal topic {name} cannot be changed"),
         ));
     }
@@ -79,7 +78,7 @@ fn grow(
         let added = t.count - topic.partition_count();
         if added > 0 && assignments.len() != added as usize {
             return Err(ApiError::new(
-                INVALID_REPLICA_ASSIGNMENT,
+                codes::INVALID_REPLICA_ASSIGNMENT,
                 format!(
                     "increasing the number of partitions by {added} but {} assignments provided",
                     assignments.len()

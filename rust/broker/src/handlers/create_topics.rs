@@ -15,14 +15,10 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::config::topic as topic_configs;
+use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
-
-pub const INVALID_REPLICATION_FACTOR: i16 = 38;
-pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
-pub const INVALID_REQUEST: i16 = 42;
-pub const POLICY_VIOLATION: i16 = 44;
+use crate::state::{validate_topic_name, BrokerState};
 
 /// New partitions one CreateTopics or CreatePartitions request may add, as Kafka's
 /// controller limits them: each costs a directory and open files, so an absurd count is
@@ -44,7 +40,7 @@ impl PartitionBudget {
     pub fn take(&mut self, partitions: i64) -> Result<(), ApiError> {
         if partitions > self.remaining {
             return Err(ApiError::new(
-                POLICY_VIOLATION,
+                codes::POLICY_VIOLATION,
                 format!(
                     "excessively large number of partitions per request: {partitions} would                      exceed the limit of {} new partitions in one request",
                     Self::PER_REQUEST
@@ -87,7 +83,7 @@ pub async fn handle(
         .map(|topic| {
             let outcome = if counts[topic.name.0.as_str()] > 1 {
                 Err(ApiError::new(
-                    INVALID_REQUEST,
+                    codes::INVALID_REQUEST,
                     format!("found multiple requests for topic '{}'", topic.name.0),
                 ))
             } else {
@@ -171,7 +167,7 @@ fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), Api
     if !topic.assignments.is_empty() {
         if topic.num_partitions != -1 || topic.replication_factor != -1 {
             return Err(ApiError::new(
-                INVALID_REQUEST,
+                codes::INVALID_REQUEST,
                 "both numPartitions or replicationFactor and replicasAssignments were set; \
                  both cannot be used at the same time",
             ));
@@ -184,7 +180,7 @@ fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), Api
         indexes.sort_unstable();
         if indexes.iter().enumerate().any(|(i, &p)| p != i as i32) {
             return Err(ApiError::new(
-                INVALID_REPLICA_ASSIGNMENT,
+                codes::INVALID_REPLICA_ASSIGNMENT,
                 format!(
                     "partitions should be numbered 0 through {}, got {indexes:?}",
                     indexes.len() - 1
@@ -203,13 +199,13 @@ fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), Api
     };
     if factor <= 0 {
         return Err(ApiError::new(
-            INVALID_REPLICATION_FACTOR,
+            codes::INVALID_REPLICATION_FACTOR,
             "replication factor must be larger than 0, or -1 to use the default value",
         ));
     }
     if factor > 1 {
         return Err(ApiError::new(
-            INVALID_REPLICATION_FACTOR,
+            codes::INVALID_REPLICATION_FACTOR,
             format!(
                 "unable to replicate the partition {factor} time(s): the target replication \
                  factor of {factor} cannot be reached because only 1 broker(s) are registered"
@@ -230,13 +226,13 @@ pub fn check_replicas(state: &BrokerState, replicas: &[BrokerId]) -> Result<(), 
     match replicas {
         [b] if b.0 == node => Ok(()),
         [] => Err(ApiError::new(
-            INVALID_REPLICA_ASSIGNMENT,
+            codes::INVALID_REPLICA_ASSIGNMENT,
             "the manual partition assignment includes an empty replica list",
         )),
         _ => {
             let stranger = replicas.iter().find(|b| b.0 != node);
             Err(ApiError::new(
-                INVALID_REPLICA_ASSIGNMENT,
+                codes::INVALID_REPLICA_ASSIGNMENT,
                 match stranger {
                     Some(b) => format!(
                         "the manual partition assignment includes broker {}, but no such \

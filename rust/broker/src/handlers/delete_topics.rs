@@ -10,12 +10,10 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{ApiError, BrokerState, INTERNAL_OFFSETS_TOPIC};
-
-const INVALID_REQUEST: i16 = 42;
-const UNKNOWN_TOPIC_ID: i16 = 100;
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 /// A topic as the request names it: by name, or (v6) by id with no name.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -67,16 +65,16 @@ fn delete_one(state: &BrokerState, target: &Target, duplicated: bool) -> Deletab
     };
     let outcome = match &name {
         _ if duplicated => Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             "the topic appears more than once in the request",
         )),
         // Only an id can fail to resolve to a name.
         None => Err(ApiError::new(
-            UNKNOWN_TOPIC_ID,
+            codes::UNKNOWN_TOPIC_ID,
             format!("unknown topic id {}", result.topic_id),
         )),
         Some(n) if n == INTERNAL_OFFSETS_TOPIC => Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!("the internal topic {n} holds committed offsets and cannot be deleted"),
         )),
         Some(n) => {

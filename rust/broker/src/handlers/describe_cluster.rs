@@ -9,6 +9,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::errors::codes;
 use crate::handlers::metadata::{CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -16,8 +17,6 @@ use crate::state::BrokerState;
 
 const ENDPOINT_BROKERS: i8 = 1;
 const ENDPOINT_CONTROLLERS: i8 = 2;
-const MISMATCHED_ENDPOINT_TYPE: i16 = 114;
-const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -42,11 +41,11 @@ pub async fn handle(
         let error = match request.endpoint_type {
             ENDPOINT_BROKERS => None,
             ENDPOINT_CONTROLLERS => Some((
-                MISMATCHED_ENDPOINT_TYPE,
+                codes::MISMATCHED_ENDPOINT_TYPE,
                 "this is a broker endpoint; controllers were asked for".to_string(),
             )),
             other => Some((
-                UNSUPPORTED_ENDPOINT_TYPE,
+                codes::UNSUPPORTED_ENDPOINT_TYPE,
                 format!("unsupported endpoint type {other}"),
             )),
         };

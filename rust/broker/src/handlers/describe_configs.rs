@@ -15,13 +15,13 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::config::{self as schema, Type};
 
 use crate::config::topic::{self as topic_configs, source, Synonym};
+use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{validate_topic_name, ApiError, BrokerState};
+use crate::state::{validate_topic_name, BrokerState};
 
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
-pub const INVALID_REQUEST: i16 = 42;
 
 struct Entry {
     name: String,
@@ -68,7 +68,7 @@ fn describe(
         RESOURCE_TOPIC => topic_entries(state, &r.resource_name),
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
         other => Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
         )),
     };
@@ -110,7 +110,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
     let c = &state.config;
     if !name.is_empty() && name.trim().parse::<i32>() != Ok(c.node_id) {
         return Err(ApiError::new(
-            INVALID_REQUEST,
+            codes::INVALID_REQUEST,
             format!(
                 "unexpected broker id, expected {} or empty string, but received {name}",
                 c.node_id

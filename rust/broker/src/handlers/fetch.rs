@@ -33,13 +33,12 @@ use kafka_protocol::messages::{FetchRequest, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
+use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::ResponseBody;
-use crate::state::{codes, BrokerState};
+use crate::state::BrokerState;
 
-pub const OFFSET_OUT_OF_RANGE: i16 = 1;
-pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
 /// Longest wait honoured, whatever the client asks (Kafka has no cap; this only bounds how
 /// long a connection's slot is held by a silly request).
 const MAX_WAIT_CAP_MS: i32 = 5 * 60 * 1000;
@@ -54,7 +53,7 @@ pub async fn handle(
     let request = FetchRequest::decode(&mut body, version)?;
     if version >= 7 && request.session_epoch > 0 {
         let result = FetchResult {
-            error_code: FETCH_SESSION_ID_NOT_FOUND,
+            error_code: codes::FETCH_SESSION_ID_NOT_FOUND,
             ..FetchResult::default()
         };
         return Ok(Some(ResponseBody::Pieces(fetch_response::encode(
@@ -148,7 +147,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 Ok(None) => {}
                 Err(CoreError::OffsetOutOfRange { .. }) => {
                     immediate = true;
-                    out.error_code = OFFSET_OUT_OF_RANGE;
+                    out.error_code = codes::OFFSET_OUT_OF_RANGE;
                 }
                 Err(CoreError::Closed) => {
                     immediate = true;

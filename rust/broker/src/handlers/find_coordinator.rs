@@ -10,11 +10,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
-const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 const KEY_TYPE_GROUP: i8 = 0;
 
 pub async fn handle(
@@ -31,7 +31,7 @@ pub async fn handle(
     let error = if available {
         0
     } else {
-        COORDINATOR_NOT_AVAILABLE
+        codes::COORDINATOR_NOT_AVAILABLE
     };
     let message = (!available).then(|| StrBytes::from_static_str("transactions are not supported"));
     let response = if version >= 4 {

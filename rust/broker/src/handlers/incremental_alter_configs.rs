@@ -13,11 +13,12 @@ use kafka_protocol::protocol::Decodable;
 use kafkalite_core::config::Type;
 
 use crate::config::topic as topic_configs;
+use crate::errors::{codes, ApiError};
 use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
-use crate::handlers::describe_configs::{INVALID_REQUEST, RESOURCE_TOPIC};
+use crate::handlers::describe_configs::RESOURCE_TOPIC;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, validate_topic_name, ApiError, BrokerState};
+use crate::state::{validate_topic_name, BrokerState};
 
 const SET: i8 = 0;
 const DELETE: i8 = 1;
@@ -117,7 +118,7 @@ fn merged(
             }
             _ => {
                 return Err(ApiError::new(
-                    INVALID_REQUEST,
+                    codes::INVALID_REQUEST,
                     format!("unknown config operation {op} for {name}"),
                 ))
             }

@@ -21,12 +21,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Decodable;
 
+use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, BrokerState};
+use crate::state::BrokerState;
 
-pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
 /// Kafka bumps to a new producer id once the epoch reaches this.
 const MAX_EPOCH: i16 = i16::MAX - 1;
 
@@ -40,7 +39,7 @@ pub async fn handle(
     let request = InitProducerIdRequest::decode(&mut body, version)?;
     let mut response = InitProducerIdResponse::default();
     let (error, producer_id, epoch) = if request.transactional_id.is_some() {
-        (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+        (codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
     } else {
         let (id, epoch) = (request.producer_id.0, request.producer_epoch);
         let ours = id >= 0 && id < state.next_producer_id.load(Ordering::SeqCst);
@@ -51,7 +50,7 @@ pub async fn handle(
                 Ok(id) => (codes::NONE, id, 0),
                 // The id could not be persisted: a retriable error, never an id that a
                 // restart could hand out again.
-                Err(_) => (COORDINATOR_NOT_AVAILABLE, -1, -1),
+                Err(_) => (codes::COORDINATOR_NOT_AVAILABLE, -1, -1),
             }
         }
     };

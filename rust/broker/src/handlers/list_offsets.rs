@@ -25,14 +25,14 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestH
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
+use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, BrokerState};
+use crate::state::BrokerState;
 
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
-pub const INVALID_REQUEST: i16 = 42;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -62,7 +62,7 @@ pub async fn handle(
             out.offset = -1;
             out.leader_epoch = -1;
             if duplicates.contains(&(t.name.as_str(), p.partition_index)) {
-                out.error_code = INVALID_REQUEST;
+                out.error_code = codes::INVALID_REQUEST;
                 partitions.push(out);
                 continue;
             }

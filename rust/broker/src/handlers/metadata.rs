@@ -14,9 +14,10 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, validate_topic_name, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{validate_topic_name, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
 /// Kafka's "authorized operations not requested" marker.
 pub const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
@@ -36,9 +37,6 @@ const fn bits(ops: &[u8]) -> i32 {
 pub const TOPIC_OPERATIONS: i32 = bits(&[3, 4, 5, 6, 7, 8, 10, 11]);
 /// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
 pub const CLUSTER_OPERATIONS: i32 = bits(&[5, 7, 8, 9, 10, 11, 12]);
-
-const UNKNOWN_TOPIC_ID: i16 = 100;
-const INVALID_REQUEST: i16 = 42;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -118,13 +116,13 @@ fn lookup(
     let by_id = !requested.topic_id.is_nil() && name.as_deref().is_none_or(str::is_empty);
     let Some(name) = name.filter(|_| !by_id) else {
         if requested.topic_id.is_nil() {
-            return named(None).with_error_code(INVALID_REQUEST);
+            return named(None).with_error_code(codes::INVALID_REQUEST);
         }
         return match state.topic_by_id(requested.topic_id) {
             Some(t) => describe_topic(state, &t),
             None => named(None)
                 .with_topic_id(requested.topic_id)
-                .with_error_code(UNKNOWN_TOPIC_ID),
+                .with_error_code(codes::UNKNOWN_TOPIC_ID),
         };
     };
     if let Err(e) = validate_topic_name(&name) {

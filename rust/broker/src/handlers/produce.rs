@@ -41,17 +41,11 @@ use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::log::now_ms;
 use kafkalite_core::Error as CoreError;
 
+use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::producer_state::Verdict;
 use crate::response::{encode, ResponseBody};
-use crate::state::{codes, ApiError, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
-
-pub const CORRUPT_MESSAGE: i16 = 2;
-pub const RECORD_LIST_TOO_LARGE: i16 = 18;
-pub const INVALID_REQUIRED_ACKS: i16 = 21;
-pub const INVALID_TXN_STATE: i16 = 48;
-pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
-pub const INVALID_RECORD: i16 = 87;
+use crate::state::{BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
 /// Byte offset of `magic` in every Kafka message format (v0/v1 message sets included).
 const MAGIC_POSITION: usize = LOG_OVERHEAD + 4;
@@ -96,7 +90,7 @@ impl From<CoreError> for Failed {
             }
             // Kafka names each keyless record in record_errors.
             CoreError::KeylessRecords { records } => Failed {
-                code: INVALID_RECORD,
+                code: codes::INVALID_RECORD,
                 message: "Compacted topic cannot accept message without key".into(),
                 record_errors: records
                     .into_iter()
@@ -134,7 +128,7 @@ pub async fn handle(
                 produce_partition(topic.as_deref(), data.index, data.records, version, now)
             } else {
                 Err(Failed::new(
-                    INVALID_REQUIRED_ACKS,
+                    codes::INVALID_REQUIRED_ACKS,
                     format!("acks must be -1, 0 or 1, got {acks}"),
                 ))
             };
@@ -211,13 +205,13 @@ fn produce_partition(
     let header = check_single_batch(&records, version)?;
     if header.is_control() {
         return Err(Failed::new(
-            INVALID_RECORD,
+            codes::INVALID_RECORD,
             "clients are not allowed to write control records",
         ));
     }
     if header.is_transactional() {
         return Err(Failed::new(
-            INVALID_TXN_STATE,
+            codes::INVALID_TXN_STATE,
             "transactions are not supported by this broker",
         ));
     }
@@ -236,7 +230,7 @@ fn produce_partition(
     let segment_bytes = log.config().segment_bytes;
     if records.len() as u64 > segment_bytes {
         return Err(Failed::new(
-            RECORD_LIST_TOO_LARGE,
+            codes::RECORD_LIST_TOO_LARGE,
             format!(
                 "batch of {} bytes exceeds the segment size {segment_bytes}",
                 records.len()
@@ -265,13 +259,13 @@ fn produce_partition(
 fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Failed> {
     if records.is_empty() {
         return Err(Failed::new(
-            INVALID_RECORD,
+            codes::INVALID_RECORD,
             format!("Produce requests with version {version} must have at least one record batch per partition"),
         ));
     }
     if records.len() > MAGIC_POSITION && records[MAGIC_POSITION] != 2 {
         return Err(Failed::new(
-            INVALID_RECORD,
+            codes::INVALID_RECORD,
             format!("Produce requests with version {version} are only allowed to contain record batches with magic version 2"),
         ));
     }
@@ -279,13 +273,13 @@ fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Faile
     let size = header.total_size();
     if size < records.len() {
         return Err(Failed::new(
-            INVALID_RECORD,
+            codes::INVALID_RECORD,
             format!("Produce requests with version {version} are only allowed to contain exactly one record batch per partition"),
         ));
     }
     if size > records.len() {
         return Err(Failed::new(
-            CORRUPT_MESSAGE,
+            codes::CORRUPT_MESSAGE,
             format!(
                 "batch of {size} bytes overruns the {} bytes of records sent",
                 records.len()
@@ -294,7 +288,7 @@ fn check_single_batch(records: &[u8], version: i16) -> Result<BatchHeader, Faile
     }
     if version < 7 && header.compression().ok() == Some(Compression::Zstd) {
         return Err(Failed::new(
-            UNSUPPORTED_COMPRESSION_TYPE,
+            codes::UNSUPPORTED_COMPRESSION_TYPE,
             format!("Produce requests with version {version} may not use zstd (needs v7+)"),
         ));
     }
