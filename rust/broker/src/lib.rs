@@ -14,7 +14,6 @@ pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;
 pub mod net;
-pub mod producer_state;
 pub mod response;
 pub mod state;
 

@@ -14,13 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use kafkalite_core::storage::{LogConfig, PartitionLog};
+use kafkalite_core::storage::{LogConfig, PartitionLog, ProducerStateTable};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
 use crate::errors::{codes, ApiError};
-use crate::producer_state::ProducerStateTable;
 
 pub struct Partition {
     pub topic: String,

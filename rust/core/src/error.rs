@@ -36,6 +36,13 @@ pub enum Error {
         value: String,
         reason: String,
     },
+    /// An idempotent producer's batch whose epoch is older than the one last seen; the
+    /// message is the whole text a client sees.
+    #[error("{0}")]
+    InvalidProducerEpoch(String),
+    /// An idempotent producer's batch whose sequence does not follow the last one.
+    #[error("{0}")]
+    OutOfOrderSequence(String),
     #[error("log is closed")]
     Closed,
     #[error("storage error: {0}")]
@@ -52,6 +59,8 @@ impl Error {
             Error::MessageTooLarge { .. } => codes::MESSAGE_TOO_LARGE,
             Error::InvalidTimestamp(_) => codes::INVALID_TIMESTAMP,
             Error::InvalidConfig { .. } => codes::INVALID_CONFIG,
+            Error::OutOfOrderSequence(_) => codes::OUT_OF_ORDER_SEQUENCE_NUMBER,
+            Error::InvalidProducerEpoch(_) => codes::INVALID_PRODUCER_EPOCH,
             Error::Closed | Error::Io(_) => codes::KAFKA_STORAGE_ERROR,
             Error::UnsupportedCompression(_) => codes::UNSUPPORTED_COMPRESSION_TYPE,
             Error::InvalidRecord(_) | Error::KeylessRecords { .. } => codes::INVALID_RECORD,

@@ -39,11 +39,11 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::Verdict;
 use kafkalite_core::Error as CoreError;
 
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
-use crate::producer_state::Verdict;
 use crate::response::{encode, ResponseBody};
 use crate::state::{BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 

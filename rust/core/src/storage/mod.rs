@@ -1,5 +1,7 @@
 //! Partition logs: segments with offset and time indexes, roll, recovery, truncation,
-//! retention, compaction. The layout on disk is Kafka's: `<dir>/<20-digit base offset>.log|.index|.timeindex`.
+//! retention, compaction; beside each log, the idempotent producers' state and the
+//! leader-epoch cache. The layout on disk is Kafka's:
+//! `<dir>/<20-digit base offset>.log|.index|.timeindex`, `<dir>/leader-epoch-checkpoint`.
 
 mod batch_filter;
 pub mod cleaner;
@@ -8,6 +10,7 @@ mod entry_file;
 pub mod log;
 pub mod offset_index;
 pub mod offset_map;
+pub mod producer_state;
 mod record_view;
 pub mod scan;
 pub mod segment;
@@ -16,6 +19,7 @@ pub mod time_index;
 pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
 pub use config::{CleanupPolicy, LogConfig};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
+pub use producer_state::{ProducerStateTable, Verdict};
 
 /// Deleting what is already gone is not an error here (recovery and retention both tidy).
 pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {

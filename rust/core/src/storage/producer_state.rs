@@ -14,8 +14,10 @@
 //! - unknown producer id: any sequence is accepted and tracking starts (Kafka 2.5+, where
 //!   state lost to retention no longer fails the producer with UNKNOWN_PRODUCER_ID).
 //!
-//! The caller holds the partition's `producers` lock across check, append and record, so the
-//! decision and the append are atomic per partition.
+//! The caller (the broker's `Partition`) holds the producer table's lock across check,
+//! append and record, so the decision and the append are atomic per partition. Failures
+//! are the core's `Error::InvalidProducerEpoch` / `Error::OutOfOrderSequence`, which carry
+//! their Kafka codes (`kafka_code`).
 //!
 //! Producers idle for `PRODUCER_ID_EXPIRATION_MS` (Kafka's `producer.id.expiration.ms`
 //! default, one day) are forgotten, so short-lived producers do not accumulate.
@@ -29,10 +31,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::fs::FileExt;
 
-use kafkalite_core::records::{BatchHeader, BATCH_HEADER_LEN};
-use kafkalite_core::storage::PartitionLog;
-
-use crate::errors::ApiError;
+use crate::error::{Error, Result};
+use crate::records::{BatchHeader, BATCH_HEADER_LEN};
+use crate::storage::PartitionLog;
 
 /// Kafka keeps the metadata of this many recent batches per producer (the producer's
 /// `max.in.flight.requests.per.connection` may not exceed it with idempotence on).
@@ -43,8 +44,6 @@ pub const PRODUCER_ID_EXPIRATION_MS: i64 = 24 * 3600 * 1000;
 pub const REBUILD_WINDOW_MS: i64 = 15 * 60 * 1000;
 /// Bytes read per pread while walking batch headers during `rebuild`.
 const SCAN_CHUNK: usize = 64 * 1024;
-
-use kafkalite_core::error_codes::{INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER};
 
 /// One appended batch as the duplicate check remembers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +111,7 @@ impl ProducerStateTable {
     #[must_use]
     pub fn rebuild(log: &PartitionLog) -> ProducerStateTable {
         let mut table = ProducerStateTable::default();
-        let now = kafkalite_core::storage::log::now_ms();
+        let now = crate::storage::log::now_ms();
         let start = rebuild_start(log, now);
         let append_time = log.config().log_append_time;
         let _ = replay_headers(log, start, |h| {
@@ -127,7 +126,7 @@ impl ProducerStateTable {
 
     /// Check an incoming batch against the producer's state. Batches without a producer id
     /// are always `Append`.
-    pub fn check(&self, h: &BatchHeader) -> Result<Verdict, ApiError> {
+    pub fn check(&self, h: &BatchHeader) -> Result<Verdict> {
         if h.producer_id < 0 {
             return Ok(Verdict::Append);
         }
@@ -137,23 +136,17 @@ impl ProducerStateTable {
         let first_seq = h.base_sequence;
         let last_seq = last_sequence(first_seq, h.last_offset_delta);
         if h.producer_epoch < entry.epoch {
-            return Err(ApiError::new(
-                INVALID_PRODUCER_EPOCH,
-                format!(
-                    "epoch {} of producer {} is older than the last seen epoch {}",
-                    h.producer_epoch, h.producer_id, entry.epoch
-                ),
-            ));
+            return Err(Error::InvalidProducerEpoch(format!(
+                "epoch {} of producer {} is older than the last seen epoch {}",
+                h.producer_epoch, h.producer_id, entry.epoch
+            )));
         }
         if h.producer_epoch > entry.epoch {
             if first_seq != 0 && entry.epoch >= 0 {
-                return Err(ApiError::new(
-                    OUT_OF_ORDER_SEQUENCE_NUMBER,
-                    format!(
-                        "new epoch {} of producer {} must start at sequence 0, got {first_seq}",
-                        h.producer_epoch, h.producer_id
-                    ),
-                ));
+                return Err(Error::OutOfOrderSequence(format!(
+                    "new epoch {} of producer {} must start at sequence 0, got {first_seq}",
+                    h.producer_epoch, h.producer_id
+                )));
             }
             return Ok(Verdict::Append);
         }
@@ -165,15 +158,12 @@ impl ProducerStateTable {
             return Ok(Verdict::Duplicate(*dup));
         }
         match entry.last_seq() {
-            Some(last) if !in_sequence(last, first_seq) => Err(ApiError::new(
-                OUT_OF_ORDER_SEQUENCE_NUMBER,
-                format!(
-                    "out of order sequence for producer {} epoch {}: expected {}, got {first_seq}",
-                    h.producer_id,
-                    h.producer_epoch,
-                    if last == i32::MAX { 0 } else { last + 1 }
-                ),
-            )),
+            Some(last) if !in_sequence(last, first_seq) => Err(Error::OutOfOrderSequence(format!(
+                "out of order sequence for producer {} epoch {}: expected {}, got {first_seq}",
+                h.producer_id,
+                h.producer_epoch,
+                if last == i32::MAX { 0 } else { last + 1 }
+            ))),
             _ => Ok(Verdict::Append),
         }
     }
@@ -273,7 +263,7 @@ pub fn replay_headers(
     log: &PartitionLog,
     from: i64,
     mut visit: impl FnMut(&BatchHeader),
-) -> kafkalite_core::Result<()> {
+) -> Result<()> {
     let mut next = from.max(log.log_start_offset());
     let mut chunk = vec![0u8; SCAN_CHUNK];
     while next < log.log_end_offset() {
@@ -329,6 +319,7 @@ fn read_fully_at(file: &std::fs::File, buf: &mut [u8], position: u64) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error_codes::{INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER};
 
     fn header(pid: i64, epoch: i16, seq: i32, count: i32) -> BatchHeader {
         BatchHeader {
@@ -377,23 +368,23 @@ mod tests {
         assert_eq!(t.check(&header(7, 0, 5, 2)).unwrap(), Verdict::Append);
         // Gap and overlap.
         assert_eq!(
-            t.check(&header(7, 0, 6, 1)).unwrap_err().code,
+            t.check(&header(7, 0, 6, 1)).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
         assert_eq!(
-            t.check(&header(7, 0, 3, 1)).unwrap_err().code,
+            t.check(&header(7, 0, 3, 1)).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
         // Newer epoch must restart at 0.
         assert_eq!(
-            t.check(&header(7, 1, 5, 1)).unwrap_err().code,
+            t.check(&header(7, 1, 5, 1)).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
         assert_eq!(t.check(&header(7, 1, 0, 1)).unwrap(), Verdict::Append);
         t.record(&header(7, 1, 0, 1), 105, 105, -1, 0);
         // Older epoch is fenced.
         assert_eq!(
-            t.check(&header(7, 0, 5, 1)).unwrap_err().code,
+            t.check(&header(7, 0, 5, 1)).unwrap_err().kafka_code(),
             INVALID_PRODUCER_EPOCH
         );
         // Non-idempotent batches are not checked.
@@ -416,7 +407,9 @@ mod tests {
         assert_eq!(entry.batches.front().unwrap().first_offset, 4);
         // The first two batches fell out of the cache: a retry of them is out of order.
         assert_eq!(
-            t.check(&header(1, 0, i32::MAX - 3, 2)).unwrap_err().code,
+            t.check(&header(1, 0, i32::MAX - 3, 2))
+                .unwrap_err()
+                .kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
     }
@@ -438,7 +431,7 @@ mod tests {
     }
 
     fn idempotent_batch(pid: i64, epoch: i16, seq: i32, n: usize, ts: i64) -> Vec<u8> {
-        use kafkalite_core::records::{encode_batch, Compression, RecordInput};
+        use crate::records::{encode_batch, Compression, RecordInput};
         let records: Vec<RecordInput> = (0..n)
             .map(|i| RecordInput {
                 timestamp: ts,
@@ -457,7 +450,7 @@ mod tests {
     }
 
     fn rebuilt_after(timestamp: i64) -> (ProducerStateTable, Vec<i64>) {
-        use kafkalite_core::storage::LogConfig;
+        use crate::storage::LogConfig;
         let dir = tempfile::tempdir().unwrap();
         let config = LogConfig {
             segment_bytes: 250,
@@ -472,14 +465,14 @@ mod tests {
                 .unwrap();
         }
         log.append_shared(
-            &kafkalite_core::records::encode_batch(
-                &[kafkalite_core::records::RecordInput {
+            &crate::records::encode_batch(
+                &[crate::records::RecordInput {
                     timestamp,
                     key: None,
                     value: None,
                     headers: Vec::new(),
                 }],
-                kafkalite_core::records::Compression::None,
+                crate::records::Compression::None,
                 0,
             )
             .unwrap(),
@@ -498,7 +491,7 @@ mod tests {
 
     #[test]
     fn rebuild_replays_the_tail_of_the_log() {
-        for timestamp in [1_000, kafkalite_core::storage::log::now_ms()] {
+        for timestamp in [1_000, crate::storage::log::now_ms()] {
             let (table, bases) = rebuilt_after(timestamp);
             let entry = table.get(1).expect("producer 1 is in the tail");
             assert_eq!(entry.epoch, 3);
