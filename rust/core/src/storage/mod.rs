@@ -7,6 +7,7 @@ mod batch_filter;
 pub mod cleaner;
 pub mod config;
 mod entry_file;
+pub mod leader_epoch_cache;
 pub mod log;
 pub mod offset_index;
 pub mod offset_map;
@@ -18,6 +19,7 @@ pub mod time_index;
 
 pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
 pub use config::{CleanupPolicy, LogConfig};
+pub use leader_epoch_cache::{EpochEntry, LeaderEpochCache};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
 pub use producer_state::{ProducerStateTable, Verdict};
 
