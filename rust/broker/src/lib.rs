@@ -8,6 +8,7 @@
 //! bytes go from the segment file to the socket with sendfile.
 
 pub mod broker;
+pub mod cluster;
 pub mod config;
 pub mod errors;
 pub mod groups;

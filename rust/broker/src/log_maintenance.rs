@@ -85,21 +85,14 @@ fn run(state: &BrokerState, stopped: &mpsc::Receiver<()>) {
     }
 }
 
-fn partitions(state: &BrokerState, topic: Option<&str>) -> Vec<Arc<Partition>> {
-    let topics = state.topics.read().expect("lock");
-    topics
-        .values()
-        .filter(|t| topic.is_none_or(|name| t.name == name))
-        .flat_map(|t| t.partitions.read().expect("lock").clone())
-        .collect()
-}
-
 /// Delete the closed segments that retention no longer keeps, on every partition.
 pub fn apply_retention(state: &BrokerState) -> usize {
     let now = now_ms();
-    partitions(state, None)
+    state
+        .topics
+        .partitions(None)
         .iter()
-        .map(|p| match p.log.lock().expect("lock").apply_retention(now) {
+        .map(|p| match p.apply_retention(now) {
             Ok(n) => n,
             Err(e) => {
                 eprintln!(
@@ -118,7 +111,9 @@ pub fn apply_retention(state: &BrokerState) -> usize {
 /// segment of compacted partitions, which is otherwise never cleaned. A failed partition is
 /// logged and left out: its old segments stay in place.
 pub fn compact(state: &BrokerState, topic: Option<&str>, force: bool) -> Vec<PartitionCompaction> {
-    partitions(state, topic)
+    state
+        .topics
+        .partitions(topic)
         .iter()
         .filter_map(|p| match clean_partition(p, force) {
             Ok(stats) => Some(PartitionCompaction {

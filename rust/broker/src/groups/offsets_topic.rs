@@ -84,11 +84,7 @@ impl OffsetsTopic {
             })
             .collect();
         let batch = encode_batch(&records, Compression::None, 0)?;
-        self.partition(group)
-            .log
-            .lock()
-            .expect("lock")
-            .append_shared(&batch, now_ms)?;
+        self.partition(group).append(&batch, now_ms)?;
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! Fetch (v4–12).
 //!
-//! Single node: high watermark = last stable offset = log end (no transactions are ever
-//! written: Produce rejects transactional batches), no aborted transactions (null for
+//! High watermark and last stable offset come from the partition (`cluster::partition`;
+//! on a single node both equal the log end: no transactions are ever written, Produce
+//! rejects transactional batches), and nothing past the high watermark is returned; no aborted transactions (null for
 //! READ_UNCOMMITTED as Kafka sends, an empty array for READ_COMMITTED), no preferred read
 //! replica.
 //!
@@ -115,11 +116,13 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             let limit = partition_max.min(remaining);
             let log = partition.log.lock().expect("lock");
             let end = log.log_end_offset();
+            // Read under the log lock, the high watermark is consistent with `end`.
+            let high_watermark = partition.high_watermark();
             let mut out = PartitionResult {
                 partition_index: fp.partition,
                 error_code: codes::NONE,
-                high_watermark: end,
-                last_stable_offset: end,
+                high_watermark,
+                last_stable_offset: high_watermark,
                 log_start_offset: log.log_start_offset(),
                 aborted_transactions: read_committed.then(Vec::new),
                 preferred_read_replica: -1,
@@ -132,7 +135,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             let read = if skip {
                 Ok(None)
             } else {
-                log.read(fp.fetch_offset, limit, None)
+                log.read(fp.fetch_offset, limit, Some(high_watermark))
             };
             drop(log);
             match read {

@@ -12,7 +12,6 @@
 //!   use transactional ids. Clients treat it as fatal, so `initTransactions()` fails at once
 //!   with a clear cause instead of retrying COORDINATOR_NOT_AVAILABLE until it times out.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -42,7 +41,7 @@ pub async fn handle(
         (codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
     } else {
         let (id, epoch) = (request.producer_id.0, request.producer_epoch);
-        let ours = id >= 0 && id < state.next_producer_id.load(Ordering::SeqCst);
+        let ours = state.producer_ids.was_issued(id);
         if version >= 3 && ours && (0..MAX_EPOCH).contains(&epoch) {
             (codes::NONE, id, epoch + 1)
         } else {

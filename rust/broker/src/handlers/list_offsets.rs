@@ -2,14 +2,14 @@
 //!
 //! Per partition, by the requested timestamp:
 //! - `-2` (EARLIEST): the log start offset;
-//! - `-1` (LATEST): the log end offset, which on a single node is the high watermark and,
+//! - `-1` (LATEST): the partition's high watermark (on a single node, the log end) and,
 //!   with no transactions ever written, also the last stable offset (READ_COMMITTED);
 //! - `-3` (MAX_TIMESTAMP, v7+): the offset and timestamp of the record with the largest
 //!   timestamp;
 //! - any other value: the first offset whose record timestamp is >= it.
 //!
-//! Offsets found carry timestamp -1 for EARLIEST/LATEST (as Kafka) and leader epoch 0 (the
-//! single node's only epoch); nothing found is offset -1, timestamp -1, leader epoch -1.
+//! Offsets found carry timestamp -1 for EARLIEST/LATEST (as Kafka) and the partition's
+//! leader epoch (0, the single node's only epoch); nothing found is offset -1, timestamp -1, leader epoch -1.
 //! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
 //! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. The request's
 //! current leader epoch is not checked (there is only epoch 0).
@@ -76,7 +76,7 @@ pub async fn handle(
             };
             let found = {
                 let log = partition.log.lock().expect("lock");
-                lookup(&log, p.timestamp)
+                lookup(&log, partition.high_watermark(), p.timestamp)
             };
             match found {
                 Ok(Some((offset, timestamp))) => {
@@ -84,7 +84,7 @@ pub async fn handle(
                     out.timestamp = timestamp;
                     // The field exists from v4; the codec refuses non-default values before.
                     if version >= 4 {
-                        out.leader_epoch = 0;
+                        out.leader_epoch = partition.leader_epoch();
                     }
                 }
                 Ok(None) => {}
@@ -103,9 +103,11 @@ pub async fn handle(
     Ok(Some(encode(&response, version)?))
 }
 
-/// (offset, timestamp) for a ListOffsets timestamp, `None` when nothing matches.
+/// (offset, timestamp) for a ListOffsets timestamp, `None` when nothing matches. LATEST is
+/// the high watermark (what a consumer may read up to).
 pub fn lookup(
     log: &kafkalite_core::storage::PartitionLog,
+    high_watermark: i64,
     timestamp: i64,
 ) -> kafkalite_core::Result<Option<(i64, i64)>> {
     if log.is_closed() {
@@ -113,7 +115,7 @@ pub fn lookup(
     }
     match timestamp {
         EARLIEST_TIMESTAMP => Ok(Some((log.log_start_offset(), -1))),
-        LATEST_TIMESTAMP => Ok(Some((log.log_end_offset(), -1))),
+        LATEST_TIMESTAMP => Ok(Some((high_watermark, -1))),
         MAX_TIMESTAMP => log.max_timestamp_offset(),
         ts => log.offset_for_timestamp(ts),
     }

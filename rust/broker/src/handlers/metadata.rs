@@ -1,5 +1,7 @@
-//! Metadata: this node as the only broker, leader and ISR of every partition; unknown topics
-//! are created on request when `auto.create.topics.enable` allows it.
+//! Metadata: brokers, leaders, epochs, replicas and ISR from the cluster view
+//! (`cluster::metadata_view`; on a single node this node is the only broker, leader and ISR
+//! of every partition, in epoch 0); unknown topics are created on request when
+//! `auto.create.topics.enable` allows it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,10 +16,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::cluster::TopicView;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::{validate_topic_name, BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{validate_topic_name, BrokerState, Topic};
 
 /// Kafka's "authorized operations not requested" marker.
 pub const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
@@ -48,14 +51,16 @@ pub async fn handle(
     let request = MetadataRequest::decode(&mut body, version)?;
     let node = BrokerId(state.config.node_id);
     let brokers = state
-        .advertised_endpoint()
-        .map(|(host, port)| {
-            vec![MetadataResponseBroker::default()
-                .with_node_id(node)
-                .with_host(StrBytes::from_string(host))
-                .with_port(port)]
+        .live_brokers()
+        .into_iter()
+        .map(|b| {
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.map(StrBytes::from_string))
         })
-        .unwrap_or_default();
+        .collect();
     // v1-3 always allow auto-creation; from v4 the client says.
     let allow_create =
         (version < 4 || request.allow_auto_topic_creation) && state.config.auto_create_topics;
@@ -64,7 +69,7 @@ pub async fn handle(
             .topic_names()
             .iter()
             .filter_map(|name| state.topic(name))
-            .map(|t| describe_topic(state, &t))
+            .map(|t| describe_topic(&t))
             .collect(),
         Some(requested) => {
             let mut seen = std::collections::HashSet::new();
@@ -119,7 +124,7 @@ fn lookup(
             return named(None).with_error_code(codes::INVALID_REQUEST);
         }
         return match state.topic_by_id(requested.topic_id) {
-            Some(t) => describe_topic(state, &t),
+            Some(t) => describe_topic(&t),
             None => named(None)
                 .with_topic_id(requested.topic_id)
                 .with_error_code(codes::UNKNOWN_TOPIC_ID),
@@ -129,7 +134,7 @@ fn lookup(
         return named(Some(&name)).with_error_code(e.code);
     }
     if let Some(t) = state.topic(&name) {
-        return describe_topic(state, &t);
+        return describe_topic(&t);
     }
     if !allow_create {
         return named(Some(&name)).with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION);
@@ -137,7 +142,7 @@ fn lookup(
     let created = state.create_topic(&name, state.config.num_partitions, BTreeMap::new(), false);
     // A concurrent request may have created it first: describe that one.
     match (created, state.topic(&name)) {
-        (Ok(Some(t)), _) | (_, Some(t)) => describe_topic(state, &t),
+        (Ok(Some(t)), _) | (_, Some(t)) => describe_topic(&t),
         (Err(e), None) if e.code != codes::TOPIC_ALREADY_EXISTS => {
             named(Some(&name)).with_error_code(e.code)
         }
@@ -145,20 +150,23 @@ fn lookup(
     }
 }
 
-fn describe_topic(state: &BrokerState, topic: &Topic) -> MetadataResponseTopic {
-    let node = BrokerId(state.config.node_id);
-    let partitions = (0..topic.partition_count())
-        .map(|index| {
+fn describe_topic(topic: &Topic) -> MetadataResponseTopic {
+    let view = TopicView::of(topic);
+    let ids = |nodes: Vec<i32>| nodes.into_iter().map(BrokerId).collect::<Vec<_>>();
+    let partitions = view
+        .partitions
+        .into_iter()
+        .map(|p| {
             MetadataResponsePartition::default()
-                .with_partition_index(index)
-                .with_leader_id(node)
-                .with_leader_epoch(0)
-                .with_replica_nodes(vec![node])
-                .with_isr_nodes(vec![node])
+                .with_partition_index(p.index)
+                .with_leader_id(BrokerId(p.replica.leader))
+                .with_leader_epoch(p.replica.leader_epoch)
+                .with_replica_nodes(ids(p.replica.replicas))
+                .with_isr_nodes(ids(p.replica.isr))
         })
         .collect();
-    named(Some(&topic.name))
-        .with_topic_id(topic.id)
-        .with_is_internal(topic.name == INTERNAL_OFFSETS_TOPIC)
+    named(Some(&view.name))
+        .with_topic_id(view.id)
+        .with_is_internal(view.is_internal)
         .with_partitions(partitions)
 }

@@ -27,7 +27,8 @@
 //!
 //! The append runs on the tokio worker: the partition's `producers` lock is held across
 //! the idempotence check, the append and the recording of the batch (atomic per
-//! partition), `log` only for the append; neither across an await.
+//! partition), `log` only for each look and for the append (`Partition::append`, which
+//! also advances the high watermark and the leader-epoch cache); neither across an await.
 
 use std::sync::Arc;
 
@@ -218,16 +219,15 @@ fn produce_partition(
 
     let mut producers = partition.producers.lock().expect("lock");
     let verdict = producers.check(&header)?;
-    let mut log = partition.log.lock().expect("lock");
     if let Verdict::Duplicate(batch) = verdict {
         return Ok(Appended {
             base_offset: batch.first_offset,
             log_append_time: batch.log_append_time,
-            log_start_offset: log.log_start_offset(),
+            log_start_offset: partition.log.lock().expect("lock").log_start_offset(),
             wrote: false,
         });
     }
-    let segment_bytes = log.config().segment_bytes;
+    let segment_bytes = partition.log.lock().expect("lock").config().segment_bytes;
     if records.len() as u64 > segment_bytes {
         return Err(Failed::new(
             codes::RECORD_LIST_TOO_LARGE,
@@ -237,9 +237,8 @@ fn produce_partition(
             ),
         ));
     }
-    let info = log.append_shared(&records, now)?;
-    let log_start_offset = log.log_start_offset();
-    drop(log);
+    let info = partition.append(&records, now)?;
+    let log_start_offset = partition.log.lock().expect("lock").log_start_offset();
     producers.record(
         &header,
         info.first_offset,

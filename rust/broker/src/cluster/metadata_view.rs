@@ -1,0 +1,161 @@
+//! The broker's view of cluster metadata, as one plain value: cluster id, controller, live
+//! brokers with their endpoints and racks, and every topic with its id and each
+//! partition's leader, leader epoch, replicas and ISR. Metadata and DescribeCluster answer
+//! from it. Today the single-node file store feeds it (through the topic registry, every
+//! partition led by this node in epoch 0); a controller can feed the same type tomorrow.
+
+use super::partition::ReplicaState;
+use super::topics::{Topic, TopicRegistry};
+
+/// A live broker as clients are told about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerNode {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+    pub rack: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionView {
+    pub index: i32,
+    pub replica: ReplicaState,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicView {
+    pub name: String,
+    pub id: uuid::Uuid,
+    pub is_internal: bool,
+    pub partitions: Vec<PartitionView>,
+}
+
+impl TopicView {
+    #[must_use]
+    pub fn of(topic: &Topic) -> TopicView {
+        let partitions = topic
+            .partitions
+            .read()
+            .expect("lock")
+            .iter()
+            .map(|p| PartitionView {
+                index: p.index,
+                replica: p.replica_state(),
+            })
+            .collect();
+        TopicView {
+            name: topic.name.clone(),
+            id: topic.id,
+            is_internal: topic.is_internal(),
+            partitions,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetadataView {
+    pub cluster_id: String,
+    pub controller_id: i32,
+    pub brokers: Vec<BrokerNode>,
+    /// In name order.
+    pub topics: Vec<TopicView>,
+}
+
+impl MetadataView {
+    /// A snapshot of every topic in `registry`.
+    #[must_use]
+    pub fn snapshot(
+        cluster_id: &str,
+        controller_id: i32,
+        brokers: Vec<BrokerNode>,
+        registry: &TopicRegistry,
+    ) -> MetadataView {
+        MetadataView {
+            cluster_id: cluster_id.to_string(),
+            controller_id,
+            brokers,
+            topics: registry.all().iter().map(|t| TopicView::of(t)).collect(),
+        }
+    }
+
+    #[must_use]
+    pub fn topic(&self, name: &str) -> Option<&TopicView> {
+        self.topics.iter().find(|t| t.name == name)
+    }
+
+    #[must_use]
+    pub fn broker(&self, node_id: i32) -> Option<&BrokerNode> {
+        self.brokers.iter().find(|b| b.node_id == node_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kafkalite_core::storage::LogConfig;
+
+    use super::*;
+    use crate::cluster::file_store::TopicRecord;
+    use crate::cluster::topics::INTERNAL_OFFSETS_TOPIC;
+
+    #[test]
+    fn single_node_view_leads_every_partition_in_epoch_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry =
+            TopicRegistry::new(vec![dir.path().to_path_buf()], ReplicaState::single_node(7));
+        let record = |partitions| TopicRecord {
+            id: uuid::Uuid::new_v4(),
+            partitions,
+            configs: BTreeMap::new(),
+        };
+        let config = LogConfig::default();
+        let orders = registry.open_topic("orders", record(2), &config).unwrap();
+        registry
+            .open_topic(INTERNAL_OFFSETS_TOPIC, record(1), &config)
+            .unwrap();
+        let node = BrokerNode {
+            node_id: 7,
+            host: "localhost".into(),
+            port: 9092,
+            rack: None,
+        };
+        let view = MetadataView::snapshot("cid", 7, vec![node.clone()], &registry);
+        assert_eq!(view.cluster_id, "cid");
+        assert_eq!(view.broker(7), Some(&node));
+        assert_eq!(view.broker(8), None);
+        assert_eq!(
+            view.topics
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>(),
+            [INTERNAL_OFFSETS_TOPIC, "orders"]
+        );
+        let t = view.topic("orders").unwrap();
+        assert_eq!(t.id, orders.id);
+        assert!(!t.is_internal);
+        assert!(view.topic(INTERNAL_OFFSETS_TOPIC).unwrap().is_internal);
+        assert_eq!(t.partitions.len(), 2);
+        for (i, p) in t.partitions.iter().enumerate() {
+            assert_eq!(p.index, i as i32);
+            assert_eq!(p.replica.leader, 7);
+            assert_eq!(p.replica.leader_epoch, 0);
+            assert_eq!(p.replica.replicas, [7]);
+            assert_eq!(p.replica.isr, [7]);
+        }
+        // A controller's decision shows in the next snapshot.
+        orders
+            .partition(1)
+            .unwrap()
+            .set_replica_state(ReplicaState {
+                leader: 8,
+                leader_epoch: 3,
+                replicas: vec![7, 8],
+                isr: vec![8],
+            });
+        let view = MetadataView::snapshot("cid", 7, vec![node], &registry);
+        let p1 = &view.topic("orders").unwrap().partitions[1];
+        assert_eq!((p1.replica.leader, p1.replica.leader_epoch), (8, 3));
+        assert_eq!(p1.replica.isr, [8]);
+    }
+}

@@ -1,0 +1,23 @@
+//! The broker's view of the cluster and the partitions it hosts.
+//!
+//! - `metadata_view`: cluster id, live brokers, topics and each partition's leader, epoch,
+//!   replicas and ISR, as one value Metadata answers from;
+//! - `topics`: the topic registry (topics, their partitions across log dirs, overrides);
+//! - `partition`: one partition = log + producer state + leader-epoch cache + replica
+//!   state, with the high watermark kept apart from the log end;
+//! - `file_store`: the single-node source of topics, `topics.json`;
+//! - `producer_ids`: InitProducerId's id counter.
+//!
+//! Nothing here reaches back into `state`: `BrokerState` composes these parts.
+
+pub mod file_store;
+pub mod metadata_view;
+pub mod partition;
+pub mod producer_ids;
+pub mod topics;
+
+pub use file_store::{FileStore, StoredMetadata, TopicRecord};
+pub use metadata_view::{BrokerNode, MetadataView, PartitionView, TopicView};
+pub use partition::{Partition, ReplicaState};
+pub use producer_ids::ProducerIds;
+pub use topics::{validate_topic_name, Topic, TopicRegistry, INTERNAL_OFFSETS_TOPIC};

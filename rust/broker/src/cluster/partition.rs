@@ -1,0 +1,293 @@
+//! One partition replica on this broker: its log, its idempotent producers, its
+//! leader-epoch cache and its replica state (leader, epoch, replicas, ISR, high watermark).
+//!
+//! The high watermark is kept apart from the log end offset: consumers never read past
+//! it. While the partition has a single replica (this node, alone in the ISR) every
+//! appended batch is committed at once, so the high watermark follows the log end after
+//! each append; with followers, replication will advance it as the ISR catches up.
+//!
+//! The leader epoch is recorded in the leader-epoch cache at the first append of each
+//! epoch (Kafka's `UnifiedLog.maybeAssignEpochStartOffset`); the single node leads in
+//! epoch 0 forever.
+//!
+//! Locking: `producers` before `log` before the epoch cache, each held only for one
+//! operation and never across an await. The high watermark only changes under `log`, so a
+//! reader holding `log` sees a high watermark consistent with the log end.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, RwLock};
+
+use kafkalite_core::storage::{
+    AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable,
+};
+
+/// Who leads a partition and who follows: what a controller decides (DESIGN.md: "partition
+/// P: leader L, epoch E, replicas R, ISR I").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaState {
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}
+
+impl ReplicaState {
+    /// A single node leads every partition, in epoch 0, with itself as the only replica.
+    #[must_use]
+    pub fn single_node(node_id: i32) -> ReplicaState {
+        ReplicaState {
+            leader: node_id,
+            leader_epoch: 0,
+            replicas: vec![node_id],
+            isr: vec![node_id],
+        }
+    }
+
+    /// The leader is the only replica, so whatever it appends is committed.
+    #[must_use]
+    pub fn is_sole_replica(&self) -> bool {
+        self.replicas == [self.leader] && self.isr == [self.leader]
+    }
+}
+
+pub struct Partition {
+    pub topic: String,
+    pub index: i32,
+    pub dir: PathBuf,
+    pub log: Mutex<PartitionLog>,
+    pub producers: Mutex<ProducerStateTable>,
+    epochs: Mutex<LeaderEpochCache>,
+    replica: RwLock<ReplicaState>,
+    high_watermark: AtomicI64,
+}
+
+impl Partition {
+    /// Open (recovering where needed) the log in `dir`, replay its producers and load its
+    /// leader-epoch cache, dropping epochs outside the log as Kafka's loader does.
+    pub fn open(
+        topic: &str,
+        index: i32,
+        dir: PathBuf,
+        config: LogConfig,
+        replica: ReplicaState,
+    ) -> kafkalite_core::Result<Partition> {
+        let log = PartitionLog::open(&dir, config)?;
+        let producers = ProducerStateTable::rebuild(&log);
+        let mut epochs = LeaderEpochCache::open(&dir)?;
+        epochs.truncate_from_end(log.log_end_offset())?;
+        epochs.truncate_from_start(log.log_start_offset())?;
+        // Without a checkpoint of it, a replicated partition starts from what it knows is
+        // committed everywhere: nothing above the log start; a sole replica, all of it.
+        let high_watermark = if replica.is_sole_replica() {
+            log.log_end_offset()
+        } else {
+            log.log_start_offset()
+        };
+        Ok(Partition {
+            topic: topic.to_string(),
+            index,
+            dir,
+            log: Mutex::new(log),
+            producers: Mutex::new(producers),
+            epochs: Mutex::new(epochs),
+            replica: RwLock::new(replica),
+            high_watermark: AtomicI64::new(high_watermark),
+        })
+    }
+
+    /// Append one validated batch as the leader: the log assigns offsets, the epoch cache
+    /// learns where the current epoch starts (first append of the epoch), and the high
+    /// watermark advances if this node is the only replica.
+    pub fn append(&self, records: &[u8], now_ms: i64) -> kafkalite_core::Result<AppendInfo> {
+        let mut log = self.log.lock().expect("lock");
+        let info = log.append_shared(records, now_ms)?;
+        let epoch = self.leader_epoch();
+        {
+            let mut epochs = self.epochs.lock().expect("lock");
+            if epochs.latest_epoch() != Some(epoch) {
+                epochs.assign(epoch, info.first_offset)?;
+            }
+        }
+        self.maybe_advance_high_watermark(&log);
+        Ok(info)
+    }
+
+    /// Delete what retention no longer keeps; epochs before the new log start go with it.
+    pub fn apply_retention(&self, now_ms: i64) -> kafkalite_core::Result<usize> {
+        let mut log = self.log.lock().expect("lock");
+        let deleted = log.apply_retention(now_ms)?;
+        let start = log.log_start_offset();
+        self.epochs
+            .lock()
+            .expect("lock")
+            .truncate_from_start(start)?;
+        self.high_watermark.fetch_max(start, Ordering::SeqCst);
+        Ok(deleted)
+    }
+
+    /// Cut the log back to `offset` (a follower diverging from its leader): epochs that
+    /// started there or later, the producers' history and the high watermark follow.
+    pub fn truncate_to(&self, offset: i64) -> kafkalite_core::Result<()> {
+        let mut log = self.log.lock().expect("lock");
+        log.truncate_to(offset)?;
+        let end = log.log_end_offset();
+        self.epochs.lock().expect("lock").truncate_from_end(end)?;
+        self.producers.lock().expect("lock").clear();
+        self.high_watermark.fetch_min(end, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Take a new leader, epoch, replica set or ISR (from the controller, or the single
+    /// node's file store at open). The new epoch is recorded at its first append.
+    pub fn set_replica_state(&self, state: ReplicaState) {
+        let log = self.log.lock().expect("lock");
+        *self.replica.write().expect("lock") = state;
+        self.maybe_advance_high_watermark(&log);
+    }
+
+    /// Offset up to which records are committed and visible to consumers.
+    #[must_use]
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark.load(Ordering::SeqCst)
+    }
+
+    #[must_use]
+    pub fn leader_epoch(&self) -> i32 {
+        self.replica.read().expect("lock").leader_epoch
+    }
+
+    #[must_use]
+    pub fn replica_state(&self) -> ReplicaState {
+        self.replica.read().expect("lock").clone()
+    }
+
+    /// OffsetForLeaderEpoch for this partition: (epoch, end offset) as Kafka answers it.
+    #[must_use]
+    pub fn end_offset_for(&self, epoch: i32) -> (i32, i64) {
+        let end = self.log.lock().expect("lock").log_end_offset();
+        self.epochs.lock().expect("lock").end_offset_for(epoch, end)
+    }
+
+    /// The caller holds `log`, so the high watermark never passes the log end it sees.
+    fn maybe_advance_high_watermark(&self, log: &PartitionLog) {
+        if self.replica.read().expect("lock").is_sole_replica() {
+            self.high_watermark
+                .fetch_max(log.log_end_offset(), Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kafkalite_core::records::{encode_batch, Compression, RecordInput};
+    use kafkalite_core::storage::leader_epoch_cache::CHECKPOINT_FILE;
+
+    use super::*;
+
+    fn batch(n: usize) -> Vec<u8> {
+        let records: Vec<RecordInput> = (0..n)
+            .map(|i| RecordInput {
+                timestamp: 1_000,
+                key: Some(vec![b'k']),
+                value: Some(vec![i as u8; 16]),
+                headers: Vec::new(),
+            })
+            .collect();
+        encode_batch(&records, Compression::None, 0).unwrap()
+    }
+
+    fn open(dir: &std::path::Path, replica: ReplicaState) -> Partition {
+        Partition::open("t", 0, dir.to_path_buf(), LogConfig::default(), replica).unwrap()
+    }
+
+    #[test]
+    fn sole_replica_high_watermark_follows_log_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path(), ReplicaState::single_node(1));
+        assert_eq!(p.high_watermark(), 0);
+        let info = p.append(&batch(3), 0).unwrap();
+        assert_eq!((info.first_offset, info.last_offset), (0, 2));
+        assert_eq!(p.high_watermark(), 3);
+        p.append(&batch(2), 0).unwrap();
+        assert_eq!(p.high_watermark(), 5);
+        assert_eq!(p.log.lock().unwrap().log_end_offset(), 5);
+        // Reopened, a sole replica's whole log is committed.
+        p.log.lock().unwrap().close().unwrap();
+        drop(p);
+        assert_eq!(
+            open(dir.path(), ReplicaState::single_node(1)).high_watermark(),
+            5
+        );
+    }
+
+    #[test]
+    fn high_watermark_stays_apart_from_log_end_with_followers() {
+        let dir = tempfile::tempdir().unwrap();
+        let replicated = ReplicaState {
+            leader: 1,
+            leader_epoch: 4,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+        };
+        let p = open(dir.path(), replicated);
+        p.append(&batch(1), 0).unwrap();
+        p.append(&batch(2), 0).unwrap();
+        assert_eq!(p.log.lock().unwrap().log_end_offset(), 3);
+        assert_eq!(
+            p.high_watermark(),
+            0,
+            "followers have not confirmed anything"
+        );
+        // The follower leaves the ISR and the replica set: the leader alone commits.
+        p.set_replica_state(ReplicaState {
+            leader: 1,
+            leader_epoch: 5,
+            replicas: vec![1],
+            isr: vec![1],
+        });
+        assert_eq!(p.high_watermark(), 3);
+        // Truncation (at a batch boundary) pulls the high watermark back with the log end.
+        p.truncate_to(1).unwrap();
+        assert_eq!(p.log.lock().unwrap().log_end_offset(), 1);
+        assert_eq!(p.high_watermark(), 1);
+    }
+
+    #[test]
+    fn first_append_of_an_epoch_is_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoint = dir.path().join(CHECKPOINT_FILE);
+        let p = open(dir.path(), ReplicaState::single_node(0));
+        assert!(!checkpoint.exists(), "nothing appended yet");
+        p.append(&batch(2), 0).unwrap();
+        p.append(&batch(2), 0).unwrap();
+        assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "0\n1\n0 0\n");
+        assert_eq!(p.end_offset_for(0), (0, 4));
+        p.set_replica_state(ReplicaState {
+            leader_epoch: 1,
+            ..ReplicaState::single_node(0)
+        });
+        p.append(&batch(1), 0).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&checkpoint).unwrap(),
+            "0\n2\n0 0\n1 4\n"
+        );
+        assert_eq!(p.end_offset_for(0), (0, 4));
+        // Truncating below epoch 1's start forgets it, in the file too.
+        p.truncate_to(3).unwrap();
+        assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "0\n1\n0 0\n");
+    }
+
+    #[test]
+    fn open_drops_epochs_beyond_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CHECKPOINT_FILE), "0\n2\n0 0\n3 100\n").unwrap();
+        // The log is empty: every epoch starts at or past its end.
+        let p = open(dir.path(), ReplicaState::single_node(0));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(CHECKPOINT_FILE)).unwrap(),
+            "0\n0\n"
+        );
+        assert_eq!(p.end_offset_for(0), (-1, -1));
+    }
+}

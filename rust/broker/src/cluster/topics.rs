@@ -1,0 +1,369 @@
+//! The topic registry: every topic this broker hosts, its partitions (opened from the log
+//! dirs, spread over them round-robin by partition index) and its config overrides.
+//!
+//! The registry checks what Kafka checks about names and partition counts and opens or
+//! closes logs; persisting the result is the caller's job (`BrokerState`, which serialises
+//! every metadata change and the store's writes under one admin lock).
+//!
+//! Locking: the map is read-mostly (RwLock), so is each topic's partition list; each
+//! partition guards its own log.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use kafkalite_core::storage::LogConfig;
+
+use super::file_store::TopicRecord;
+use super::partition::{Partition, ReplicaState};
+use crate::errors::{codes, ApiError};
+
+/// Where committed offsets live; users may not create a topic of that name.
+pub const INTERNAL_OFFSETS_TOPIC: &str = "__consumer_offsets";
+
+/// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..".
+pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
+    let legal = !name.is_empty()
+        && name.len() <= 249
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
+    if legal {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            codes::INVALID_TOPIC_EXCEPTION,
+            format!("invalid topic name {name:?}"),
+        ))
+    }
+}
+
+pub struct Topic {
+    pub name: String,
+    pub id: uuid::Uuid,
+    /// Topic-level overrides only (keys as Kafka spells them, without `log.`).
+    pub configs: RwLock<BTreeMap<String, String>>,
+    pub partitions: RwLock<Vec<Arc<Partition>>>,
+}
+
+impl Topic {
+    #[must_use]
+    pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
+        let parts = self.partitions.read().expect("lock");
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| parts.get(i).cloned())
+    }
+
+    #[must_use]
+    pub fn partition_count(&self) -> i32 {
+        self.partitions.read().expect("lock").len() as i32
+    }
+
+    #[must_use]
+    pub fn is_internal(&self) -> bool {
+        self.name == INTERNAL_OFFSETS_TOPIC
+    }
+
+    /// The topic as the metadata store keeps it.
+    #[must_use]
+    pub fn record(&self) -> TopicRecord {
+        TopicRecord {
+            id: self.id,
+            partitions: self.partition_count(),
+            configs: self.configs.read().expect("lock").clone(),
+        }
+    }
+}
+
+pub struct TopicRegistry {
+    log_dirs: Vec<PathBuf>,
+    /// Replica state of every partition this registry opens (single node: this node leads).
+    replica_state: ReplicaState,
+    topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+}
+
+impl TopicRegistry {
+    #[must_use]
+    pub fn new(log_dirs: Vec<PathBuf>, replica_state: ReplicaState) -> TopicRegistry {
+        assert!(!log_dirs.is_empty(), "a broker needs at least one log dir");
+        TopicRegistry {
+            log_dirs,
+            replica_state,
+            topics: RwLock::new(BTreeMap::new()),
+        }
+    }
+
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<Arc<Topic>> {
+        self.topics.read().expect("lock").get(name).cloned()
+    }
+
+    #[must_use]
+    pub fn by_id(&self, id: uuid::Uuid) -> Option<Arc<Topic>> {
+        let topics = self.topics.read().expect("lock");
+        topics.values().find(|t| t.id == id).cloned()
+    }
+
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        self.topics.read().expect("lock").keys().cloned().collect()
+    }
+
+    /// Every topic, in name order.
+    #[must_use]
+    pub fn all(&self) -> Vec<Arc<Topic>> {
+        self.topics
+            .read()
+            .expect("lock")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The partitions of `topic`, or of every topic when `None`.
+    #[must_use]
+    pub fn partitions(&self, topic: Option<&str>) -> Vec<Arc<Partition>> {
+        let topics = self.topics.read().expect("lock");
+        topics
+            .values()
+            .filter(|t| topic.is_none_or(|name| t.name == name))
+            .flat_map(|t| t.partitions.read().expect("lock").clone())
+            .collect()
+    }
+
+    /// Every topic as the metadata store keeps them.
+    #[must_use]
+    pub fn records(&self) -> BTreeMap<String, TopicRecord> {
+        let topics = self.topics.read().expect("lock");
+        topics
+            .iter()
+            .map(|(n, t)| (n.clone(), t.record()))
+            .collect()
+    }
+
+    /// Check a user's new topic as Kafka does: a legal name that is not internal and at
+    /// least one partition (whether the name is free is `ensure_absent`, asked under the
+    /// caller's admin lock).
+    pub fn check_new(name: &str, partitions: i32) -> Result<(), ApiError> {
+        validate_topic_name(name)?;
+        if name == INTERNAL_OFFSETS_TOPIC {
+            return Err(ApiError::new(
+                codes::TOPIC_ALREADY_EXISTS,
+                format!("'{name}' is an internal topic"),
+            ));
+        }
+        if partitions < 1 {
+            return Err(ApiError::new(
+                codes::INVALID_PARTITIONS,
+                format!("number of partitions must be at least 1, got {partitions}"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn ensure_absent(&self, name: &str) -> Result<(), ApiError> {
+        if self.get(name).is_some() {
+            return Err(ApiError::new(
+                codes::TOPIC_ALREADY_EXISTS,
+                format!("topic '{name}' already exists"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Open a topic's partition logs (existing data is recovered) and register it.
+    pub fn open_topic(
+        &self,
+        name: &str,
+        record: TopicRecord,
+        log_config: &LogConfig,
+    ) -> Result<Arc<Topic>, ApiError> {
+        let parts = self.open_partitions(name, 0..record.partitions, log_config)?;
+        let topic = Arc::new(Topic {
+            name: name.to_string(),
+            id: record.id,
+            configs: RwLock::new(record.configs),
+            partitions: RwLock::new(parts),
+        });
+        self.topics
+            .write()
+            .expect("lock")
+            .insert(name.to_string(), Arc::clone(&topic));
+        Ok(topic)
+    }
+
+    /// Unregister a topic (its data stays until `delete_data`, so the caller can persist
+    /// the removal first).
+    pub fn remove(&self, name: &str) -> Result<Arc<Topic>, ApiError> {
+        self.topics
+            .write()
+            .expect("lock")
+            .remove(name)
+            .ok_or_else(|| {
+                ApiError::new(
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("unknown topic '{name}'"),
+                )
+            })
+    }
+
+    /// Close a removed topic's logs and delete its partition dirs.
+    pub fn delete_data(topic: &Topic) {
+        for p in topic.partitions.read().expect("lock").iter() {
+            if let Ok(mut log) = p.log.lock() {
+                let _ = log.close();
+            }
+            let _ = fs::remove_dir_all(&p.dir);
+        }
+    }
+
+    /// Check that `total` partitions would grow `topic`.
+    pub fn check_growth(topic: &Topic, total: i32) -> Result<(), ApiError> {
+        let current = topic.partition_count();
+        if total <= current {
+            return Err(ApiError::new(
+                codes::INVALID_PARTITIONS,
+                format!(
+                    "topic currently has {current} partitions, {total} would not be an increase"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Open the new partitions of `topic` up to `total`.
+    pub fn grow(&self, topic: &Topic, total: i32, log_config: &LogConfig) -> Result<(), ApiError> {
+        Self::check_growth(topic, total)?;
+        let new = self.open_partitions(&topic.name, topic.partition_count()..total, log_config)?;
+        topic.partitions.write().expect("lock").extend(new);
+        Ok(())
+    }
+
+    /// Replace a topic's overrides and apply the resulting config to its open logs.
+    pub fn set_configs(topic: &Topic, configs: BTreeMap<String, String>, log_config: &LogConfig) {
+        *topic.configs.write().expect("lock") = configs;
+        for p in topic.partitions.read().expect("lock").iter() {
+            p.log.lock().expect("lock").set_config(log_config.clone());
+        }
+    }
+
+    /// Close every log cleanly (clean-shutdown markers).
+    pub fn close(&self) -> kafkalite_core::Result<()> {
+        for p in self.partitions(None) {
+            p.log.lock().expect("lock").close()?;
+        }
+        Ok(())
+    }
+
+    fn open_partitions(
+        &self,
+        topic: &str,
+        indexes: std::ops::Range<i32>,
+        log_config: &LogConfig,
+    ) -> Result<Vec<Arc<Partition>>, ApiError> {
+        indexes
+            .map(|index| {
+                let dirs = &self.log_dirs;
+                let dir = dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"));
+                Partition::open(
+                    topic,
+                    index,
+                    dir,
+                    log_config.clone(),
+                    self.replica_state.clone(),
+                )
+                .map(Arc::new)
+                .map_err(ApiError::from)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(partitions: i32) -> TopicRecord {
+        TopicRecord {
+            id: uuid::Uuid::new_v4(),
+            partitions,
+            configs: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn partitions_spread_over_log_dirs_and_grow() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let registry = TopicRegistry::new(
+            vec![a.path().to_path_buf(), b.path().to_path_buf()],
+            ReplicaState::single_node(1),
+        );
+        let config = LogConfig::default();
+        let topic = registry.open_topic("t", record(3), &config).unwrap();
+        assert!(a.path().join("t-0").is_dir());
+        assert!(b.path().join("t-1").is_dir());
+        assert!(a.path().join("t-2").is_dir());
+        assert_eq!(
+            registry.check_growth_err(&topic, 3),
+            codes::INVALID_PARTITIONS
+        );
+        registry.grow(&topic, 4, &config).unwrap();
+        assert!(b.path().join("t-3").is_dir());
+        assert_eq!(registry.partitions(Some("t")).len(), 4);
+        assert_eq!(registry.records()["t"].partitions, 4);
+        assert_eq!(registry.by_id(topic.id).unwrap().name, "t");
+        let removed = registry.remove("t").unwrap();
+        assert!(registry.get("t").is_none());
+        assert!(
+            a.path().join("t-0").exists(),
+            "data stays until delete_data"
+        );
+        TopicRegistry::delete_data(&removed);
+        assert!(!a.path().join("t-0").exists());
+        assert_eq!(
+            registry.remove("t").err().unwrap().code,
+            codes::UNKNOWN_TOPIC_OR_PARTITION
+        );
+    }
+
+    #[test]
+    fn new_topics_are_checked_as_kafka_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry =
+            TopicRegistry::new(vec![dir.path().to_path_buf()], ReplicaState::single_node(1));
+        registry
+            .open_topic("taken", record(1), &LogConfig::default())
+            .unwrap();
+        let code = |name: &str, n: i32| {
+            TopicRegistry::check_new(name, n)
+                .and_then(|()| registry.ensure_absent(name))
+                .err()
+                .map(|e| e.code)
+        };
+        assert_eq!(code("fresh", 1), None);
+        assert_eq!(code("taken", 1), Some(codes::TOPIC_ALREADY_EXISTS));
+        assert_eq!(
+            code(INTERNAL_OFFSETS_TOPIC, 1),
+            Some(codes::TOPIC_ALREADY_EXISTS)
+        );
+        assert_eq!(code("fresh", 0), Some(codes::INVALID_PARTITIONS));
+        assert_eq!(code("bad/name", 1), Some(codes::INVALID_TOPIC_EXCEPTION));
+        assert_eq!(code("..", 1), Some(codes::INVALID_TOPIC_EXCEPTION));
+        assert_eq!(
+            code(&"x".repeat(250), 1),
+            Some(codes::INVALID_TOPIC_EXCEPTION)
+        );
+    }
+
+    impl TopicRegistry {
+        fn check_growth_err(&self, topic: &Topic, total: i32) -> i16 {
+            self.grow(topic, total, &LogConfig::default())
+                .unwrap_err()
+                .code
+        }
+    }
+}
