@@ -773,3 +773,35 @@ fn large_fetch_arrives_intact_through_sendfile() {
         assert_eq!(offsets, expected_offsets);
     }
 }
+
+#[test]
+fn produce_records_epoch_zero_in_the_leader_epoch_checkpoint() {
+    let b = start();
+    b.create_topic("epochs", 1);
+    let checkpoint = b
+        .dir
+        .path()
+        .join("epochs-0")
+        .join("leader-epoch-checkpoint");
+    assert!(!checkpoint.exists(), "nothing appended yet");
+    let mut c = b.client();
+    let t0 = now_ms();
+    assert_eq!(c.produce_one(9, "epochs", 0, &batch(3, "a", t0)), (0, 0));
+    assert_eq!(c.produce_one(9, "epochs", 0, &batch(2, "b", t0)), (0, 3));
+    // Kafka's text: version 0, one entry, epoch 0 starting at offset 0.
+    assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "0\n1\n0 0\n");
+    // A single replica: the high watermark is the log end, in Fetch and ListOffsets.
+    let partition = b.broker.state().partition("epochs", 0).unwrap();
+    assert_eq!(partition.high_watermark(), 5);
+    assert_eq!(partition.end_offset_for(0), (0, 5));
+    let r = c.fetch(
+        12,
+        &fetch_request(&[("epochs", 0, 0, 1 << 20)], 0, 0, 1 << 20),
+    );
+    assert_eq!(r.responses[0].partitions[0].high_watermark, 5);
+    assert_eq!(c.list_offset(7, "epochs", 0, -1), (0, 5, -1));
+    let b = b.restart();
+    assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "0\n1\n0 0\n");
+    let partition = b.broker.state().partition("epochs", 0).unwrap();
+    assert_eq!(partition.high_watermark(), 5);
+}
