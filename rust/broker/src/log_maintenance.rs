@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use kafkalite_core::storage::log::now_ms;
 use kafkalite_core::storage::{compact_shared, CompactionStats};
 
-use crate::state::{BrokerState, Partition};
+use crate::cluster::Partition;
+use crate::state::BrokerState;
 
 /// One partition's outcome of a cleaner pass.
 pub struct PartitionCompaction {

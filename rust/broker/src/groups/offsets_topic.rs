@@ -18,8 +18,8 @@ use super::records::{
     decode_group_value, decode_key, decode_offset_value, encode_group_key, encode_group_value,
     encode_offset_key, encode_offset_value, GroupRecord, RecordKey,
 };
+use crate::cluster::Partition;
 use crate::errors::ApiError;
-use crate::state::Partition;
 
 /// Kafka's partition of a group: `Utils.abs(groupId.hashCode()) % partitions`, with Java's
 /// String.hashCode over UTF-16 code units.
