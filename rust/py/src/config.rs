@@ -7,7 +7,9 @@ use kafkalite_broker::BrokerConfig;
 use kafkalite_core::config::{self, BrokerSettings};
 use pyo3::prelude::*;
 
-use crate::errors::InvalidConfigError;
+use kafkalite_core::error_codes as codes;
+
+use crate::errors::kafka_error;
 
 /// Check broker keys and values as the broker will read them (the schema, then listeners
 /// and the security protocol map); return one warning per key the schema does not know.
@@ -17,7 +19,7 @@ pub fn validate_broker_config(config: HashMap<String, String>) -> PyResult<Vec<S
     let pairs: BTreeMap<String, String> = config.into_iter().collect();
     BrokerConfig::from_pairs(&pairs)
         .map(|c| c.settings.warnings)
-        .map_err(|e| InvalidConfigError::new_err(e.to_string()))
+        .map_err(|e| kafka_error(codes::INVALID_CONFIG, e.to_string()))
 }
 
 /// A broker key's default as the schema has it; None where Kafka's is null. Raises
