@@ -238,3 +238,15 @@ def test_large_corrupt_batch_is_cut_back_off_the_file(log_dir: Path, writable: b
         assert (log_dir / f"{0:020d}.log").stat().st_size == size
         assert log.append(big).first_offset == 400
         assert [r[0] for r in _core.decode_batches(log.read(400))][:1] == [400]
+
+
+def test_a_second_open_of_one_dir_fails_until_the_first_closes(log_dir: Path) -> None:
+    first = _core.PartitionLog(log_dir)
+    first.append(batch_for(0))
+    with pytest.raises(errors.LogDirInUseError, match=f"log dir {log_dir} is in use") as info:
+        _core.PartitionLog(log_dir)
+    assert isinstance(info.value, errors.KafkaStorageError) and isinstance(info.value, OSError)
+    assert info.value.error_code == 56
+    first.close()
+    with _core.PartitionLog(log_dir) as again:
+        assert again.log_end_offset == 10

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
 
 from kafkalite import _core
 from kafkalite.broker.properties import validate_settings
 
-# Held (flock) by the broker using a log dir: two brokers appending to the same partition
-# files would overwrite each other's records. Kafka's own lock file is ".lock"; ours has its
-# own name so it never collides with a lock the Rust side may take itself.
-LOCK_FILE = ".kafkalite.lock"
+# Raised by start() when another broker or process holds a log dir's `.lock` (the Rust
+# broker takes it for every log dir it opens); a KafkaStorageError and an OSError.
+from kafkalite.errors import LogDirInUseError
+
+__all__ = ["Broker", "LogDirInUseError"]
 
 _log = logging.getLogger("kafkalite.broker")
-
-
-class LogDirInUseError(OSError):
-    """Another broker (in this or another process) holds the log dir."""
 
 
 class Broker:
@@ -74,7 +68,6 @@ class Broker:
         self._listeners = f"PLAINTEXT://{_bracketed(host)}:{port}"
         self._worker_threads = worker_threads
         self._server: _core.BrokerServer | None = None
-        self._locks: list[IO[str]] = []
 
     @property
     def settings(self) -> dict[str, str]:
@@ -84,7 +77,8 @@ class Broker:
         return settings
 
     def start(self) -> Broker:
-        """Validate the config, lock the log dirs, bind and serve. A no-op when running."""
+        """Validate the config, then lock the log dirs, bind and serve (in Rust). A no-op
+        when running; raises LogDirInUseError when another broker holds a log dir."""
         if self._server is not None:
             return self
         if self._owns_dirs:
@@ -93,7 +87,6 @@ class Broker:
         try:
             for warning in validate_settings(settings):
                 _log.warning("%s", warning)
-            self._lock_dirs()
             self._server = _core.BrokerServer(settings, self._worker_threads)
         except BaseException:
             self._release()
@@ -110,29 +103,7 @@ class Broker:
         finally:
             self._release()
 
-    def _lock_dirs(self) -> None:
-        for d in self.log_dirs:
-            d.mkdir(parents=True, exist_ok=True)
-            f = open(d / LOCK_FILE, "a+")  # held open until stop(): the lock lives with it
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                f.seek(0)
-                holder = f.read().strip() or "unknown"
-                f.close()
-                raise LogDirInUseError(
-                    f"log dir {d} is in use by another kafkalite broker (pid {holder})"
-                ) from None
-            f.seek(0)
-            f.truncate()
-            f.write(f"{os.getpid()}\n")
-            f.flush()
-            self._locks.append(f)
-
     def _release(self) -> None:
-        for f in self._locks:
-            f.close()  # closing the descriptor drops the flock
-        self._locks = []
         if self._owns_dirs:
             for d in self.log_dirs:
                 shutil.rmtree(d, ignore_errors=True)

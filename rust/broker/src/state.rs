@@ -7,10 +7,9 @@
 //! `<log dir>/<topic>-<partition>/` (`cluster::partition`).
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::sync::{Arc, Mutex};
 
-use kafkalite_core::storage::LogConfig;
+use kafkalite_core::storage::{DirLock, LogConfig};
 use tokio::sync::Notify;
 
 use crate::cluster::{
@@ -35,14 +34,14 @@ pub struct BrokerState {
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
+    /// The log dirs' `.lock` files, held while this state lives (see `storage::dir_lock`).
+    _dir_locks: Vec<DirLock>,
 }
 
 impl BrokerState {
     /// Load topic metadata and open every partition log (running recovery where needed).
     pub fn open(config: BrokerConfig) -> anyhow::Result<Arc<BrokerState>> {
-        for dir in &config.log_dirs {
-            fs::create_dir_all(dir)?;
-        }
+        let dir_locks = DirLock::acquire_all(&config.log_dirs)?;
         let store = FileStore::in_log_dir(&config.log_dirs[0]);
         let stored = store.load()?;
         let cluster_id = if stored.cluster_id.is_empty() {
@@ -65,6 +64,7 @@ impl BrokerState {
             groups,
             store,
             admin: Mutex::new(()),
+            _dir_locks: dir_locks,
         });
         for (name, record) in stored.topics {
             let log_config = state.log_config(&record.configs)?;

@@ -8,7 +8,7 @@ use kafkalite_broker::{Broker, BrokerConfig};
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 
-use crate::errors::kafka_error;
+use crate::errors::{kafka_error, CoreError};
 use crate::partition_log::CompactionStats;
 use kafkalite_core::error_codes as codes;
 
@@ -35,7 +35,7 @@ impl BrokerServer {
             .map_err(|e| kafka_error(codes::INVALID_CONFIG, e.to_string()))?;
         let broker = py
             .detach(|| Broker::start(config, worker_threads))
-            .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
+            .map_err(start_error)?;
         let addresses: Vec<(String, String, u16)> = broker
             .addresses()
             .iter()
@@ -102,5 +102,16 @@ impl BrokerServer {
                 .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         }
         Ok(())
+    }
+}
+
+/// A log dir held by another broker raises `LogDirInUseError` (a KafkaStorageError that is
+/// also an OSError); every other start failure (a port in use, a dir not writable) stays
+/// the OSError it always was.
+fn start_error(e: anyhow::Error) -> PyErr {
+    let text = format!("{e:#}");
+    match e.downcast::<kafkalite_core::Error>() {
+        Ok(in_use @ kafkalite_core::Error::LogDirInUse { .. }) => CoreError(in_use).into(),
+        _ => PyOSError::new_err(text),
     }
 }

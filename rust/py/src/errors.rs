@@ -7,9 +7,10 @@ use std::ffi::CString;
 
 use kafkalite_core::error_codes as codes;
 use kafkalite_core::Error;
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 /// Python class name (the public API of `kafkalite.errors`) and the Kafka code it mirrors.
 const FAMILY: &[(&str, i16)] = &[
@@ -86,6 +87,37 @@ pub fn kafka_error(code: i16, message: impl Into<String>) -> PyErr {
     })
 }
 
+static LOG_DIR_IN_USE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `LogDirInUseError(KafkaStorageError, OSError)`: a storage error of the family that is
+/// also the OSError it was when Python took the lock itself, so `except OSError` (the
+/// daemon's "failed to start") still catches it. Built with `type()` because it has two
+/// bases.
+fn log_dir_in_use_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    LOG_DIR_IN_USE
+        .get_or_try_init(py, || {
+            let storage = family(py)?
+                .by_code
+                .iter()
+                .find(|(c, _, _)| *c == codes::KAFKA_STORAGE_ERROR)
+                .map(|(_, _, ty)| ty.bind(py).clone())
+                .expect("KafkaStorageError is in the family");
+            let bases = PyTuple::new(py, [storage, py.get_type::<PyOSError>()])?;
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "kafkalite._core")?;
+            namespace.set_item(
+                "__doc__",
+                "Another broker or process holds the log dir's `.lock` (KAFKA_STORAGE_ERROR, 56).",
+            )?;
+            let ty = py
+                .get_type::<PyType>()
+                .call1(("LogDirInUseError", bases, namespace))?
+                .downcast_into::<PyType>()?;
+            Ok::<_, PyErr>(ty.unbind())
+        })
+        .map(|ty| ty.bind(py))
+}
+
 /// Wrap a core error for `?` in binding code.
 pub struct CoreError(pub Error);
 
@@ -97,6 +129,13 @@ impl From<Error> for CoreError {
 
 impl From<CoreError> for PyErr {
     fn from(CoreError(e): CoreError) -> PyErr {
+        if let Error::LogDirInUse { .. } = e {
+            let message = e.to_string();
+            return Python::attach(|py| match log_dir_in_use_type(py) {
+                Ok(ty) => PyErr::from_type(ty.clone(), message),
+                Err(e) => e,
+            });
+        }
         kafka_error(e.kafka_code(), e.to_string())
     }
 }
@@ -107,5 +146,6 @@ pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (_, name, ty) in &f.by_code {
         m.add(*name, ty.bind(py))?;
     }
+    m.add("LogDirInUseError", log_dir_in_use_type(py)?)?;
     Ok(())
 }

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use kafkalite_core::io::{self, engine_kind};
 use kafkalite_core::storage::log::now_ms;
 use kafkalite_core::storage::{
-    compact_shared, CompactionStats as CoreStats, LogConfig, PartitionLog as CoreLog, ReadSlice,
+    compact_shared, CompactionStats as CoreStats, DirLock, LogConfig, PartitionLog as CoreLog,
+    ReadSlice,
 };
 use kafkalite_core::Error;
 use pyo3::buffer::PyBuffer;
@@ -204,6 +205,9 @@ impl FileSlice {
 pub struct PartitionLog {
     inner: Mutex<CoreLog>,
     path: PathBuf,
+    /// The partition dir's `.lock`, held from open to close so no broker or second
+    /// `PartitionLog` appends to the same files meanwhile.
+    dir_lock: Mutex<Option<DirLock>>,
 }
 
 impl PartitionLog {
@@ -226,12 +230,16 @@ impl PartitionLog {
         log_engine_once(py);
         let config = config_from(config)?;
         let dir = path.clone();
-        let log = py
-            .detach(|| CoreLog::open(dir, config))
+        let (dir_lock, log) = py
+            .detach(|| {
+                let dir_lock = DirLock::acquire(&dir)?;
+                CoreLog::open(dir, config).map(|log| (dir_lock, log))
+            })
             .map_err(CoreError)?;
         Ok(PartitionLog {
             inner: Mutex::new(log),
             path,
+            dir_lock: Mutex::new(Some(dir_lock)),
         })
     }
 
@@ -402,7 +410,12 @@ impl PartitionLog {
     /// Flush indexes and mark a clean shutdown; further calls raise KafkaStorageError.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.inner.lock().map_err(|_| Error::Closed)?.close())
-            .map_err(|e| CoreError(e).into())
+            .map_err(CoreError)?;
+        // Only a cleanly closed log gives up its dir.
+        if let Ok(mut held) = self.dir_lock.lock() {
+            held.take();
+        }
+        Ok(())
     }
 
     /// Replace the topic-level config (keys as Kafka spells them; unset keys take defaults).

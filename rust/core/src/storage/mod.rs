@@ -6,6 +6,7 @@
 mod batch_filter;
 pub mod cleaner;
 pub mod config;
+pub mod dir_lock;
 mod entry_file;
 pub mod leader_epoch_cache;
 pub mod log;
@@ -19,6 +20,7 @@ pub mod time_index;
 
 pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
 pub use config::{CleanupPolicy, LogConfig};
+pub use dir_lock::DirLock;
 pub use leader_epoch_cache::{EpochEntry, LeaderEpochCache};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
 pub use producer_state::{ProducerStateTable, Verdict};
