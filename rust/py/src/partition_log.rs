@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kafkalite_core::io::{self, engine_kind};
-use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::{
     compact_shared, CompactionStats as CoreStats, DirLock, LogConfig, PartitionLog as CoreLog,
     ReadSlice,

@@ -6,6 +6,7 @@
 
 pub mod batch;
 pub mod compression;
+pub mod encode;
 pub mod record;
 pub mod varint;
 mod xerial;
@@ -21,6 +22,5 @@ pub use batch::{
     LOG_OVERHEAD,
 };
 pub use compression::Compression;
-pub use record::{
-    decode_records, encode_batch, visit_records, Header, Record, RecordInput, RecordRef,
-};
+pub use encode::encode_batch;
+pub use record::{decode_records, visit_records, Header, Record, RecordInput, RecordRef};

@@ -15,7 +15,9 @@ use crate::error::{Error, Result};
 use crate::records::{
     assign_offsets, check_batch_crcs, validate_batches, validate_batches_deferring_crc, BatchInfo,
 };
-use crate::storage::cleaner::{recover_interrupted, CHECKPOINT_FILE};
+// Re-exported: the broker and the binding read the clock as `storage::log::now_ms`.
+use crate::storage::clean_files::{recover_interrupted, CHECKPOINT_FILE};
+pub use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
 use crate::storage::record_view::require_keys;
 use crate::storage::remove_if_exists;
@@ -692,11 +694,4 @@ fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, text)?;
     fs::rename(&tmp, path)
-}
-
-#[must_use]
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

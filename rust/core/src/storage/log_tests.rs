@@ -98,7 +98,7 @@ fn rolls_when_the_index_is_full_or_the_segment_is_old() {
     assert_eq!(log.segment_base_offsets(), vec![0, 30]);
     let dir = tempfile::tempdir().unwrap();
     let mut log = PartitionLog::open(dir.path(), config(&[("segment.ms", "100")])).unwrap();
-    let now = crate::storage::log::now_ms();
+    let now = crate::storage::clock::now_ms();
     log.append(&mut batch(0), now).unwrap();
     log.append(&mut batch(1), now + 50).unwrap();
     // Counted from the segment's creation, not from the records' (ancient) timestamps.

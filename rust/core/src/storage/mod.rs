@@ -4,7 +4,9 @@
 //! `<dir>/<20-digit base offset>.log|.index|.timeindex`, `<dir>/leader-epoch-checkpoint`.
 
 mod batch_filter;
+mod clean_files;
 pub mod cleaner;
+pub mod clock;
 pub mod config;
 pub mod dir_lock;
 mod entry_file;

@@ -122,7 +122,7 @@ impl Segment {
         let (log_path, index_path, _) = Self::paths(dir, base_offset);
         let file = OpenOptions::new().read(true).write(true).open(&log_path)?;
         let size = file.metadata()?.len();
-        let now_ms = crate::storage::log::now_ms();
+        let now_ms = crate::storage::clock::now_ms();
         let mut segment = Segment::unindexed(dir, base_offset, log_path, file, size, now_ms);
         if !recover && segment.load_indexes(index_path)? {
             return Ok((segment, false));
@@ -144,7 +144,7 @@ impl Segment {
         config: &LogConfig,
     ) -> Segment {
         let size = batches.last().map_or(0, |(p, b)| p + b.size);
-        let now_ms = crate::storage::log::now_ms();
+        let now_ms = crate::storage::clock::now_ms();
         let mut segment = Segment::unindexed(dir, base_offset, log_path, file, size, now_ms);
         for &(position, batch) in batches {
             segment.index_batch(position, batch, config);

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::records::batch::{write_crc, ATTR_CONTROL};
 use crate::records::{decode_records, encode_batch, BatchHeader, Compression, RecordInput};
-use crate::storage::log::now_ms;
+use crate::storage::clock::now_ms;
 use crate::storage::{LogConfig, PartitionLog};
 
 const T0: i64 = 1_700_000_000_000;

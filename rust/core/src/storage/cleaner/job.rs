@@ -1,0 +1,308 @@
+//! Phase 2 of a pass, `CompactionJob::run`: map key -> latest offset over the dirty
+//! section, then filter each group of closed segments into one `.cleaned` file.
+
+use std::fs::{File, OpenOptions};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::records::batch::emptied_batch;
+use crate::records::{validate_batch, BatchHeader, BATCH_HEADER_LEN};
+use crate::storage::batch_filter::{filter_batch, FilterCounts, Filtered, Verdict};
+use crate::storage::clean_files::{suffixed_path, CLEANED_SUFFIX};
+use crate::storage::config::LogConfig;
+use crate::storage::offset_map::OffsetMap;
+use crate::storage::record_view::{parse_records, records_section, RecordView};
+use crate::storage::segment::{file_stem, Segment};
+
+use super::chunk_io::{ChunkReader, GroupWriter};
+use super::{CleanedGroup, CleanedLog, CompactionJob, CompactionStats, SegmentSnapshot};
+
+impl CompactionJob {
+    pub(super) fn skip(mut self, reason: &'static str) -> CompactionJob {
+        self.stats.skipped = Some(reason);
+        self.segments.clear();
+        self.busy = None;
+        self
+    }
+
+    /// Bound the offset map (tests use tiny maps to exercise a partial pass).
+    #[must_use]
+    pub fn with_max_map_entries(mut self, entries: usize) -> CompactionJob {
+        self.max_map_entries = entries;
+        self
+    }
+
+    /// Phase 2: map and filter. Slow; run without the log's lock.
+    pub fn run(mut self) -> Result<CleanedLog> {
+        let mut stats = std::mem::take(&mut self.stats);
+        if self.busy.is_none() {
+            return Ok(self.into_cleaned(Vec::new(), None, stats));
+        }
+        let mut map = OffsetMap::new(self.max_map_entries);
+        let map_end = self.build_map(&mut map, &mut stats)?;
+        let to_clean = self.segments.partition_point(|s| s.base_offset < map_end);
+        let mut groups = Vec::new();
+        for group in group_segments(&self.segments[..to_clean], &self.config) {
+            let size: u64 = group.iter().map(|s| s.size).sum();
+            stats.bytes_before += size;
+            stats.bytes_after += size;
+            if let Some(cleaned) = self.clean_group(group, &map, map_end, &mut stats)? {
+                groups.push(cleaned);
+            }
+        }
+        Ok(self.into_cleaned(groups, Some(map_end), stats))
+    }
+
+    fn into_cleaned(
+        self,
+        groups: Vec<CleanedGroup>,
+        cleaned_up_to: Option<i64>,
+        stats: CompactionStats,
+    ) -> CleanedLog {
+        CleanedLog {
+            groups,
+            cleaned_up_to,
+            truncations: self.truncations,
+            stats,
+            started: self.started,
+            busy: self.busy,
+        }
+    }
+
+    /// Map every key of the dirty section to its latest offset. Returns where the map
+    /// ends: the end of the cleanable segments, or earlier if the map filled up (records
+    /// from there on are kept as they are).
+    fn build_map(&self, map: &mut OffsetMap, stats: &mut CompactionStats) -> Result<i64> {
+        let first_dirty = stats.first_dirty_offset;
+        for segment in self.segments.iter().filter(|s| s.next_offset > first_dirty) {
+            stats.bytes_read += segment.size;
+            let full_at = for_each_batch(segment, |header, batch| {
+                if header.last_offset() < first_dirty || header.is_control() {
+                    return Ok(None);
+                }
+                let count = usize::try_from(header.records_count).unwrap_or(usize::MAX);
+                if !map.is_empty() && map.would_overflow(count) {
+                    return Ok(Some(header.base_offset));
+                }
+                map_batch(map, header, batch);
+                Ok(None)
+            })?;
+            if let Some(end) = full_at {
+                return Ok(end);
+            }
+        }
+        Ok(self.end_offset)
+    }
+
+    /// Filter `group` into one `.cleaned` file. `None` when nothing would change.
+    fn clean_group(
+        &self,
+        group: &[SegmentSnapshot],
+        map: &OffsetMap,
+        map_end: i64,
+        stats: &mut CompactionStats,
+    ) -> Result<Option<CleanedGroup>> {
+        let base = group[0].base_offset;
+        let cleaned_path = suffixed_path(&self.dir, base, CLEANED_SUFFIX);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&cleaned_path)?;
+        let mut cleaned = CleanedGroup {
+            replaced: group.to_vec(),
+            segment: None,
+            cleaned_path,
+            counts: FilterCounts::default(),
+            settled: false,
+            installed_size: 0,
+        };
+        let mut writer = GroupWriter::new(file);
+        let horizon = self.now_ms.saturating_add(self.config.delete_retention_ms);
+        // Merging segments is a change in itself.
+        let mut changed = group.len() > 1;
+        // The group's last batch stays, emptied, when none of its records survive: a
+        // consumer whose position falls in a trailing gap has a batch end to move to.
+        let mut trailing_empty: Option<Vec<u8>> = None;
+        for segment in group {
+            stats.bytes_read += segment.size;
+            for_each_batch(segment, |header, batch| {
+                let (filtered, counts) = if header.is_control() {
+                    (Filtered::Unchanged, kept_all(header))
+                } else {
+                    filter_batch(batch, header, horizon, |offset, record| {
+                        self.verdict(map, map_end, header, offset, record)
+                    })?
+                };
+                add_counts(&mut cleaned.counts, counts);
+                if !matches!(filtered, Filtered::Empty) {
+                    trailing_empty = None;
+                }
+                match filtered {
+                    Filtered::Unchanged => writer.write(header, batch)?,
+                    Filtered::Unparseable => {
+                        cleaned.counts.kept += kept_all(header).kept;
+                        writer.write(header, batch)?;
+                    }
+                    Filtered::Rewritten(bytes) => {
+                        changed = true;
+                        writer.write(&BatchHeader::parse(&bytes)?, &bytes)?;
+                    }
+                    Filtered::Empty => {
+                        changed = true;
+                        trailing_empty = Some(emptied_batch(batch));
+                    }
+                }
+                Ok(None::<()>)
+            })?;
+        }
+        if let Some(bytes) = trailing_empty {
+            writer.write(&BatchHeader::parse(&bytes)?, &bytes)?;
+        }
+        if !changed {
+            // Examined and left as it is: its records count as kept.
+            stats.records_kept += cleaned.counts.kept;
+            return Ok(None);
+        }
+        let (file, batches) = writer.finish()?;
+        if batches.is_empty() {
+            age_empty_segment(&file, group)?;
+        }
+        let path = cleaned.cleaned_path.clone();
+        cleaned.segment = Some(Segment::cleaned(
+            &self.dir,
+            base,
+            file,
+            path,
+            &batches,
+            &self.config,
+        ));
+        Ok(Some(cleaned))
+    }
+
+    /// Kafka's retention rule for one record (`LogCleaner.shouldRetainRecord`).
+    fn verdict(
+        &self,
+        map: &OffsetMap,
+        map_end: i64,
+        header: &BatchHeader,
+        offset: i64,
+        record: &RecordView<'_>,
+    ) -> Verdict {
+        let Some(key) = record.key else {
+            // Written before the topic became compacted; the cleaner cannot place it.
+            return Verdict::Remove;
+        };
+        if offset < map_end && map.latest(key).is_some_and(|latest| latest > offset) {
+            return Verdict::Remove;
+        }
+        let horizon_passed = header.has_delete_horizon() && header.base_timestamp <= self.now_ms;
+        if !record.has_value && horizon_passed {
+            return Verdict::RemoveTombstone;
+        }
+        Verdict::Keep
+    }
+}
+
+/// Retention ages a segment without records by its file's mtime: make that the time of
+/// the newest record it replaced, so an emptied segment does not outlive its data.
+fn age_empty_segment(file: &File, group: &[SegmentSnapshot]) -> Result<()> {
+    let newest = group.iter().map(|s| s.max_timestamp).max().unwrap_or(-1);
+    if let Ok(ms) = u64::try_from(newest) {
+        file.set_modified(std::time::UNIX_EPOCH + Duration::from_millis(ms))?;
+    }
+    Ok(())
+}
+
+fn kept_all(header: &BatchHeader) -> FilterCounts {
+    FilterCounts {
+        kept: u64::try_from(header.records_count).unwrap_or(0),
+        ..FilterCounts::default()
+    }
+}
+
+fn add_counts(total: &mut FilterCounts, counts: FilterCounts) {
+    total.kept += counts.kept;
+    total.removed += counts.removed;
+    total.tombstones_removed += counts.tombstones_removed;
+}
+
+/// Add a batch's keys to the map. Records that do not parse are skipped: the filter keeps
+/// such batches whole, so nothing they hold is lost.
+fn map_batch(map: &mut OffsetMap, header: &BatchHeader, batch: &[u8]) {
+    let Ok(data) = records_section(header, batch) else {
+        return;
+    };
+    let Ok(records) = parse_records(&data, header.records_count) else {
+        return;
+    };
+    for record in records {
+        if let Some(key) = record.key {
+            map.put(key, header.base_offset + i64::from(record.offset_delta));
+        }
+    }
+}
+
+/// Consecutive segments whose merged size, index entries and offset span still make a
+/// valid segment are cleaned into one, so compaction does not leave ever more, ever
+/// smaller segments behind.
+fn group_segments<'a>(
+    segments: &'a [SegmentSnapshot],
+    config: &LogConfig,
+) -> Vec<&'a [SegmentSnapshot]> {
+    let max_bytes = config.segment_bytes.min(i32::MAX as u64);
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < segments.len() {
+        let first = &segments[start];
+        let (mut bytes, mut entries) = (first.size, first.index_entries);
+        let mut end = start + 1;
+        while let Some(next) = segments.get(end) {
+            let fits = bytes + next.size <= max_bytes
+                && entries.0 + next.index_entries.0 < config.max_offset_index_entries()
+                && entries.1 + next.index_entries.1 < config.max_time_index_entries()
+                && next.next_offset - first.base_offset <= i64::from(i32::MAX);
+            if !fits {
+                break;
+            }
+            bytes += next.size;
+            entries = (
+                entries.0 + next.index_entries.0,
+                entries.1 + next.index_entries.1,
+            );
+            end += 1;
+        }
+        groups.push(&segments[start..end]);
+        start = end;
+    }
+    groups
+}
+
+/// Call `visit(header, batch)` for each batch of a snapshot segment, validated (CRC
+/// included: the cleaner must not give corrupt bytes a fresh CRC). Stops at the first
+/// `Some` and returns it.
+fn for_each_batch<T>(
+    segment: &SegmentSnapshot,
+    mut visit: impl FnMut(&BatchHeader, &[u8]) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let mut reader = ChunkReader::new(&segment.file, segment.size);
+    let mut position = 0;
+    while position < segment.size {
+        let corrupt = |e: Error| {
+            Error::corrupt(format!(
+                "segment {} at byte {position}: {e}",
+                file_stem(segment.base_offset)
+            ))
+        };
+        let header =
+            BatchHeader::parse(reader.bytes_at(position, BATCH_HEADER_LEN)?).map_err(corrupt)?;
+        let batch = reader.bytes_at(position, header.total_size())?;
+        validate_batch(batch).map_err(corrupt)?;
+        if let Some(found) = visit(&header, batch)? {
+            return Ok(Some(found));
+        }
+        position += header.total_size() as u64;
+    }
+    Ok(None)
+}
