@@ -1,0 +1,83 @@
+//! [`BlockingClient`]: the async [`Client`] driven by its own current-thread runtime, for
+//! callers without one (the Python binding, which releases the GIL around each call).
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::client::{Client, ClientConfig};
+use crate::error::{Error, Result};
+use crate::fetch::FetchedPartition;
+use crate::metadata::Metadata;
+use crate::produce::Produced;
+use crate::TopicPartition;
+
+pub struct BlockingClient {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl BlockingClient {
+    pub fn new(bootstrap_servers: &str, config: ClientConfig) -> Result<BlockingClient> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| Error::Io {
+                broker: bootstrap_servers.to_string(),
+                source,
+            })?;
+        Ok(BlockingClient {
+            runtime,
+            client: Client::new(bootstrap_servers, config)?,
+        })
+    }
+
+    pub fn metadata(&mut self, topics: Option<&[String]>) -> Result<Metadata> {
+        self.runtime.block_on(self.client.metadata(topics))
+    }
+
+    pub fn list_offsets(
+        &mut self,
+        wanted: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        self.runtime.block_on(self.client.list_offsets(wanted))
+    }
+
+    pub fn fetch(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        offset: i64,
+        max_bytes: i32,
+        max_wait_ms: i32,
+        isolation_level: i8,
+    ) -> Result<FetchedPartition> {
+        self.runtime.block_on(self.client.fetch(
+            topic,
+            partition,
+            offset,
+            max_bytes,
+            max_wait_ms,
+            isolation_level,
+        ))
+    }
+
+    pub fn produce(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        records: Bytes,
+        acks: i16,
+        timeout_ms: i32,
+    ) -> Result<Produced> {
+        self.runtime.block_on(
+            self.client
+                .produce(topic, partition, records, acks, timeout_ms),
+        )
+    }
+
+    /// Close every connection (they reopen on the next request).
+    pub fn close(&mut self) {
+        self.client.close();
+    }
+}

@@ -1,0 +1,33 @@
+//! A Kafka client over the same generated `kafka-protocol` codec the broker serves: one
+//! connection per broker with size-bounded response framing and ApiVersions negotiation,
+//! and the requests the broker's own outgoing traffic and the Spark source need —
+//! Metadata, ListOffsets, Fetch (raw record-batch bytes, no per-record work) and Produce
+//! (raw batch bytes).
+//!
+//! [`Client`] is async on tokio (the replication follower fetcher runs it inside the
+//! broker's runtime); [`BlockingClient`] wraps it in a current-thread runtime for callers
+//! without one (the Python binding).
+
+mod address;
+mod blocking;
+mod client;
+mod connection;
+mod error;
+mod fetch;
+mod list_offsets;
+mod metadata;
+mod produce;
+mod versions;
+
+pub use address::{parse_bootstrap, Address};
+pub use blocking::BlockingClient;
+pub use client::{Client, ClientConfig};
+pub use connection::Connection;
+pub use error::{Error, Result};
+pub use fetch::{FetchedPartition, READ_COMMITTED, READ_UNCOMMITTED};
+pub use list_offsets::{EARLIEST, LATEST};
+pub use metadata::{Metadata, PartitionMetadata, TopicMetadata};
+pub use produce::Produced;
+
+/// (topic, partition).
+pub type TopicPartition = (String, i32);
