@@ -2,6 +2,7 @@
 directly; each has an ``error_code`` attribute holding the Kafka protocol error code."""
 
 from kafkalite._core import (
+    BrokerError,
     CorruptRecordError,
     InvalidConfigError,
     InvalidRecordError,
@@ -15,6 +16,7 @@ from kafkalite._core import (
 )
 
 __all__ = [
+    "BrokerError",
     "CorruptRecordError",
     "InvalidConfigError",
     "InvalidRecordError",

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from kafkalite.spark.wire import EARLIEST, Client
+from kafkalite._core import KafkaClient
+from kafkalite.spark.options import EARLIEST
 from tests.spark.helpers import create_topic, produce
 
 
@@ -19,7 +20,7 @@ def test_fail_on_data_loss(spark, kafkalite_broker_factory) -> None:
     # Small produce calls make small batches, so segments roll and old ones expire.
     for _ in range(10):
         produce(bootstrap, "short", [(None, b"x" * 100, 0, None) for _ in range(50)])
-    with Client(bootstrap) as client:
+    with KafkaClient(bootstrap) as client:
         deadline = time.monotonic() + 30
         while (start := client.list_offsets({("short", 0): EARLIEST})[("short", 0)]) == 0:
             assert time.monotonic() < deadline, "retention never deleted a segment"

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from kafkalite._core import KafkaClient
 from kafkalite.spark.fetcher import read_range
 from kafkalite.spark.options import SourceOptions
 from kafkalite.spark.planning import (
@@ -15,7 +16,9 @@ from kafkalite.spark.planning import (
     split_ranges,
     topic_partitions,
 )
-from kafkalite.spark.wire import Client
+
+#: The client id the source's requests carry.
+CLIENT_ID = "kafkalite-spark"
 
 
 class RangePartition(InputPartition):
@@ -29,7 +32,7 @@ class RangePartition(InputPartition):
 def read_partition(opts: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """What an executor runs for one input partition (batch and streaming alike)."""
     assert isinstance(partition, RangePartition)
-    with Client(opts.bootstrap_servers) as client:
+    with KafkaClient(opts.bootstrap_servers, client_id=CLIENT_ID) as client:
         yield from read_range(
             client,
             partition.range,
@@ -55,7 +58,7 @@ class BatchReader(DataSourceReader):
         self.opts = opts
 
     def partitions(self) -> Sequence[InputPartition]:
-        with Client(self.opts.bootstrap_servers) as client:
+        with KafkaClient(self.opts.bootstrap_servers, client_id=CLIENT_ID) as client:
             parts = topic_partitions(client, self.opts)
             starts = resolve(client, parts, self.opts.starting, self.opts)
             ends = resolve(client, parts, self.opts.ending, self.opts)

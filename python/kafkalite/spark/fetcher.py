@@ -8,10 +8,12 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from kafkalite import _core
-from kafkalite.errors import OffsetOutOfRangeError
+from kafkalite._core import KafkaClient
+from kafkalite.errors import BrokerError, OffsetOutOfRangeError
 from kafkalite.spark.arrow import record_batch
 from kafkalite.spark.planning import OffsetRange
-from kafkalite.spark.wire import NONE, OFFSET_OUT_OF_RANGE, BrokerError, Client
+
+NONE, OFFSET_OUT_OF_RANGE = 0, OffsetOutOfRangeError.error_code
 
 #: A batch larger than the fetch size is returned whole by the broker (KIP-74) only when it
 #: comes first; doubling up to this cap covers the rest.
@@ -30,8 +32,14 @@ def _data_loss(message: str, fail_on_data_loss: bool) -> None:
         )
 
 
+def _broker_error(message: str, error_code: int) -> BrokerError:
+    err = BrokerError(message)
+    err.error_code = error_code
+    return err
+
+
 def read_range(
-    client: Client,
+    client: KafkaClient,
     rng: OffsetRange,
     include_headers: bool,
     fail_on_data_loss: bool,
@@ -59,7 +67,7 @@ def read_range(
             position = log_start
             continue
         if fetched.error_code != NONE:
-            raise BrokerError(
+            raise _broker_error(
                 f"fetch {rng.topic}[{rng.partition}] at offset {position} failed with "
                 f"error {fetched.error_code}",
                 fetched.error_code,
@@ -76,7 +84,7 @@ def read_range(
             fetch_bytes *= 2  # only a partial batch came back: ask for more bytes
             continue
         if fetched.high_watermark > position:
-            raise BrokerError(
+            raise _broker_error(
                 f"fetch {rng.topic}[{rng.partition}] at offset {position} returned no "
                 f"complete batch below the high watermark {fetched.high_watermark}",
                 -1,

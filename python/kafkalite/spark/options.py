@@ -8,7 +8,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafkalite.spark.wire import EARLIEST, LATEST
+#: ListOffsets' timestamps that ask for the log start and the log end.
+EARLIEST, LATEST = -2, -1
 
 #: Options that pick topics; exactly one must be given.
 SUBSCRIPTIONS = ("subscribe", "subscribePattern", "assign")

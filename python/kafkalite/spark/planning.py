@@ -8,9 +8,17 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from kafkalite.spark.options import OffsetSpec, PartitionOffsets, SourceOptions
-from kafkalite.spark.wire import EARLIEST, LATEST, Client
-from kafkalite.spark.wire import UNKNOWN_TOPIC_OR_PARTITION as UNKNOWN
+from kafkalite._core import KafkaClient
+from kafkalite.spark.options import (
+    EARLIEST,
+    LATEST,
+    OffsetSpec,
+    PartitionOffsets,
+    SourceOptions,
+)
+
+#: Kafka's UNKNOWN_TOPIC_OR_PARTITION, for topics the broker did not describe at all.
+UNKNOWN = 3
 
 TopicPartition = tuple[str, int]
 
@@ -29,16 +37,16 @@ class OffsetRange:
         return self.end - self.start
 
 
-def topic_partitions(client: Client, opts: SourceOptions) -> list[TopicPartition]:
+def topic_partitions(client: KafkaClient, opts: SourceOptions) -> list[TopicPartition]:
     """The partitions the subscription names, checked against the broker's metadata."""
     if opts.subscription == "subscribePattern":
         assert opts.pattern is not None
         meta = client.metadata(None)
         return sorted(
             (p.topic, p.partition)
-            for topic, parts in meta.topics.items()
-            if topic not in meta.internal and opts.pattern.fullmatch(topic)
-            for p in parts
+            for name, topic in meta.topics.items()
+            if topic.error_code == 0 and not topic.is_internal and opts.pattern.fullmatch(name)
+            for p in topic.partitions
         )
     names = (
         list(opts.topics)
@@ -46,16 +54,17 @@ def topic_partitions(client: Client, opts: SourceOptions) -> list[TopicPartition
         else sorted({t for t, _ in opts.assigned})
     )
     meta = client.metadata(names)
-    missing = [t for t in names if t not in meta.topics]
+    found = {name: t.partitions for name, t in meta.topics.items() if t.error_code == 0}
+    missing = [t for t in names if t not in found]
     if missing:
-        codes = {t: meta.errors.get(t, UNKNOWN) for t in missing}
+        codes = {t: meta.topics[t].error_code if t in meta.topics else UNKNOWN for t in missing}
         raise ValueError(
             f"{opts.subscription}: unknown topic(s) {', '.join(missing)} on "
             f"{opts.bootstrap_servers} (error codes {codes})"
         )
     if opts.subscription == "subscribe":
-        return sorted((p.topic, p.partition) for t in names for p in meta.topics[t])
-    known = {(p.topic, p.partition) for t in names for p in meta.topics[t]}
+        return sorted((p.topic, p.partition) for t in names for p in found[t])
+    known = {(p.topic, p.partition) for t in names for p in found[t]}
     unknown = [tp for tp in opts.assigned if tp not in known]
     if unknown:
         raise ValueError(f"assign: unknown partition(s) {unknown} on {opts.bootstrap_servers}")
@@ -63,7 +72,7 @@ def topic_partitions(client: Client, opts: SourceOptions) -> list[TopicPartition
 
 
 def resolve(
-    client: Client,
+    client: KafkaClient,
     partitions: list[TopicPartition],
     spec: OffsetSpec,
     opts: SourceOptions,
@@ -102,7 +111,7 @@ def _check_named_partitions(spec: OffsetSpec, partitions: list[TopicPartition]) 
 
 
 def _timestamp_fallbacks(
-    client: Client, found: PartitionOffsets, spec: OffsetSpec, opts: SourceOptions
+    client: KafkaClient, found: PartitionOffsets, spec: OffsetSpec, opts: SourceOptions
 ) -> PartitionOffsets:
     """ListOffsets answers -1 when no record reaches the timestamp: an ending spec then
     means the log end; a starting spec follows `startingOffsetsByTimestampStrategy`."""

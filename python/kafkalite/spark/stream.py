@@ -10,7 +10,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from kafkalite.spark.batch import RangePartition, read_partition
+from kafkalite._core import KafkaClient
+from kafkalite.spark.batch import CLIENT_ID, RangePartition, read_partition
 from kafkalite.spark.options import OffsetSpec, PartitionOffsets, SourceOptions
 from kafkalite.spark.planning import (
     OffsetRange,
@@ -19,7 +20,6 @@ from kafkalite.spark.planning import (
     split_ranges,
     topic_partitions,
 )
-from kafkalite.spark.wire import Client
 
 try:  # Admission control (ReadLimit) and Trigger.AvailableNow arrived after PySpark 4.0.
     from pyspark.sql.streaming.datasource import (
@@ -54,7 +54,7 @@ def decode(offsets: dict[str, Any]) -> PartitionOffsets:
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
-        self._client: Client | None = None
+        self._client: KafkaClient | None = None
         #: The last end offset handed out: PySpark 4.0 calls latestOffset() without start.
         self._last_end: PartitionOffsets | None = None
         #: Set by prepareForTriggerAvailableNow: never read past these.
@@ -64,9 +64,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type
         # Executors get the options only; a socket does not pickle.
         return {**self.__dict__, "_client": None}
 
-    def client(self) -> Client:
+    def client(self) -> KafkaClient:
         if self._client is None:
-            self._client = Client(self.opts.bootstrap_servers)
+            self._client = KafkaClient(self.opts.bootstrap_servers, client_id=CLIENT_ID)
         return self._client
 
     def _latest(self) -> tuple[list[tuple[str, int]], PartitionOffsets]:

@@ -27,11 +27,14 @@ const FAMILY: &[(&str, i16)] = &[
     ("InvalidRecordError", codes::INVALID_RECORD),
 ];
 const BASE: &str = "KafkaliteError";
+const BROKER_ERROR: &str = "BrokerError";
 /// `error_code` of the base class: Kafka's UNKNOWN_SERVER_ERROR.
 const BASE_CODE: i16 = codes::UNKNOWN_SERVER_ERROR;
 
 struct Family {
     base: Py<PyType>,
+    /// For codes no subclass mirrors (the instance's `error_code` says which).
+    broker_error: Py<PyType>,
     by_code: Vec<(i16, &'static str, Py<PyType>)>,
 }
 
@@ -66,12 +69,24 @@ fn family(py: Python<'_>) -> PyResult<&'static Family> {
                 new_class(py, name, &doc, Some(base.bind(py)), code).map(|ty| (code, name, ty))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        Ok(Family { base, by_code })
+        let broker_error = new_class(
+            py,
+            BROKER_ERROR,
+            "A Kafka error code no subclass mirrors (its code is the instance's `error_code`), \
+             or a broker that broke the protocol (`error_code` -1).",
+            Some(base.bind(py)),
+            BASE_CODE,
+        )?;
+        Ok(Family {
+            base,
+            broker_error,
+            by_code,
+        })
     })
 }
 
-/// A Python exception of the class mirroring Kafka error `code` (the base class for codes
-/// without one of their own).
+/// A Python exception of the class mirroring Kafka error `code` (`BrokerError` for codes
+/// without one of their own), with `error_code` set on the instance too.
 pub fn kafka_error(code: i16, message: impl Into<String>) -> PyErr {
     let message = message.into();
     Python::attach(|py| match family(py) {
@@ -80,8 +95,12 @@ pub fn kafka_error(code: i16, message: impl Into<String>) -> PyErr {
                 .by_code
                 .iter()
                 .find(|(c, _, _)| *c == code)
-                .map_or(&f.base, |(_, _, ty)| ty);
-            PyErr::from_type(ty.bind(py).clone(), message)
+                .map_or(&f.broker_error, |(_, _, ty)| ty);
+            let err = PyErr::from_type(ty.bind(py).clone(), message);
+            match err.value(py).setattr("error_code", code) {
+                Ok(()) => err,
+                Err(e) => e,
+            }
         }
         Err(e) => e,
     })
@@ -143,6 +162,7 @@ impl From<CoreError> for PyErr {
 pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     let f = family(py)?;
     m.add(BASE, f.base.bind(py))?;
+    m.add(BROKER_ERROR, f.broker_error.bind(py))?;
     for (_, name, ty) in &f.by_code {
         m.add(*name, ty.bind(py))?;
     }

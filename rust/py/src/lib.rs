@@ -7,6 +7,7 @@ mod broker;
 mod buffer;
 mod config;
 mod errors;
+mod kafka_client;
 mod partition_log;
 mod records;
 
@@ -37,6 +38,12 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<broker::BrokerServer>()?;
     m.add_function(wrap_pyfunction!(config::validate_broker_config, m)?)?;
     m.add_function(wrap_pyfunction!(config::broker_config_default, m)?)?;
+    m.add_class::<kafka_client::KafkaClient>()?;
+    m.add_class::<kafka_client::ClusterMetadata>()?;
+    m.add_class::<kafka_client::TopicMetadata>()?;
+    m.add_class::<kafka_client::PartitionMetadata>()?;
+    m.add_class::<kafka_client::FetchedPartition>()?;
+    m.add_class::<kafka_client::ProduceResult>()?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;
     m.add_function(wrap_pyfunction!(records::build_batch, m)?)?;

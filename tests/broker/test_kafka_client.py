@@ -1,0 +1,99 @@
+"""`_core.KafkaClient` (the Rust Kafka client) against an embedded broker: metadata,
+produce, list offsets, fetch of raw batches, and the exceptions its failures raise."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafkalite import Broker, _core, errors
+
+EARLIEST, LATEST = -2, -1
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(10)
+
+
+def test_metadata_produce_list_offsets_and_fetch(broker: Broker) -> None:
+    create_topic(broker.bootstrap_servers, "t", 2)
+    with _core.KafkaClient(broker.bootstrap_servers, client_id="test") as client:
+        meta = client.metadata(["t", "missing"])
+        ((node, (host, port)),) = meta.brokers.items()
+        assert f"{host}:{port}" == broker.bootstrap_servers
+        assert meta.topics["missing"].error_code == 3
+        t = meta.topics["t"]
+        assert (t.error_code, t.is_internal) == (0, False)
+        assert [(p.topic, p.partition, p.leader) for p in t.partitions] == [
+            ("t", 0, node),
+            ("t", 1, node),
+        ]
+
+        first = client.produce(
+            "t", 1, _core.build_batch([(None, b"a"), (None, b"b")], timestamp_ms=1000)
+        )
+        second = client.produce(
+            "t", 1, bytearray(_core.build_batch([(b"k", b"c")], timestamp_ms=2000)), acks=-1
+        )
+        assert (first.base_offset, second.base_offset) == (0, 2)
+
+        asked = {("t", 1): EARLIEST, ("t", 0): LATEST}
+        assert client.list_offsets(asked) == {("t", 1): 0, ("t", 0): 0}
+        assert client.list_offsets({("t", 1): LATEST}) == {("t", 1): 3}
+        assert client.list_offsets({("t", 1): 1500}) == {("t", 1): 2}
+
+        fetched = client.fetch("t", 1, 1, 1 << 20)
+        assert (fetched.error_code, fetched.high_watermark, fetched.log_start_offset) == (0, 3, 0)
+        decoded = _core.decode_batches(fetched.records)
+        assert [(r[0], r[3]) for r in decoded] == [(0, b"a"), (1, b"b"), (2, b"c")]
+        assert client.fetch("t", 1, 50, 1 << 20).error_code == 1
+
+
+def test_broker_error_codes_raise_the_family(broker: Broker) -> None:
+    create_topic(broker.bootstrap_servers, "t", 1)
+    client = _core.KafkaClient(broker.bootstrap_servers)
+    with pytest.raises(errors.BrokerError, match="error code 3") as info:
+        client.produce("t", 9, _core.build_batch([(None, b"x")]))
+    assert info.value.error_code == 3
+    assert broker.bootstrap_servers in str(info.value)
+    big = _core.build_batch([(None, b"x" * 2_000_000)])
+    with pytest.raises(errors.MessageTooLargeError) as too_large:
+        client.produce("t", 0, big)
+    assert too_large.value.error_code == 10
+
+
+def test_unreachable_and_malformed_bootstrap_servers() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConnectionError, match=f"no broker reachable at 127.0.0.1:{port}"):
+        _core.KafkaClient(f"127.0.0.1:{port}").metadata()
+    with pytest.raises(ValueError, match="not host:port"):
+        _core.KafkaClient("no-port-here")
+
+
+def test_a_waiting_fetch_releases_the_gil(broker: Broker) -> None:
+    create_topic(broker.bootstrap_servers, "t", 1)
+    client = _core.KafkaClient(broker.bootstrap_servers)
+    client.metadata(["t"])
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        fetched = client.fetch("t", 0, 0, 1 << 20, max_wait_ms=300)
+    finally:
+        stop.set()
+        counter.join()
+    assert fetched.records == b""
+    assert ticks > 1000, "the counting thread never ran while the fetch waited"
