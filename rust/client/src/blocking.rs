@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use crate::client::{Client, ClientConfig};
+use crate::client::Client;
+use crate::cluster::Metadata;
+use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::fetch::FetchedPartition;
-use crate::metadata::Metadata;
 use crate::produce::Produced;
 use crate::TopicPartition;
 

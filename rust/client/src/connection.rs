@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::address::Address;
-use crate::client::ClientConfig;
+use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::versions::{self, BrokerVersions};
 

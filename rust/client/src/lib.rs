@@ -11,6 +11,8 @@
 mod address;
 mod blocking;
 mod client;
+mod cluster;
+mod config;
 mod connection;
 mod error;
 mod fetch;
@@ -21,12 +23,13 @@ mod versions;
 
 pub use address::{parse_bootstrap, Address};
 pub use blocking::BlockingClient;
-pub use client::{Client, ClientConfig};
+pub use client::Client;
+pub use cluster::{Metadata, PartitionMetadata, TopicMetadata};
+pub use config::ClientConfig;
 pub use connection::Connection;
 pub use error::{Error, Result};
 pub use fetch::{FetchedPartition, READ_COMMITTED, READ_UNCOMMITTED};
 pub use list_offsets::{EARLIEST, LATEST};
-pub use metadata::{Metadata, PartitionMetadata, TopicMetadata};
 pub use produce::Produced;
 
 /// (topic, partition).
