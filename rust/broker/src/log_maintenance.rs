@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::{compact_shared, CompactionStats};
 
 use crate::cluster::Partition;

@@ -255,7 +255,7 @@ impl PartitionLog {
     ) -> PyResult<AppendInfo> {
         let buffer = PyBuffer::<u8>::get(records)?;
         let (mut raw, writable) = borrow(&buffer)?;
-        let now = now_ms.unwrap_or_else(kafkalite_core::storage::log::now_ms);
+        let now = now_ms.unwrap_or_else(kafkalite_core::storage::clock::now_ms);
         let info = py.detach(|| {
             let mut log = self.inner.lock().map_err(|_| Error::Closed)?;
             if writable {

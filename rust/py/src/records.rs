@@ -73,7 +73,7 @@ pub fn build_batch<'py>(
     timestamp_ms: Option<i64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let codec = Compression::from_name(compression).map_err(CoreError)?;
-    let default_ts = timestamp_ms.unwrap_or_else(kafkalite_core::storage::log::now_ms);
+    let default_ts = timestamp_ms.unwrap_or_else(kafkalite_core::storage::clock::now_ms);
     let inputs = records
         .try_iter()?
         .map(|item| record_input(&item?, default_ts))

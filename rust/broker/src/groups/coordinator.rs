@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::clock::now_ms;
 
 use super::config::GroupConfig;
 use super::errors;

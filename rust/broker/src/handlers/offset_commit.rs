@@ -28,7 +28,7 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = OffsetCommitRequest::decode(&mut body, version)?;
-    let now = kafkalite_core::storage::log::now_ms();
+    let now = kafkalite_core::storage::clock::now_ms();
     let expire_ms = (version <= 4 && request.retention_time_ms != DEFAULT_RETENTION_TIME)
         .then(|| now.saturating_add(request.retention_time_ms));
     let max_metadata = state.groups.config().offset_metadata_max_bytes;

@@ -39,7 +39,7 @@ use kafka_protocol::messages::produce_response::{
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
-use kafkalite_core::storage::log::now_ms;
+use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::Verdict;
 use kafkalite_core::Error as CoreError;
 

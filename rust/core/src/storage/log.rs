@@ -15,9 +15,8 @@ use crate::error::{Error, Result};
 use crate::records::{
     assign_offsets, check_batch_crcs, validate_batches, validate_batches_deferring_crc, BatchInfo,
 };
-// Re-exported: the broker and the binding read the clock as `storage::log::now_ms`.
 use crate::storage::clean_files::{recover_interrupted, CHECKPOINT_FILE};
-pub use crate::storage::clock::now_ms;
+use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
 use crate::storage::record_view::require_keys;
 use crate::storage::remove_if_exists;

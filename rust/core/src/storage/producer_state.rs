@@ -111,7 +111,7 @@ impl ProducerStateTable {
     #[must_use]
     pub fn rebuild(log: &PartitionLog) -> ProducerStateTable {
         let mut table = ProducerStateTable::default();
-        let now = crate::storage::log::now_ms();
+        let now = crate::storage::clock::now_ms();
         let start = rebuild_start(log, now);
         let append_time = log.config().log_append_time;
         let _ = replay_headers(log, start, |h| {
@@ -491,7 +491,7 @@ mod tests {
 
     #[test]
     fn rebuild_replays_the_tail_of_the_log() {
-        for timestamp in [1_000, crate::storage::log::now_ms()] {
+        for timestamp in [1_000, crate::storage::clock::now_ms()] {
             let (table, bases) = rebuilt_after(timestamp);
             let entry = table.get(1).expect("producer 1 is in the tail");
             assert_eq!(entry.epoch, 3);
