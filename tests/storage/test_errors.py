@@ -31,7 +31,18 @@ def test_each_class_carries_its_kafka_code(name: str, code: int) -> None:
 def test_base_class() -> None:
     assert issubclass(errors.KafkaliteError, Exception)
     assert errors.KafkaliteError.error_code == -1
-    assert sorted(n for n in errors.__all__ if n != "KafkaliteError") == sorted(FAMILY)
+    others = {"KafkaliteError", "BrokerError", "LogDirInUseError"}
+    assert sorted(n for n in errors.__all__ if n not in others) == sorted(FAMILY)
+
+
+def test_classes_beside_the_code_family() -> None:
+    # Codes no subclass mirrors: the code is on the instance, -1 on the class.
+    assert issubclass(errors.BrokerError, errors.KafkaliteError)
+    assert errors.BrokerError.error_code == -1
+    # A held log dir is a storage error that daemons also catch as OSError.
+    assert issubclass(errors.LogDirInUseError, errors.KafkaStorageError)
+    assert issubclass(errors.LogDirInUseError, OSError)
+    assert errors.LogDirInUseError.__module__ == "kafkalite._core"
 
 
 def test_core_failures_raise_the_class_of_their_code(tmp_path) -> None:
