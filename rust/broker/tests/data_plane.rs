@@ -172,22 +172,6 @@ fn batch(n: usize, tag: &str, ts: i64) -> Vec<u8> {
     encode_batch(&records(n, tag, ts), Compression::None, 0).unwrap()
 }
 
-/// Software CRC-32C (Castagnoli), to re-sign batches whose producer fields are patched.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x82F6_3B78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
 /// A batch with producer id/epoch/base sequence set (and attributes OR-ed), CRC recomputed.
 fn idempotent_batch(
     n: usize,
@@ -203,7 +187,7 @@ fn idempotent_batch(
     b[53..57].copy_from_slice(&seq.to_be_bytes());
     let attributes = i16::from_be_bytes([b[21], b[22]]) | extra_attributes;
     b[21..23].copy_from_slice(&attributes.to_be_bytes());
-    let crc = crc32c(&b[21..]);
+    let crc = kafkalite_core::records::batch::crc32c(&b[21..]);
     b[17..21].copy_from_slice(&crc.to_be_bytes());
     b
 }

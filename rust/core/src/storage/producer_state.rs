@@ -414,22 +414,6 @@ mod tests {
         );
     }
 
-    /// Software CRC-32C, to re-sign batches whose producer fields are patched.
-    fn crc32c(data: &[u8]) -> u32 {
-        let mut crc = !0u32;
-        for &b in data {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 != 0 {
-                    (crc >> 1) ^ 0x82F6_3B78
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-
     fn idempotent_batch(pid: i64, epoch: i16, seq: i32, n: usize, ts: i64) -> Vec<u8> {
         use crate::records::{encode_batch, Compression, RecordInput};
         let records: Vec<RecordInput> = (0..n)
@@ -444,7 +428,7 @@ mod tests {
         b[43..51].copy_from_slice(&pid.to_be_bytes());
         b[51..53].copy_from_slice(&epoch.to_be_bytes());
         b[53..57].copy_from_slice(&seq.to_be_bytes());
-        let crc = crc32c(&b[21..]);
+        let crc = crate::records::batch::crc32c(&b[21..]);
         b[17..21].copy_from_slice(&crc.to_be_bytes());
         b
     }
