@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{
     Decodable, Encodable, HeaderVersion, Request, StrBytes, VersionRange,
 };
+use kafkalite_core::error_codes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -19,9 +20,6 @@ use crate::address::Address;
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::versions::{self, BrokerVersions};
-
-/// UNSUPPORTED_VERSION: the broker answers an ApiVersions it cannot parse with it, in v0.
-const UNSUPPORTED_VERSION: i16 = 35;
 
 pub struct Connection {
     broker: String,
@@ -186,11 +184,12 @@ impl Connection {
             let response = ApiVersionsResponse::decode(&mut body.clone(), version)
                 .or_else(|_| ApiVersionsResponse::decode(&mut body.clone(), 0))
                 .map_err(|e| self.protocol(format!("cannot decode ApiVersions: {e}")))?;
-            if response.error_code == UNSUPPORTED_VERSION && version > 0 {
+            // A broker that cannot parse our version answers v0 with UNSUPPORTED_VERSION.
+            if response.error_code == error_codes::UNSUPPORTED_VERSION && version > 0 {
                 version = 0;
                 continue;
             }
-            if response.error_code != 0 {
+            if response.error_code != error_codes::NONE {
                 return Err(Error::Broker {
                     broker: self.broker.clone(),
                     what: "ApiVersions".into(),

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::{ApiKey, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use kafkalite_core::error_codes;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -58,7 +59,7 @@ impl Client {
             })
             .await?;
         let what = || format!("Fetch of {topic}-{partition} at offset {offset}");
-        if response.error_code != 0 {
+        if response.error_code != error_codes::NONE {
             return Err(Error::Broker {
                 broker,
                 what: what(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::{ApiKey, BrokerId, ListOffsetsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use kafkalite_core::error_codes;
 
 use crate::address::Address;
 use crate::client::Client;
@@ -77,7 +78,7 @@ impl Client {
             for topic in response.topics {
                 for p in topic.partitions {
                     let tp = (topic.name.0.to_string(), p.partition_index);
-                    if p.error_code != 0 {
+                    if p.error_code != error_codes::NONE {
                         return Err(Error::Broker {
                             broker,
                             what: format!("ListOffsets for {}-{}", tp.0, tp.1),

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{ApiKey, ProduceRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use kafkalite_core::error_codes;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -69,7 +70,7 @@ impl Client {
                 broker: broker.clone(),
                 message: format!("{} answered without the partition", what()),
             })?;
-        if answer.error_code != 0 {
+        if answer.error_code != error_codes::NONE {
             return Err(Error::Broker {
                 broker,
                 what: what(),

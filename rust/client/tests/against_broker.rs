@@ -12,6 +12,7 @@ use kafkalite_client::{
     Address, BlockingClient, Client, ClientConfig, Connection, Error, EARLIEST, LATEST,
     READ_UNCOMMITTED,
 };
+use kafkalite_core::error_codes;
 use kafkalite_core::records::{decode_records, encode_batch, Compression, RecordInput};
 
 struct TestBroker {
@@ -115,7 +116,7 @@ fn metadata_names_brokers_topics_leaders_and_unknown_topics() {
     let (&node, address) = meta.brokers.iter().next().unwrap();
     assert_eq!(address.to_string(), broker.bootstrap());
     let two = &meta.topics["two"];
-    assert_eq!(two.error_code, 0);
+    assert_eq!(two.error_code, error_codes::NONE);
     assert_eq!(
         two.partitions
             .iter()
@@ -127,7 +128,10 @@ fn metadata_names_brokers_topics_leaders_and_unknown_topics() {
         .partitions
         .iter()
         .all(|p| p.leader == node && p.isr == [node]));
-    assert_eq!(meta.topics["missing"].error_code, 3);
+    assert_eq!(
+        meta.topics["missing"].error_code,
+        error_codes::UNKNOWN_TOPIC_OR_PARTITION
+    );
     // Asking did not create it.
     let all = client.metadata(None).unwrap();
     assert!(all.topics.contains_key("two") && !all.topics.contains_key("missing"));
@@ -165,7 +169,10 @@ fn produce_then_list_offsets_and_fetch_the_raw_batches() {
     let fetched = client
         .fetch("t", 0, 0, 1 << 20, 0, READ_UNCOMMITTED)
         .unwrap();
-    assert_eq!((fetched.error_code, fetched.high_watermark), (0, 6));
+    assert_eq!(
+        (fetched.error_code, fetched.high_watermark),
+        (error_codes::NONE, 6)
+    );
     assert_eq!(fetched.log_start_offset, 0);
     let got = values(&fetched.records);
     assert_eq!(got.len(), 6);
@@ -176,7 +183,7 @@ fn produce_then_list_offsets_and_fetch_the_raw_batches() {
     let out_of_range = client
         .fetch("t", 0, 99, 1 << 20, 0, READ_UNCOMMITTED)
         .unwrap();
-    assert_eq!(out_of_range.error_code, 1);
+    assert_eq!(out_of_range.error_code, error_codes::OFFSET_OUT_OF_RANGE);
     assert!(out_of_range.records.is_empty());
 }
 
@@ -190,7 +197,7 @@ fn a_fetch_at_the_end_waits_for_data_up_to_max_wait() {
             .fetch("t", 0, 0, 1 << 20, 300, READ_UNCOMMITTED)
             .await
             .unwrap();
-        assert!(empty.records.is_empty() && empty.error_code == 0);
+        assert!(empty.records.is_empty() && empty.error_code == error_codes::NONE);
         assert!(
             started.elapsed() >= Duration::from_millis(250),
             "{:?}",
@@ -206,7 +213,11 @@ fn partition_errors_name_the_broker_and_code() {
     let err = client
         .produce("t", 7, batch("x", 1, 0), 1, 5_000)
         .unwrap_err();
-    assert_eq!(err.error_code(), Some(3), "{err}");
+    assert_eq!(
+        err.error_code(),
+        Some(error_codes::UNKNOWN_TOPIC_OR_PARTITION),
+        "{err}"
+    );
     let text = err.to_string();
     assert!(
         text.contains(&broker.bootstrap()) && text.contains("UnknownTopicOrPartition"),
@@ -215,7 +226,7 @@ fn partition_errors_name_the_broker_and_code() {
     let wanted = BTreeMap::from([(("t".to_string(), 5), LATEST)]);
     assert_eq!(
         client.list_offsets(&wanted).unwrap_err().error_code(),
-        Some(3)
+        Some(error_codes::UNKNOWN_TOPIC_OR_PARTITION)
     );
 }
 
