@@ -8,6 +8,30 @@ use crate::records::record::RecordInput;
 use crate::records::varint::{write_varint, write_varlong};
 use crate::records::Compression;
 
+/// The idempotent producer a batch is stamped with: its producer id and epoch (from
+/// InitProducerId) and the sequence number of the batch's first record.
+/// [`BatchProducer::NONE`] (all -1) is a batch of no idempotent producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchProducer {
+    pub id: i64,
+    pub epoch: i16,
+    pub base_sequence: i32,
+}
+
+impl BatchProducer {
+    pub const NONE: BatchProducer = BatchProducer {
+        id: -1,
+        epoch: -1,
+        base_sequence: -1,
+    };
+}
+
+impl Default for BatchProducer {
+    fn default() -> Self {
+        BatchProducer::NONE
+    }
+}
+
 /// Build one RecordBatch v2 (CreateTime, producer id -1, CRC filled) at `base_offset`.
 ///
 /// baseTimestamp is the first record's timestamp and maxTimestamp the largest, as the
@@ -17,6 +41,17 @@ pub fn encode_batch(
     records: &[RecordInput],
     compression: Compression,
     base_offset: i64,
+) -> Result<Vec<u8>> {
+    encode_producer_batch(records, compression, base_offset, BatchProducer::NONE)
+}
+
+/// As [`encode_batch`], stamped with `producer`'s id, epoch and base sequence (the CRC
+/// covers them): the batch an idempotent producer sends.
+pub fn encode_producer_batch(
+    records: &[RecordInput],
+    compression: Compression,
+    base_offset: i64,
+    producer: BatchProducer,
 ) -> Result<Vec<u8>> {
     let first = records
         .first()
@@ -48,9 +83,9 @@ pub fn encode_batch(
         last_offset_delta: count - 1,
         base_timestamp,
         max_timestamp,
-        producer_id: -1,
-        producer_epoch: -1,
-        base_sequence: -1,
+        producer_id: producer.id,
+        producer_epoch: producer.epoch,
+        base_sequence: producer.base_sequence,
         records_count: count,
     };
     header.write_to(&mut out);

@@ -22,5 +22,5 @@ pub use batch::{
     LOG_OVERHEAD,
 };
 pub use compression::Compression;
-pub use encode::encode_batch;
+pub use encode::{encode_batch, encode_producer_batch, BatchProducer};
 pub use record::{decode_records, visit_records, Header, Record, RecordInput, RecordRef};

@@ -1,7 +1,7 @@
 use super::*;
 use crate::records::batch::LOG_OVERHEAD;
 use crate::records::compression::compress;
-use crate::records::encode::{encode_batch, encode_records};
+use crate::records::encode::{encode_batch, encode_producer_batch, encode_records, BatchProducer};
 use crate::records::test_util::{largest_allocation_during, raw_batch, sample_records, RawBatch};
 use crate::records::validate_batch;
 use crate::records::varint::write_varint;
@@ -390,4 +390,47 @@ fn encoded_section(inputs: &[RecordInput], base_timestamp: i64) -> Vec<u8> {
     let mut out = Vec::new();
     encode_records(&mut out, inputs, base_timestamp).unwrap();
     out
+}
+
+#[test]
+fn a_producer_batch_carries_its_producer_under_a_valid_crc() {
+    let producer = BatchProducer {
+        id: 7,
+        epoch: 2,
+        base_sequence: 10,
+    };
+    for codec in Compression::ALL {
+        let records = sample_records(3);
+        let stamped = encode_producer_batch(&records, codec, 5, producer).unwrap();
+        let header = validate_batch(&stamped).unwrap();
+        assert_eq!(
+            (
+                header.producer_id,
+                header.producer_epoch,
+                header.base_sequence
+            ),
+            (7, 2, 10),
+            "{codec:?}"
+        );
+        assert_eq!(decode_records(&stamped).unwrap(), expected(&records, 5));
+        // Only the producer fields and the CRC over them differ from a plain batch.
+        let plain = encode_batch(&records, codec, 5).unwrap();
+        let plain_header = validate_batch(&plain).unwrap();
+        assert_eq!(
+            (plain_header.producer_id, plain_header.producer_epoch),
+            (-1, -1)
+        );
+        assert_eq!(plain_header.base_sequence, -1);
+        assert_eq!(stamped.len(), plain.len());
+        let differing: Vec<usize> = (0..plain.len())
+            .filter(|&i| plain[i] != stamped[i])
+            .collect();
+        assert!(
+            differing
+                .iter()
+                .all(|i| (17..21).contains(i) || (43..57).contains(i)),
+            "{differing:?}"
+        );
+    }
+    assert_eq!(BatchProducer::default(), BatchProducer::NONE);
 }
