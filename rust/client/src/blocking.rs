@@ -77,6 +77,17 @@ impl BlockingClient {
         )
     }
 
+    pub fn init_producer_id(
+        &mut self,
+        transactional_id: Option<&str>,
+        transaction_timeout_ms: i32,
+    ) -> Result<(i64, i16)> {
+        self.runtime.block_on(
+            self.client
+                .init_producer_id(transactional_id, transaction_timeout_ms),
+        )
+    }
+
     /// Close every connection (they reopen on the next request).
     pub fn close(&mut self) {
         self.client.close();

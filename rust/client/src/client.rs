@@ -1,6 +1,7 @@
 //! [`Client`]: connections to a cluster's brokers, opened on first use and routed by the
 //! partition leaders a cached Metadata names. The request kinds live in their own files
-//! (`metadata.rs`, `list_offsets.rs`, `fetch.rs`, `produce.rs`) as `impl Client` blocks.
+//! (`metadata.rs`, `list_offsets.rs`, `fetch.rs`, `produce.rs`,
+//! `init_producer_id.rs`) as `impl Client` blocks.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

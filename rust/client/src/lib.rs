@@ -1,8 +1,8 @@
 //! A Kafka client over the same generated `kafka-protocol` codec the broker serves: one
 //! connection per broker with size-bounded response framing and ApiVersions negotiation,
 //! and the requests the broker's own outgoing traffic and the Spark source need —
-//! Metadata, ListOffsets, Fetch (raw record-batch bytes, no per-record work) and Produce
-//! (raw batch bytes).
+//! Metadata, ListOffsets, Fetch (raw record-batch bytes, no per-record work), Produce
+//! (raw batch bytes) and InitProducerId (an idempotent producer's id and epoch).
 //!
 //! [`Client`] is async on tokio (the replication follower fetcher runs it inside the
 //! broker's runtime); [`BlockingClient`] wraps it in a current-thread runtime for callers
@@ -16,6 +16,7 @@ mod config;
 mod connection;
 mod error;
 mod fetch;
+mod init_producer_id;
 mod list_offsets;
 mod metadata;
 mod produce;

@@ -14,6 +14,8 @@ pub(crate) const METADATA: VersionRange = VersionRange { min: 1, max: 12 };
 pub(crate) const LIST_OFFSETS: VersionRange = VersionRange { min: 1, max: 7 };
 pub(crate) const FETCH: VersionRange = VersionRange { min: 4, max: 12 };
 pub(crate) const PRODUCE: VersionRange = VersionRange { min: 3, max: 9 };
+/// Up to v4: later versions add transaction fields (two-phase commit) this client leaves out.
+pub(crate) const INIT_PRODUCER_ID: VersionRange = VersionRange { min: 0, max: 4 };
 
 /// A broker's supported range per API key.
 #[derive(Debug, Default, Clone)]

@@ -1,5 +1,5 @@
 //! The client against a real broker on a loopback port: negotiation, Metadata, ListOffsets,
-//! Produce and Fetch, bounded frames and unreachable brokers.
+//! Produce, Fetch and InitProducerId, bounded frames and unreachable brokers.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -13,7 +13,9 @@ use kafkalite_client::{
     READ_UNCOMMITTED,
 };
 use kafkalite_core::error_codes;
-use kafkalite_core::records::{decode_records, encode_batch, Compression, RecordInput};
+use kafkalite_core::records::{
+    decode_records, encode_batch, encode_producer_batch, BatchProducer, Compression, RecordInput,
+};
 
 struct TestBroker {
     broker: Broker,
@@ -45,16 +47,21 @@ impl TestBroker {
     }
 }
 
-/// One batch of `count` records valued `prefix-i`, stamped `timestamp`.
-fn batch(prefix: &str, count: usize, timestamp: i64) -> Bytes {
-    let records: Vec<RecordInput> = (0..count)
+/// `count` records valued `prefix-i`, stamped `timestamp`.
+fn records(prefix: &str, count: usize, timestamp: i64) -> Vec<RecordInput> {
+    (0..count)
         .map(|i| RecordInput {
             timestamp,
             key: None,
             value: Some(format!("{prefix}-{i}").into_bytes()),
             headers: Vec::new(),
         })
-        .collect();
+        .collect()
+}
+
+/// One batch of `count` records valued `prefix-i`, stamped `timestamp`.
+fn batch(prefix: &str, count: usize, timestamp: i64) -> Bytes {
+    let records = records(prefix, count, timestamp);
     Bytes::from(encode_batch(&records, Compression::None, 0).unwrap())
 }
 
@@ -185,6 +192,64 @@ fn produce_then_list_offsets_and_fetch_the_raw_batches() {
         .unwrap();
     assert_eq!(out_of_range.error_code, error_codes::OFFSET_OUT_OF_RANGE);
     assert!(out_of_range.records.is_empty());
+}
+
+#[test]
+fn an_idempotent_producer_gets_its_id_and_replays_are_answered_with_the_first_offsets() {
+    let broker = TestBroker::start(&[("t", 1)]);
+    let mut client = BlockingClient::new(&broker.bootstrap(), ClientConfig::default()).unwrap();
+    let (id, epoch) = client.init_producer_id(None, 60_000).unwrap();
+    assert!(id >= 0 && epoch == 0, "{id} {epoch}");
+    let (other, _) = client.init_producer_id(None, 60_000).unwrap();
+    assert_ne!(other, id, "every InitProducerId is a new producer");
+
+    let stamped = |prefix, count, base_sequence| {
+        let producer = BatchProducer {
+            id,
+            epoch,
+            base_sequence,
+        };
+        let records = records(prefix, count, 1_000);
+        Bytes::from(encode_producer_batch(&records, Compression::None, 0, producer).unwrap())
+    };
+    let first = stamped("a", 2, 0);
+    assert_eq!(
+        client
+            .produce("t", 0, first.clone(), -1, 5_000)
+            .unwrap()
+            .base_offset,
+        0
+    );
+    // The same batch again, as after a lost response: its first offsets, nothing appended.
+    assert_eq!(
+        client
+            .produce("t", 0, first, -1, 5_000)
+            .unwrap()
+            .base_offset,
+        0
+    );
+    let end = BTreeMap::from([(("t".to_string(), 0), LATEST)]);
+    assert_eq!(client.list_offsets(&end).unwrap()[&("t".to_string(), 0)], 2);
+    let next = client
+        .produce("t", 0, stamped("b", 1, 2), -1, 5_000)
+        .unwrap();
+    assert_eq!(next.base_offset, 2);
+    let gap = client
+        .produce("t", 0, stamped("c", 1, 7), -1, 5_000)
+        .unwrap_err();
+    assert_eq!(
+        gap.error_code(),
+        Some(error_codes::OUT_OF_ORDER_SEQUENCE_NUMBER),
+        "{gap}"
+    );
+
+    let refused = client.init_producer_id(Some("txn"), 60_000).unwrap_err();
+    assert_eq!(
+        refused.error_code(),
+        Some(error_codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("InitProducerId"), "{refused}");
 }
 
 #[test]
