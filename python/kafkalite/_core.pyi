@@ -135,6 +135,10 @@ def build_batch(
     compression: str = "none",
     base_offset: int = 0,
     timestamp_ms: int | None = None,
+    *,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
 ) -> bytes: ...
 def decode_batches(
     data: bytes,
@@ -221,8 +225,8 @@ class ProduceResult:
     def log_start_offset(self) -> int: ...
 
 class KafkaClient:
-    """The Rust Kafka client: Metadata, ListOffsets, Fetch and Produce, routed to
-    partition leaders; every call releases the GIL."""
+    """The Rust Kafka client: Metadata, ListOffsets, Fetch, Produce and InitProducerId,
+    routed to partition leaders; every call releases the GIL."""
 
     def __init__(
         self,
@@ -252,6 +256,9 @@ class KafkaClient:
         acks: int = 1,
         timeout_ms: int = 30000,
     ) -> ProduceResult: ...
+    def init_producer_id(
+        self, transactional_id: str | None = None, timeout_ms: int = 60000
+    ) -> tuple[int, int]: ...
     def close(self) -> None: ...
     def __enter__(self) -> KafkaClient: ...
     def __exit__(self, *exc: object) -> bool: ...

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from kafkalite import Broker
-from tests.broker import rawproto
+from kafkalite import Broker, _core, errors
 
 
 def produce(
@@ -93,18 +93,25 @@ def test_idempotent_producer_end_to_end(broker: Broker) -> None:
 
 def test_replayed_batch_is_acknowledged_with_original_offsets(broker: Broker) -> None:
     produce(broker.bootstrap_servers, "replay", 3)  # creates the topic, offsets 0..2
-    sock = rawproto.connect(broker.bootstrap_servers)
-    pid, epoch = rawproto.init_producer_id(sock)
-    first = rawproto.idempotent_batch([(b"a", b"1"), (b"b", b"2")], pid, epoch, 0)
-    assert rawproto.produce_v3(sock, "replay", 0, first, 10) == (0, 3)
-    assert log_end(broker.bootstrap_servers, "replay") == 5
-    # The same bytes again, as a producer retrying after a lost response.
-    assert rawproto.produce_v3(sock, "replay", 0, first, 11) == (0, 3)
-    assert log_end(broker.bootstrap_servers, "replay") == 5, "a replay must not append"
-    second = rawproto.idempotent_batch([(b"c", b"3")], pid, epoch, 2)
-    assert rawproto.produce_v3(sock, "replay", 0, second, 12) == (0, 5)
-    gap = rawproto.idempotent_batch([(b"d", b"4")], pid, epoch, 7)
-    assert rawproto.produce_v3(sock, "replay", 0, gap, 13)[0] == 45  # OUT_OF_ORDER_SEQUENCE
-    sock.close()
+    with _core.KafkaClient(broker.bootstrap_servers) as client:
+        pid, epoch = client.init_producer_id()
+
+        def batch(records: list[tuple[bytes, bytes]], seq: int) -> bytes:
+            return _core.build_batch(
+                records, producer_id=pid, producer_epoch=epoch, base_sequence=seq
+            )
+
+        first = batch([(b"a", b"1"), (b"b", b"2")], 0)
+        assert client.produce("replay", 0, first, acks=-1).base_offset == 3
+        assert log_end(broker.bootstrap_servers, "replay") == 5
+        # The same bytes again, as a producer retrying after a lost response.
+        assert client.produce("replay", 0, first, acks=-1).base_offset == 3
+        assert log_end(broker.bootstrap_servers, "replay") == 5, "a replay must not append"
+        second = batch([(b"c", b"3")], 2)
+        assert client.produce("replay", 0, second, acks=-1).base_offset == 5
+        gap = batch([(b"d", b"4")], 7)
+        with pytest.raises(errors.KafkaliteError) as raised:
+            client.produce("replay", 0, gap, acks=-1)
+        assert raised.value.error_code == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER
     got = consume_all(broker.bootstrap_servers, "replay")
     assert [v for _, _, v in got] == [b"v0", b"v1", b"v2", b"1", b"2", b"3"]

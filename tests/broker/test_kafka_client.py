@@ -66,6 +66,26 @@ def test_broker_error_codes_raise_the_family(broker: Broker) -> None:
     assert too_large.value.error_code == 10
 
 
+def test_init_producer_id_and_a_stamped_batch(broker: Broker) -> None:
+    create_topic(broker.bootstrap_servers, "t", 1)
+    with _core.KafkaClient(broker.bootstrap_servers) as client:
+        pid, epoch = client.init_producer_id()
+        assert pid >= 0 and epoch == 0
+        assert client.init_producer_id(timeout_ms=1000)[0] != pid
+        with pytest.raises(errors.BrokerError) as refused:
+            client.init_producer_id("txn")
+        assert refused.value.error_code == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        stamped = _core.build_batch(
+            [(None, b"a")], producer_id=pid, producer_epoch=epoch, base_sequence=0
+        )
+        # Header bytes 43..57: producer id, epoch, base sequence; the CRC covers them.
+        assert stamped[43:57] == pid.to_bytes(8, "big") + bytes([0, 0, 0, 0, 0, 0])
+        assert _core.crc32c(stamped[21:]) == int.from_bytes(stamped[17:21], "big")
+        assert client.produce("t", 0, stamped).base_offset == 0
+        plain = _core.build_batch([(None, b"a")])
+        assert plain[43:57] == b"\xff" * 14
+
+
 def test_unreachable_and_malformed_bootstrap_servers() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -258,6 +258,20 @@ impl KafkaClient {
         })
     }
 
+    /// A new producer id and epoch for an idempotent producer (`transactional_id` None);
+    /// a broker without transactions refuses a transactional id with its error code.
+    #[pyo3(signature = (transactional_id=None, timeout_ms=60_000))]
+    fn init_producer_id(
+        &self,
+        py: Python<'_>,
+        transactional_id: Option<String>,
+        timeout_ms: i32,
+    ) -> PyResult<(i64, i16)> {
+        self.detached(py, |c| {
+            c.init_producer_id(transactional_id.as_deref(), timeout_ms)
+        })
+    }
+
     /// Close every connection (they reopen on the next call).
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.detached(py, |c| {

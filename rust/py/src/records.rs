@@ -2,7 +2,8 @@
 //! broker's data path never calls these (it moves batches as opaque bytes).
 
 use kafkalite_core::records::{
-    decode_records, encode_batch, validate_batch, Compression, Header, RecordInput,
+    decode_records, encode_producer_batch, validate_batch, BatchProducer, Compression, Header,
+    RecordInput,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -62,16 +63,26 @@ fn record_input(item: &Bound<'_, PyAny>, default_ts: i64) -> PyResult<RecordInpu
     })
 }
 
-/// Encode records into one RecordBatch v2.
+/// Encode records into one RecordBatch v2; `producer_id`, `producer_epoch` and
+/// `base_sequence` stamp an idempotent producer's batch (-1: none).
 #[pyfunction]
-#[pyo3(signature = (records, compression="none", base_offset=0, timestamp_ms=None))]
+#[pyo3(signature = (records, compression="none", base_offset=0, timestamp_ms=None, *, producer_id=-1, producer_epoch=-1, base_sequence=-1))]
+#[allow(clippy::too_many_arguments)]
 pub fn build_batch<'py>(
     py: Python<'py>,
     records: &Bound<'py, PyAny>,
     compression: &str,
     base_offset: i64,
     timestamp_ms: Option<i64>,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let producer = BatchProducer {
+        id: producer_id,
+        epoch: producer_epoch,
+        base_sequence,
+    };
     let codec = Compression::from_name(compression).map_err(CoreError)?;
     let default_ts = timestamp_ms.unwrap_or_else(kafkalite_core::storage::clock::now_ms);
     let inputs = records
@@ -79,7 +90,7 @@ pub fn build_batch<'py>(
         .map(|item| record_input(&item?, default_ts))
         .collect::<PyResult<Vec<_>>>()?;
     let bytes = py
-        .detach(|| encode_batch(&inputs, codec, base_offset))
+        .detach(|| encode_producer_batch(&inputs, codec, base_offset, producer))
         .map_err(CoreError)?;
     Ok(PyBytes::new(py, &bytes))
 }
