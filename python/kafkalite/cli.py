@@ -1,4 +1,4 @@
-"""The ``kafkalite`` command."""
+"""The ``kafkalite`` command: the broker daemon, Kafka-style client verbs, benchmarks."""
 
 from __future__ import annotations
 
@@ -54,28 +54,57 @@ def _demo(args: argparse.Namespace) -> int:
         return 0 if seen == total else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafkalite", description=__doc__)
-    parser.add_argument("--version", action="version", version=_core.__version__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="write a partition log and read it back")
-    demo.add_argument("--log-dir", help="partition directory (default: a temporary one)")
-    demo.add_argument("--batches", type=int, default=200)
-    demo.add_argument("--records-per-batch", type=int, default=100)
-    demo.add_argument("--record-bytes", type=int, default=1024)
-    demo.add_argument("--segment-bytes", type=int, default=8 << 20)
-    demo.add_argument(
-        "--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"]
-    )
-    demo.set_defaults(func=_demo)
+DESCRIPTION = """\
+kafkalite is a Kafka-compatible commit log: a single broker that any Kafka client can use,
+served in Rust and installed with pip. This command runs the broker and talks to it.
+"""
 
+EPILOG = """\
+Run `kafkalite COMMAND --help` for a command's options. Client commands talk to
+127.0.0.1:9092 unless given -b HOST:PORT.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafkalite",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=_core.__version__, help="print the version"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     broker = sub.add_parser("broker", help="run a broker in the foreground")
     daemon.add_arguments(broker)
     broker.set_defaults(func=daemon.run)
     client_cli.add_parsers(sub)
     group_cli.add_parsers(sub)
     bench_cli.register(sub)
+    demo = sub.add_parser("demo", help="write a partition log and read it back (no broker)")
+    demo.add_argument("--log-dir", help="partition directory (default: a temporary one)")
+    demo.add_argument("--batches", type=int, default=200, help="batches to append (default: 200)")
+    demo.add_argument(
+        "--records-per-batch", type=int, default=100, help="records per batch (default: 100)"
+    )
+    demo.add_argument(
+        "--record-bytes", type=int, default=1024, help="bytes per record value (default: 1024)"
+    )
+    demo.add_argument(
+        "--segment-bytes",
+        type=int,
+        default=8 << 20,
+        help="roll to a new segment at this size (default: 8 MiB)",
+    )
+    demo.add_argument(
+        "--compression",
+        default="none",
+        choices=client_cli.COMPRESSIONS,
+        help="batch compression codec (default: none)",
+    )
+    demo.set_defaults(func=_demo)
     return parser
 
 

@@ -7,6 +7,7 @@ import argparse
 import functools
 import logging
 import os
+import signal
 import sys
 import time
 import uuid
@@ -205,6 +206,10 @@ def produce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @_verb
 def consume(args: argparse.Namespace) -> int:
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
@@ -230,6 +235,10 @@ def consume(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     separator = args.key_separator.encode()
     seen = 0
+    # SIGTERM (kill, a service manager, a container stop) ends the loop like Ctrl-C, so the
+    # consumer is closed and leaves its group at once, as Kafka's console consumer does;
+    # otherwise the group stays Stable until the session times out and cannot be reset.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         # --timeout 0 waits for ever, for the broker as for records.
         metadata = consumer.list_topics(args.topic, timeout=args.timeout or -1)
@@ -265,65 +274,115 @@ def consume(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         consumer.close()
+        signal.signal(signal.SIGTERM, previous)
     print(f"Processed a total of {seen} messages.", file=sys.stderr)
     return 0
 
 
-def add_common_arguments(p: argparse.ArgumentParser) -> None:
+BROKER_TIMEOUT_HELP = "seconds to wait for the broker's answers (default: %(default)s)"
+
+
+def add_common_arguments(p: argparse.ArgumentParser, timeout_help: str) -> None:
     p.add_argument(
-        "-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, help="host:port[,host:port]"
+        "-b",
+        "--bootstrap-server",
+        default=DEFAULT_BOOTSTRAP,
+        metavar="HOST:PORT",
+        help="the broker(s) to talk to, comma-separated (default: %(default)s)",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=10.0,
-        help="seconds to wait for the broker (consume: idle seconds before exiting; 0: wait "
-        "forever)",
-    )
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help=timeout_help)
+
+
+COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
 def add_parsers(sub: Any) -> None:
-    common = add_common_arguments
-
     topic = sub.add_parser("topic", help="create, list, describe or delete topics")
-    tsub = topic.add_subparsers(dest="topic_command", required=True)
+    tsub = topic.add_subparsers(dest="topic_command", required=True, metavar="COMMAND")
     create = tsub.add_parser("create", help="create a topic")
-    create.add_argument("topic")
-    create.add_argument("-p", "--partitions", type=int, default=1)
-    create.add_argument("-r", "--replication-factor", type=int, default=1)
+    create.add_argument("topic", help="topic name")
     create.add_argument(
-        "--config", action="append", default=[], metavar="KEY=VALUE", help="topic config"
+        "-p", "--partitions", type=int, default=1, help="number of partitions (default: 1)"
+    )
+    create.add_argument(
+        "-r",
+        "--replication-factor",
+        type=int,
+        default=1,
+        help="replicas per partition (a single broker has 1)",
+    )
+    create.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a topic config such as retention.ms=86400000 (repeatable)",
     )
     create.set_defaults(func=topic_create)
     lst = tsub.add_parser("list", help="list topic names")
     lst.set_defaults(func=topic_list)
     describe = tsub.add_parser("describe", help="partitions, leader, replicas, ISR, configs")
-    describe.add_argument("topic")
+    describe.add_argument("topic", help="topic name")
     describe.set_defaults(func=topic_describe)
     delete = tsub.add_parser("delete", help="delete a topic and its data")
-    delete.add_argument("topic")
+    delete.add_argument("topic", help="topic name")
     delete.set_defaults(func=topic_delete)
     for p in (create, lst, describe, delete):
-        common(p)
+        add_common_arguments(p, BROKER_TIMEOUT_HELP)
 
     prod = sub.add_parser("produce", help="produce one record per stdin line")
-    prod.add_argument("topic")
-    prod.add_argument("--key-separator", default=None, help="split each line into key and value")
-    prod.add_argument("--acks", default="all", choices=["0", "1", "all", "-1"])
+    prod.add_argument("topic", help="topic to write to")
     prod.add_argument(
-        "--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"]
+        "--key-separator",
+        default=None,
+        metavar="SEP",
+        help="split each line at the first SEP into key and value (default: no key)",
     )
-    common(prod)
+    prod.add_argument(
+        "--acks",
+        default="all",
+        choices=["0", "1", "all", "-1"],
+        help="acknowledgements a write waits for (default: all)",
+    )
+    prod.add_argument(
+        "--compression",
+        default="none",
+        choices=COMPRESSIONS,
+        help="compress record batches with this codec (default: none)",
+    )
+    add_common_arguments(
+        prod, "seconds to wait, after stdin ends, for every record to be delivered (default: 10)"
+    )
     prod.set_defaults(func=produce)
 
     cons = sub.add_parser("consume", help="print a topic's records, one per line")
-    cons.add_argument("topic")
-    cons.add_argument("--from-beginning", action="store_true")
+    cons.add_argument("topic", help="topic to read")
+    cons.add_argument(
+        "--from-beginning",
+        action="store_true",
+        help="start at the oldest record (default: only new ones; a group resumes where it was)",
+    )
     cons.add_argument(
         "-g", "--group", default=None, help="consume as a member of this consumer group"
     )
-    cons.add_argument("-n", "--max-messages", type=int, default=None)
-    cons.add_argument("--print-key", action="store_true")
-    cons.add_argument("--key-separator", default="\t", help="printed between key and value")
-    common(cons)
+    cons.add_argument(
+        "-n",
+        "--max-messages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exit after N records (default: no limit)",
+    )
+    cons.add_argument("--print-key", action="store_true", help="print each key before its value")
+    cons.add_argument(
+        "--key-separator",
+        default="\t",
+        metavar="SEP",
+        help="printed between key and value with --print-key (default: a tab)",
+    )
+    add_common_arguments(
+        cons,
+        "exit after this many seconds without a record, also the wait for the broker; "
+        "0: wait forever (default: 10)",
+    )
     cons.set_defaults(func=consume)

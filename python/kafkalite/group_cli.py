@@ -1,5 +1,6 @@
 """The ``kafkalite group`` verbs, after Kafka's ``kafka-consumer-groups``: list groups,
-describe a group's members, committed offsets and lag, reset its committed offsets. They
+describe a group's members, committed offsets and lag, reset its committed offsets, delete
+groups. They
 use the admin API over the wire (librdkafka through confluent-kafka)."""
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from kafkalite.client_cli import CliError, _admin, _explain, _verb, add_common_arguments
+from kafkalite.client_cli import (
+    BROKER_TIMEOUT_HELP,
+    CliError,
+    _admin,
+    _explain,
+    _verb,
+    add_common_arguments,
+)
 
 # Kafka only lets an inactive group's offsets be reset: members would overwrite them.
 INACTIVE_STATES = ("EMPTY", "DEAD")
@@ -156,8 +164,32 @@ def _topic_partitions(admin: Any, spec: str, args: argparse.Namespace) -> list[t
     return [(name, p) for p in partitions]
 
 
+def _clamp(offset: int, tp: tuple[str, int], earliest: int, latest: int) -> int:
+    """An offset outside the log is moved to its nearest end, with a warning on stderr in
+    the words of Kafka's tool."""
+    name = f"{tp[0]}-{tp[1]}"
+    if offset > latest:
+        print(
+            f"WARN: New offset ({offset}) is higher than latest offset for topic partition "
+            f"{name}. Value will be set to {latest}",
+            file=sys.stderr,
+        )
+        return latest
+    if offset < earliest:
+        print(
+            f"WARN: New offset ({offset}) is lower than earliest offset for topic partition "
+            f"{name}. Value will be set to {earliest}",
+            file=sys.stderr,
+        )
+        return earliest
+    return offset
+
+
 def _targets(
-    admin: Any, partitions: list[tuple[str, int]], args: argparse.Namespace
+    admin: Any,
+    partitions: list[tuple[str, int]],
+    committed: dict[tuple[str, int], int],
+    args: argparse.Namespace,
 ) -> dict[tuple[str, int], int]:
     from confluent_kafka.admin import OffsetSpec
 
@@ -168,8 +200,19 @@ def _targets(
     if args.to_latest:
         return latest
     if args.to_offset is not None:
-        # Out-of-range offsets are clamped into the log, as Kafka's tool does.
-        return {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in partitions}
+        return {tp: _clamp(args.to_offset, tp, earliest[tp], latest[tp]) for tp in partitions}
+    if args.shift_by is not None:
+        unknown = [tp for tp in partitions if tp not in committed]
+        if unknown:
+            t, p = unknown[0]
+            raise CliError(
+                f"cannot shift the offset of {t}-{p}: group {args.group} has no committed "
+                "offset there"
+            )
+        return {
+            tp: _clamp(committed[tp] + args.shift_by, tp, earliest[tp], latest[tp])
+            for tp in partitions
+        }
     at = _log_offsets(
         admin, partitions, OffsetSpec.for_timestamp(_parse_datetime(args.to_datetime)), args
     )
@@ -188,10 +231,22 @@ def group_reset_offsets(args: argparse.Namespace) -> int:
             f"assignments can only be reset if the group {args.group} is inactive, "
             f"but the current state is {state.title()}"
         )
-    partitions = [tp for spec in args.topic for tp in _topic_partitions(admin, spec, args)]
-    targets = _targets(admin, partitions, args)
-    rows = [(args.group, t, p, targets[(t, p)]) for t, p in partitions]
-    _print_table(["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], rows)
+    committed = _committed(admin, args.group, args)
+    if args.all_topics:
+        # As Kafka's tool: every partition the group has committed offsets for.
+        partitions = sorted(committed)
+        if not partitions:
+            raise CliError(f"group {args.group} has no committed offsets; name topics with --topic")
+    else:
+        partitions = [tp for spec in args.topic for tp in _topic_partitions(admin, spec, args)]
+    targets = _targets(admin, partitions, committed, args)
+    if args.export:
+        # kafka-consumer-groups --export: one TOPIC,PARTITION,OFFSET line per partition.
+        for t, p in partitions:
+            print(f"{t},{p},{targets[(t, p)]}")
+    else:
+        rows = [(args.group, t, p, targets[(t, p)]) for t, p in partitions]
+        _print_table(["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], rows)
     if not args.execute:
         print("\n(dry run: nothing changed; add --execute to apply)", file=sys.stderr)
         return 0
@@ -207,36 +262,90 @@ def group_reset_offsets(args: argparse.Namespace) -> int:
     return 0
 
 
+# Why DeleteGroups refused a group, in a user's words (librdkafka's error names).
+DELETE_REFUSALS = {
+    "NON_EMPTY_GROUP": "it has active members (stop its consumers first)",
+    "GROUP_ID_NOT_FOUND": "it does not exist",
+}
+
+
+@_verb
+def group_delete(args: argparse.Namespace) -> int:
+    admin = _admin(args)
+    futures = admin.delete_consumer_groups(args.group, request_timeout=args.timeout)
+    deleted, failed = [], []
+    for group in args.group:
+        try:
+            futures[group].result(args.timeout)
+            deleted.append(group)
+        except Exception as e:
+            err: Any = e.args[0] if e.args else None
+            why = DELETE_REFUSALS.get(err.name() if hasattr(err, "name") else "")
+            failed.append(f"group {group} not deleted: {why or _explain(e, args)}")
+    if deleted:
+        names = ", ".join(f"'{g}'" for g in deleted)
+        print(f"Deletion of requested consumer groups ({names}) was successful.")
+    if failed:
+        raise CliError("; ".join(failed))
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
-    group = sub.add_parser("group", help="list, describe or reset consumer groups")
-    gsub = group.add_subparsers(dest="group_command", required=True)
+    group = sub.add_parser(
+        "group", help="list, describe, reset or delete consumer groups (kafka-consumer-groups)"
+    )
+    gsub = group.add_subparsers(dest="group_command", required=True, metavar="COMMAND")
 
     lst = gsub.add_parser("list", help="list consumer groups")
     lst.add_argument("--state", action="store_true", help="show each group's state")
     lst.set_defaults(func=group_list)
 
     describe = gsub.add_parser("describe", help="members, committed offsets and lag")
-    describe.add_argument("group")
+    describe.add_argument("group", help="consumer group id")
     describe.set_defaults(func=group_describe)
 
     reset = gsub.add_parser(
         "reset-offsets", help="plan (or with --execute, apply) new committed offsets"
     )
-    reset.add_argument("group")
-    reset.add_argument(
+    reset.add_argument("group", help="consumer group id (it must have no active members)")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument(
         "--topic",
         action="append",
-        required=True,
         metavar="T[:P,P]",
         help="topic, or topic:partitions (repeatable)",
     )
+    scope.add_argument(
+        "--all-topics",
+        action="store_true",
+        help="every partition the group has committed offsets for",
+    )
     to = reset.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true")
-    to.add_argument("--to-latest", action="store_true")
-    to.add_argument("--to-offset", type=int, metavar="N")
-    to.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss")
+    to.add_argument("--to-earliest", action="store_true", help="the start of each log")
+    to.add_argument("--to-latest", action="store_true", help="the end of each log")
+    to.add_argument(
+        "--to-offset", type=int, metavar="N", help="offset N (outside the log: its nearest end)"
+    )
+    to.add_argument(
+        "--to-datetime",
+        metavar="YYYY-MM-DDTHH:mm:SS.sss",
+        help="the first record at or after this time (local time unless a zone is given)",
+    )
+    to.add_argument(
+        "--shift-by",
+        type=int,
+        metavar="N",
+        help="the committed offset plus N (negative: back)",
+    )
+    reset.add_argument(
+        "--export", action="store_true", help="print the plan as CSV lines TOPIC,PARTITION,OFFSET"
+    )
     reset.add_argument("--execute", action="store_true", help="apply the plan")
     reset.set_defaults(func=group_reset_offsets)
 
-    for p in (lst, describe, reset):
-        add_common_arguments(p)
+    delete = gsub.add_parser("delete", help="delete groups with no active members")
+    delete.add_argument("group", nargs="+", help="consumer group id(s)")
+    delete.set_defaults(func=group_delete)
+
+    for p in (lst, describe, reset, delete):
+        add_common_arguments(p, timeout_help=BROKER_TIMEOUT_HELP)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import shutil
 import signal
@@ -18,12 +19,15 @@ from kafkalite.bench.systems import SYSTEMS
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 DRIVERS = ("confluent", "java")
+# Modules of the `bench` extra that a run needs before it can finish (workload files, plots);
+# checked up front so a missing one is a one-line hint, not a traceback after the run.
+EXTRA_MODULES = ("yaml", "matplotlib")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``bench`` (with ``run`` and ``list``) to the ``kafkalite`` command's subparsers."""
     bench = subparsers.add_parser("bench", help="benchmarks side by side with Apache Kafka")
-    sub = bench.add_subparsers(dest="bench_command", required=True)
+    sub = bench.add_subparsers(dest="bench_command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run one workload file against each system")
     run.add_argument("workload", help="shipped workload name or YAML file (see `bench list`)")
     run.add_argument(
@@ -49,7 +53,20 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return bench
 
 
+def _missing_extra() -> str | None:
+    """The message for a missing module of the `bench` extra, or None when all are there."""
+    missing = [m for m in EXTRA_MODULES if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (
+        f"the Python module {missing[0]!r} is missing: install kafkalite[bench] "
+        "(in a checkout: pip install '.[bench]')"
+    )
+
+
 def list_handler(args: argparse.Namespace) -> int:
+    if (missing := _missing_extra()) is not None:
+        return _fail(missing)
     from kafkalite.bench.profiles import available_profiles, load_profile
     from kafkalite.bench.workload import available_workloads, load_workload
 
@@ -74,6 +91,8 @@ def _terminate(signum: int, _frame: Any) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `kafkalite --help` must not need the bench extras.
+    if (missing := _missing_extra()) is not None:
+        return _fail(missing)
     from kafkalite.bench import harness, plots, report
     from kafkalite.bench.workload import WorkloadError, load_workload
 
