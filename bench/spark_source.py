@@ -4,9 +4,13 @@ the same kafkalite broker in the same local SparkSession.
 
 Each run reads the whole topic into Spark's `noop` sink, which materializes every row and
 column; the first run of each source warms up (JIT, Python workers) and is not counted, and
-the sources alternate run by run. Prints one JSON line with the medians.
+the sources alternate run by run. The ratio is the median of the per-round ratios (each
+round reads with both sources back to back, so machine load hits both alike) with its
+spread, min to max. Progress goes to stderr; last comes one JSON line
+(`read_ratio_vs_spark_kafka`, ...), and a plot of every run is written to --out.
 
-    python bench/spark_source.py --records 5000000 --runs 5
+    python bench/spark_source.py --quick          # 200,000 records, 3 rounds: ~2 minutes
+    python bench/spark_source.py                  # 2,000,000 records, 5 rounds
     python bench/spark_source.py --bootstrap-servers host:9092 --topic existing-topic
 """
 
@@ -19,10 +23,15 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def say(message: str) -> None:
+    print(f"spark_source: {message}", file=sys.stderr, flush=True)
 
 
 def produce(bootstrap: str, topic: str, partitions: int, records: int, value_bytes: int) -> None:
@@ -31,7 +40,10 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, value_byt
         future.result(30)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1 << 20})
     value = b"x" * value_bytes
+    step = max(records // 10, 1)
     for i in range(records):
+        if i and i % step == 0:
+            say(f"produced {i:,} of {records:,} records")
         while True:
             try:
                 producer.produce(topic, value=value, key=b"key-%d" % (i % 10_000))
@@ -111,35 +123,121 @@ def time_reads(
     for fmt in formats.values():
         read_once(spark, fmt, bootstrap, topic)  # warm-up: JIT, Python workers
     seconds: dict[str, list[float]] = {name: [] for name in formats}
-    for _ in range(runs):
+    for run in range(runs):
         for name, fmt in formats.items():
             seconds[name].append(read_once(spark, fmt, bootstrap, topic))
+        say(
+            f"round {run + 1}/{runs}: "
+            + ", ".join(f"{name} {s[-1]:.2f} s" for name, s in seconds.items())
+        )
     return seconds
+
+
+def ratios(ours: list[float], theirs: list[float]) -> dict[str, Any]:
+    """Rows/s ratio per round (their seconds over ours), its median and spread."""
+    per_round = sorted(t / o for o, t in zip(ours, theirs, strict=True))
+    return {
+        "read_ratio_vs_spark_kafka": round(statistics.median(per_round), 2),
+        "read_ratio_min": round(per_round[0], 2),
+        "read_ratio_max": round(per_round[-1], 2),
+        "read_ratio_per_round": [round(r, 2) for r in per_round],
+    }
+
+
+# One colour per system in every bench plot (kafkalite.bench.plots uses the same).
+COLOURS = {"kafkalite": "#1f77b4", "spark_kafka": "#ff7f0e", "python_source_floor": "#7f7f7f"}
+LABELS = {
+    "kafkalite": "kafkalite source",
+    "spark_kafka": "Spark's Kafka connector",
+    "python_source_floor": "Python source floor",
+}
+
+
+def plot(result: dict[str, Any], names: list[str], path: Path) -> bool:
+    """Rows/s per source: a bar at the median and a dot per run (the spread)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        say("matplotlib is missing (pip install '.[bench]'): no plot")
+        return False
+    records = result["records"]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for x, name in enumerate(names):
+        runs = [records / s for s in result[f"{name}_seconds"]]
+        colour = COLOURS.get(name, "#2ca02c")
+        ax.bar(x, result[f"{name}_rows_per_sec"], color=colour, alpha=0.8, width=0.6)
+        ax.scatter([x] * len(runs), runs, color="black", s=14, zorder=3)
+        ax.annotate(
+            f"{result[f'{name}_rows_per_sec'] / 1e6:.2f}M",
+            (x, result[f"{name}_rows_per_sec"]),
+            ha="center",
+            va="bottom",
+            xytext=(0, 3),
+            textcoords="offset points",
+        )
+    ax.set_xticks(range(len(names)), [LABELS.get(n, n) for n in names])
+    ax.set_ylabel("rows/s (bar: median; dots: each run)")
+    title = f"Spark read, {records:,} records, {result['master']}"
+    if "read_ratio_vs_spark_kafka" in result:
+        title += (
+            f"\nkafkalite / Spark Kafka: {result['read_ratio_vs_spark_kafka']}x "
+            f"(rounds {result['read_ratio_min']}-{result['read_ratio_max']}x)"
+        )
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bootstrap-servers", help="an existing broker (default: embedded)")
     ap.add_argument("--topic", default=None, help="read this existing topic, produce nothing")
-    ap.add_argument("--records", type=int, default=5_000_000)
-    ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--value-bytes", type=int, default=100)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--master", default="local[2]")
+    ap.add_argument(
+        "--records", type=int, default=None, help="records to produce (default 2,000,000)"
+    )
+    ap.add_argument("--partitions", type=int, default=4, help="partitions of the topic")
+    ap.add_argument("--value-bytes", type=int, default=100, help="bytes per record value")
+    ap.add_argument("--runs", type=int, default=None, help="timed rounds (default 5)")
+    ap.add_argument("--master", default="local[2]", help="Spark master")
+    ap.add_argument(
+        "--quick", action="store_true", help="200,000 records and 3 rounds (a couple of minutes)"
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the plot (default bench-results/spark-source-<time>)",
+    )
     ap.add_argument(
         "--floor",
         action="store_true",
         help="also time a Python source yielding prebuilt Arrow batches (the API's ceiling)",
     )
     args = ap.parse_args()
+    if args.records is None:
+        args.records = 200_000 if args.quick else 2_000_000
+    if args.runs is None:
+        args.runs = 3 if args.quick else 5
+    out = args.out or Path("bench-results") / f"spark-source-{time.strftime('%Y%m%dT%H%M%S')}"
 
     import pyspark
     from pyspark.sql import SparkSession
 
     from kafkalite import Broker
     from kafkalite.spark import register
-    from kafkalite.spark.jvm_connector import ConnectorUnavailable, connector_jars
+    from kafkalite.spark.jvm_connector import ConnectorUnavailable, cache_dir, connector_jars
 
+    if not (cache_dir(pyspark.__version__) / ".complete").exists():
+        say(
+            f"fetching Spark's Kafka connector for Spark {pyspark.__version__} with Maven "
+            f"into {cache_dir(pyspark.__version__)} (first run only; a minute or two)"
+        )
     try:
         jars, unavailable = connector_jars(pyspark.__version__), None
     except ConnectorUnavailable as exc:
@@ -155,6 +253,7 @@ def main() -> None:
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(str(p) for p in jars))
+    say(f"starting Spark ({args.master})")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
@@ -168,6 +267,7 @@ def main() -> None:
         topic = args.topic or f"spark-bench-{int(time.time())}"
         try:
             if args.topic is None:
+                say(f"producing {args.records:,} records of {args.value_bytes} bytes to {topic}")
                 produce(bootstrap, topic, args.partitions, args.records, args.value_bytes)
             records = (
                 spark.read.format("kafkalite")
@@ -193,7 +293,9 @@ def main() -> None:
                 formats["spark_kafka"] = "kafka"
             else:
                 result["spark_kafka_unavailable"] = unavailable
-            for name, seconds in time_reads(spark, formats, bootstrap, topic, args.runs).items():
+            say(f"reading {records:,} records: a warm-up, then {args.runs} rounds")
+            timed = time_reads(spark, formats, bootstrap, topic, args.runs)
+            for name, seconds in timed.items():
                 median = statistics.median(seconds)
                 result[f"{name}_seconds"] = [round(s, 3) for s in seconds]
                 result[f"{name}_rows_per_sec"] = round(records / median)
@@ -204,13 +306,12 @@ def main() -> None:
                     f"(median of {args.runs} runs, {median:.2f} s)",
                     file=sys.stderr,
                 )
-            if "spark_kafka_rows_per_sec" in result:
-                for suffix in ("", "_best"):
-                    result[f"speedup{suffix}"] = round(
-                        result[f"kafkalite_rows_per_sec{suffix}"]
-                        / result[f"spark_kafka_rows_per_sec{suffix}"],
-                        2,
-                    )
+            if "spark_kafka" in timed:
+                result.update(ratios(timed["kafkalite"], timed["spark_kafka"]))
+            png = out / "spark_source.png"
+            if plot(result, list(timed), png):
+                result["plot"] = str(png)
+                say(f"plot: {png}")
             print(json.dumps(result))
         finally:
             spark.stop()
