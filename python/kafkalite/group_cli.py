@@ -291,9 +291,7 @@ def group_delete(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    group = sub.add_parser(
-        "group", help="list, describe, reset or delete consumer groups (kafka-consumer-groups)"
-    )
+    group = sub.add_parser("group", help="list, describe, reset or delete consumer groups")
     gsub = group.add_subparsers(dest="group_command", required=True, metavar="COMMAND")
 
     lst = gsub.add_parser("list", help="list consumer groups")

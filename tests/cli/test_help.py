@@ -52,11 +52,11 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
         check=True,
     ).stdout
     assert "Kafka-compatible commit log" in out
-    lines = out.splitlines()
-    for command in ("broker", "topic", "produce", "consume", "group", "bench", "demo"):
-        # One line each: the name then its summary.
-        row = [line for line in lines if line.split()[:1] == [command]]
-        assert len(row) == 1 and len(row[0].split()) > 2, (command, out)
+    listing = out[out.index("commands:") :].split("\n\n")[0].splitlines()[2:]
+    names = ["broker", "topic", "produce", "consume", "group", "bench", "demo"]
+    # One line each, the name then its summary: no wrapped continuation lines.
+    assert [line.split()[0] for line in listing] == names, out
+    assert all(len(line.split()) > 2 for line in listing), out
     assert "The ``kafkalite`` command" not in out
 
 
