@@ -1,30 +1,67 @@
 #!/usr/bin/env bash
-# The whole test suite, from a clean clone: installs what it needs (Debian packages when
-# run as root, the Rust extension and Python test deps with pip), then runs cargo's and
-# pytest's suites. Fails loudly on the first error.
+# The whole test suite, from a clean clone. Needs a Rust toolchain (cargo, rustfmt, clippy);
+# installs everything else itself: Debian packages when run as root (a C compiler, Python
+# with venv, fio, kcat, iperf3, Java, Maven), then its own virtualenv `.venv` in the
+# checkout with the extension and the Python test dependencies. Whatever it cannot install
+# stops it at once with one line saying what is missing and how to get it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
+die() { printf 'scripts/test.sh: %s\n' "$*" >&2; exit 1; }
+root() { [ "$(id -u)" = 0 ]; }
 
-need_debs=()
-# Java runs Spark (and Apache Kafka in bench); Maven fetches Spark's Kafka connector.
+# rustup installs into ~/.cargo/bin, which a non-login shell may not have on PATH.
+if [ -d "$HOME/.cargo/bin" ]; then PATH="$HOME/.cargo/bin:$PATH"; fi
+
+# What this script does not install: the Rust toolchain (Debian's is too old for the crates).
+cargo --version >/dev/null 2>&1 ||
+  die "missing the Rust toolchain (cargo, rustfmt, clippy): install it with rustup (https://rustup.rs), then rerun"
+missing=()
+cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt)
+cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
+[ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}: rustup component add ${missing[*]}"
+
+# Debian packages: what building needs (a C compiler for zstd-sys, CA certificates for
+# cargo and pip, Python with venv), then what tests and benches run (Java runs Spark and
+# Apache Kafka; Maven fetches Spark's Kafka connector).
+build_debs=()
+command -v cc >/dev/null 2>&1 || build_debs+=(build-essential)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || build_debs+=(ca-certificates)
+if ! command -v python3 >/dev/null 2>&1; then
+  build_debs+=(python3 python3-venv)
+elif [ "$(command -v python3)" = /usr/bin/python3 ] && command -v dpkg-query >/dev/null &&
+  ! dpkg-query -W -f '${Status}' python3-venv 2>/dev/null | grep -q 'ok installed'; then
+  # Debian's own Python makes virtualenvs only with python3-venv (it brings pip's wheels).
+  build_debs+=(python3-venv)
+fi
+tool_debs=()
 for tool in fio:fio kcat:kcat iperf3:iperf3 java:openjdk-17-jre-headless mvn:maven; do
-  command -v "${tool%%:*}" >/dev/null 2>&1 || need_debs+=("${tool##*:}")
+  command -v "${tool%%:*}" >/dev/null 2>&1 || tool_debs+=("${tool##*:}")
 done
-if [ ${#need_debs[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    say "installing Debian packages: ${need_debs[*]}"
+if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
+  if root && command -v apt-get >/dev/null; then
+    say "installing Debian packages: ${build_debs[*]} ${tool_debs[*]}"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_debs[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${build_debs[@]}" "${tool_debs[@]}" >/dev/null
+  elif [ ${#build_debs[@]} -gt 0 ]; then
+    die "missing ${build_debs[*]}: sudo apt-get install ${build_debs[*]} ${tool_debs[*]} (or run this script as root)"
   else
-    echo "missing ${need_debs[*]} and not root: tests that need them will fail" >&2
+    echo "missing ${tool_debs[*]} and not root: tests that need them will fail" >&2
   fi
 fi
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+  die "Python $(python3 -V 2>&1 | cut -d' ' -f2) is too old: kafkalite needs Python >= 3.11"
 
-say "building and installing kafkalite (Rust extension via maturin)"
-python3 -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-python3 -m pip install -q --disable-pip-version-check ".[dev]"
+# Our own virtualenv, never the system Python (Debian's refuses pip: externally managed).
+# It sees the system's site-packages, so what a machine already has is not downloaded again.
+say "virtualenv .venv: building and installing kafkalite (Rust extension via maturin)"
+[ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv ||
+  die "python3 cannot create a virtualenv: apt-get install python3-venv"
+# shellcheck disable=SC1091
+. .venv/bin/activate
+python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+python -m pip install -q --disable-pip-version-check ".[dev]"
 
 say "cargo fmt / clippy / test (core and broker crates)"
 cargo fmt --all -- --check
@@ -32,11 +69,11 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace --exclude kafkalite-py -q
 
 say "ruff"
-python3 -m ruff check python tests bench spark
-python3 -m ruff format --check python tests bench spark
+python -m ruff check python tests bench spark
+python -m ruff format --check python tests bench spark
 
 say "pytest (io engine: default)"
-python3 -m pytest -q -p no:cacheprovider --timeout 300 tests
+python -m pytest -q -p no:cacheprovider --timeout 300 tests
 
 say "pytest storage suite with io_uring forced off"
-KAFKALITE_IO_ENGINE=pwritev python3 -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
+KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage

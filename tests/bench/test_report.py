@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("matplotlib", reason="pip install kafkalite[bench]")
+pytest.importorskip("matplotlib", reason="pip install '.[bench]'")
 
 from kafkalite.bench import java_driver, plots, report
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("yaml", reason="pip install kafkalite[bench]")
+pytest.importorskip("yaml", reason="pip install '.[bench]'")
 
 import kafkalite.bench
 from kafkalite.bench.profiles import PROFILE_DIR, ProfileError, available_profiles, load_profile

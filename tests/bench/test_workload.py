@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("yaml", reason="pip install kafkalite[bench]")
+pytest.importorskip("yaml", reason="pip install '.[bench]'")
 
 from kafkalite.bench.workload import WorkloadError, load_workload, parse_workload
 

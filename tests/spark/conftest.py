@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pyspark = pytest.importorskip(
-    "pyspark", reason="PySpark is not installed (pip install 'kafkalite[spark]')"
-)
+pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed (pip install '.[spark]')")
 
 from pyspark.sql import SparkSession  # noqa: E402
 
