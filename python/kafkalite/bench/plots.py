@@ -15,7 +15,10 @@ PERCENTILES = [50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100]
 # measured (produce/consume, publish/end-to-end) is told by line style or hatching instead.
 SYSTEM_COLOURS = {"kafkalite": "tab:blue", "kafka": "tab:orange", "tansu": "tab:green"}
 OTHER_COLOURS = ["tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
-LIMIT_STYLE = {"color": "tab:gray", "ls": ":", "lw": 1.2}
+LIMIT_STYLES = {
+    "disk": {"color": "tab:gray", "ls": ":", "lw": 1.5},
+    "net": {"color": "tab:gray", "ls": "-.", "lw": 1.2},
+}
 
 
 def colour(system: str) -> str:
@@ -45,7 +48,7 @@ def _limit_lines(ax: Any, rows: list[dict[str, Any]], which: tuple[str, ...]) ->
         field, label = names[key]
         value = lim.get(field, math.nan)
         if value == value and value > 0:  # not NaN: measured in this run
-            ax.axhline(value, label=f"{label} {value:,.0f} MiB/s", **LIMIT_STYLE)
+            ax.axhline(value, label=f"{label} {value:,.0f} MiB/s", **LIMIT_STYLES[key])
 
 
 def _plt():
