@@ -247,6 +247,8 @@ def main() -> None:
         print(f"Spark's Kafka connector unavailable: {exc}", file=sys.stderr)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Spark binds to loopback, and so needs no resolvable host name.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (
         SparkSession.builder.master(args.master)
         .appName("kafkalite-spark-bench")

@@ -38,6 +38,9 @@ def jvm_connector() -> JvmConnector:
 def spark(jvm_connector: JvmConnector) -> Iterator[SparkSession]:
     # Workers must run this interpreter, which has kafkalite installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Spark on loopback only; nor does it then need the machine's host name to resolve
+    # (a fresh container or chroot may not list it in /etc/hosts).
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafkalite-spark-tests")
