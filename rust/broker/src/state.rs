@@ -13,8 +13,8 @@ use kafkalite_core::storage::{DirLock, LogConfig};
 use tokio::sync::Notify;
 
 use crate::cluster::{
-    file_store, BrokerNode, FileStore, MetadataView, ProducerIds, ReplicaState, StoredMetadata,
-    TopicRecord, TopicRegistry,
+    file_store, partition_dirs, BrokerNode, FileStore, MetadataView, ProducerIds, ReplicaState,
+    StoredMetadata, TopicRecord, TopicRegistry,
 };
 pub use crate::cluster::{validate_topic_name, Partition, Topic, INTERNAL_OFFSETS_TOPIC};
 use crate::config::BrokerConfig;
@@ -66,9 +66,12 @@ impl BrokerState {
             admin: Mutex::new(()),
             _dir_locks: dir_locks,
         });
+        // Before any partition opens: finish interrupted deletions, drop orphans of
+        // interrupted creates and deletes.
+        partition_dirs::clean(&state.config.log_dirs, &stored.topics);
         for (name, record) in stored.topics {
             let log_config = state.log_config(&record.configs)?;
-            state.topics.open_topic(&name, record, &log_config)?;
+            state.topics.open_topic(&name, record, &log_config, false)?;
         }
         state.persist()?;
         state.groups.open(&state)?;
@@ -181,8 +184,15 @@ impl BrokerState {
             partitions,
             configs,
         };
-        let topic = self.topics.open_topic(name, record, &log_config)?;
-        self.persist_or_storage_error()?;
+        // Dirs first, then the metadata: a crash in between leaves orphans the next start
+        // removes, never a stored topic without its dirs.
+        let topic = self.topics.open_topic(name, record, &log_config, true)?;
+        if let Err(e) = self.persist_or_storage_error() {
+            if let Ok(removed) = self.topics.remove(name) {
+                TopicRegistry::delete_data(&removed);
+            }
+            return Err(e);
+        }
         Ok(topic)
     }
 
@@ -201,11 +211,16 @@ impl BrokerState {
         self.add_topic(name, partitions, configs)
     }
 
-    /// Delete a topic and its data.
+    /// Delete a topic and its data. The metadata is written first (the commit point: a
+    /// crash after it leaves orphan dirs the next start removes), then the dirs are
+    /// renamed to `-delete` and removed in the background.
     pub fn delete_topic(&self, name: &str) -> Result<(), ApiError> {
         let _guard = self.admin.lock().expect("lock");
         let topic = self.topics.remove(name)?;
-        self.persist_or_storage_error()?;
+        if let Err(e) = self.persist_or_storage_error() {
+            self.topics.restore(topic);
+            return Err(e);
+        }
         TopicRegistry::delete_data(&topic);
         Ok(())
     }

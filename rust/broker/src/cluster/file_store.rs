@@ -72,13 +72,19 @@ pub fn new_cluster_id() -> String {
     s
 }
 
+/// Temp file, fsync, rename, fsync of the dir: the metadata is the commit point of topic
+/// creation and deletion (see `partition_dirs`), so it must be on disk before the data
+/// dirs change after it.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
-    }
+    use std::io::Write;
+    let parent = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
     let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path)
+    let mut file = fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    fs::File::open(parent)?.sync_all()
 }
 
 #[cfg(test)]

@@ -110,9 +110,11 @@ mod tests {
             configs: BTreeMap::new(),
         };
         let config = LogConfig::default();
-        let orders = registry.open_topic("orders", record(2), &config).unwrap();
+        let orders = registry
+            .open_topic("orders", record(2), &config, true)
+            .unwrap();
         registry
-            .open_topic(INTERNAL_OFFSETS_TOPIC, record(1), &config)
+            .open_topic(INTERNAL_OFFSETS_TOPIC, record(1), &config, true)
             .unwrap();
         let node = BrokerNode {
             node_id: 7,

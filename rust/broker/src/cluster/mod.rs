@@ -6,6 +6,8 @@
 //! - `partition`: one partition = log + producer state + leader-epoch cache + replica
 //!   state, with the high watermark kept apart from the log end;
 //! - `file_store`: the single-node source of topics, `topics.json`;
+//! - `partition_dirs`: partition dirs on disk (topic-id file, `-delete` renames, cleaning
+//!   what a crash left at start);
 //! - `producer_ids`: InitProducerId's id counter.
 //!
 //! Nothing here reaches back into `state`: `BrokerState` composes these parts.
@@ -13,6 +15,7 @@
 pub mod file_store;
 pub mod metadata_view;
 pub mod partition;
+pub mod partition_dirs;
 pub mod producer_ids;
 pub mod topics;
 

@@ -9,7 +9,6 @@
 //! partition guards its own log.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -17,6 +16,7 @@ use kafkalite_core::storage::LogConfig;
 
 use super::file_store::TopicRecord;
 use super::partition::{Partition, ReplicaState};
+use super::partition_dirs;
 use crate::errors::{codes, ApiError};
 
 /// Where committed offsets live; users may not create a topic of that name.
@@ -175,14 +175,18 @@ impl TopicRegistry {
         Ok(())
     }
 
-    /// Open a topic's partition logs (existing data is recovered) and register it.
+    /// Open a topic's partition logs (existing data is recovered) and register it. With
+    /// `fresh` (the topic is being created now) any dir already there is another topic's
+    /// and is retired, never opened.
     pub fn open_topic(
         &self,
         name: &str,
         record: TopicRecord,
         log_config: &LogConfig,
+        fresh: bool,
     ) -> Result<Arc<Topic>, ApiError> {
-        let parts = self.open_partitions(name, 0..record.partitions, log_config)?;
+        let parts =
+            self.open_partitions(name, record.id, 0..record.partitions, log_config, fresh)?;
         let topic = Arc::new(Topic {
             name: name.to_string(),
             id: record.id,
@@ -194,6 +198,14 @@ impl TopicRegistry {
             .expect("lock")
             .insert(name.to_string(), Arc::clone(&topic));
         Ok(topic)
+    }
+
+    /// Register a topic again (its removal could not be persisted).
+    pub fn restore(&self, topic: Arc<Topic>) {
+        self.topics
+            .write()
+            .expect("lock")
+            .insert(topic.name.clone(), topic);
     }
 
     /// Unregister a topic (its data stays until `delete_data`, so the caller can persist
@@ -211,14 +223,21 @@ impl TopicRegistry {
             })
     }
 
-    /// Close a removed topic's logs and delete its partition dirs.
+    /// Close a removed topic's logs, rename its partition dirs to `-delete` (their names
+    /// are free at once) and remove them in the background. A dir that cannot be renamed
+    /// is an orphan the next start removes.
     pub fn delete_data(topic: &Topic) {
+        let mut retired = Vec::new();
         for p in topic.partitions.read().expect("lock").iter() {
             if let Ok(mut log) = p.log.lock() {
                 let _ = log.close();
             }
-            let _ = fs::remove_dir_all(&p.dir);
+            match partition_dirs::retire(&p.dir, &topic.name, p.index) {
+                Ok(path) => retired.push(path),
+                Err(e) => eprintln!("kafkalite: cannot retire {}: {e}", p.dir.display()),
+            }
         }
+        partition_dirs::remove_in_background(retired);
     }
 
     /// Check that `total` partitions would grow `topic`.
@@ -238,7 +257,8 @@ impl TopicRegistry {
     /// Open the new partitions of `topic` up to `total`.
     pub fn grow(&self, topic: &Topic, total: i32, log_config: &LogConfig) -> Result<(), ApiError> {
         Self::check_growth(topic, total)?;
-        let new = self.open_partitions(&topic.name, topic.partition_count()..total, log_config)?;
+        let current = topic.partition_count();
+        let new = self.open_partitions(&topic.name, topic.id, current..total, log_config, true)?;
         topic.partitions.write().expect("lock").extend(new);
         Ok(())
     }
@@ -262,13 +282,21 @@ impl TopicRegistry {
     fn open_partitions(
         &self,
         topic: &str,
+        id: uuid::Uuid,
         indexes: std::ops::Range<i32>,
         log_config: &LogConfig,
+        fresh: bool,
     ) -> Result<Vec<Arc<Partition>>, ApiError> {
         indexes
             .map(|index| {
                 let dirs = &self.log_dirs;
                 let dir = dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"));
+                partition_dirs::prepare(&dir, topic, index, id, fresh).map_err(|e| {
+                    ApiError::new(
+                        codes::KAFKA_STORAGE_ERROR,
+                        format!("cannot prepare {}: {e}", dir.display()),
+                    )
+                })?;
                 Partition::open(
                     topic,
                     index,
@@ -303,7 +331,7 @@ mod tests {
             ReplicaState::single_node(1),
         );
         let config = LogConfig::default();
-        let topic = registry.open_topic("t", record(3), &config).unwrap();
+        let topic = registry.open_topic("t", record(3), &config, true).unwrap();
         assert!(a.path().join("t-0").is_dir());
         assert!(b.path().join("t-1").is_dir());
         assert!(a.path().join("t-2").is_dir());
@@ -323,7 +351,7 @@ mod tests {
             "data stays until delete_data"
         );
         TopicRegistry::delete_data(&removed);
-        assert!(!a.path().join("t-0").exists());
+        assert!(!a.path().join("t-0").exists(), "renamed to -delete at once");
         assert_eq!(
             registry.remove("t").err().unwrap().code,
             codes::UNKNOWN_TOPIC_OR_PARTITION
@@ -336,7 +364,7 @@ mod tests {
         let registry =
             TopicRegistry::new(vec![dir.path().to_path_buf()], ReplicaState::single_node(1));
         registry
-            .open_topic("taken", record(1), &LogConfig::default())
+            .open_topic("taken", record(1), &LogConfig::default(), true)
             .unwrap();
         let code = |name: &str, n: i32| {
             TopicRegistry::check_new(name, n)
