@@ -29,6 +29,9 @@ pub struct BrokerConfig {
     pub auto_create_topics: bool,
     pub message_max_bytes: usize,
     pub socket_request_max_bytes: usize,
+    /// `connections.max.idle.ms`: a connection with no request for this long is closed,
+    /// and a request frame must arrive whole within it; `None` (negative) never closes.
+    pub connections_max_idle: Option<std::time::Duration>,
     /// Topic-level defaults, from the `log.*` broker keys.
     pub log_defaults: LogConfig,
     /// Every key as given, for DescribeConfigs on the broker resource.
@@ -84,6 +87,9 @@ impl BrokerConfig {
             auto_create_topics: s.boolean("auto.create.topics.enable"),
             message_max_bytes: positive(s.long("message.max.bytes")) as usize,
             socket_request_max_bytes: positive(s.long("socket.request.max.bytes")) as usize,
+            connections_max_idle: u64::try_from(s.long("connections.max.idle.ms"))
+                .ok()
+                .map(std::time::Duration::from_millis),
             log_defaults,
             raw: pairs.clone(),
             retention_check_interval_ms: positive(s.long("log.retention.check.interval.ms")),
@@ -127,6 +133,10 @@ mod tests {
         assert_eq!(d.log_defaults, LogConfig::default());
         assert_eq!(d.message_max_bytes, d.log_defaults.max_message_bytes);
         assert!(d.auto_create_topics && d.cleaner_enable);
+        assert_eq!(
+            d.connections_max_idle,
+            Some(std::time::Duration::from_secs(600))
+        );
         let c = BrokerConfig::from_pairs(&pairs(&[
             ("broker.id", "4"),
             ("log.retention.hours", "2"),
@@ -135,6 +145,7 @@ mod tests {
             ("log.cleanup.policy", "compact, delete"),
             ("num.partitions", "3"),
             ("log.cleaner.backoff.ms", "250"),
+            ("connections.max.idle.ms", "-1"),
         ]))
         .unwrap();
         assert_eq!(c.node_id, 4);
@@ -145,6 +156,7 @@ mod tests {
         );
         assert!(c.log_defaults.cleanup_policy.compact && c.log_defaults.cleanup_policy.delete);
         assert_eq!((c.num_partitions, c.cleaner_backoff_ms), (3, 250));
+        assert_eq!(c.connections_max_idle, None, "negative: never closed");
         assert!(c.settings.warnings.is_empty());
     }
 

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -46,6 +46,7 @@ pub async fn accept_loop(
     state: Arc<BrokerState>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let mut refusals = AcceptFailures::default();
     loop {
         tokio::select! {
             accepted = socket.accept() => {
@@ -58,12 +59,58 @@ pub async fn accept_loop(
                             let _ = connection::serve(transport, connection, state, shutdown).await;
                         });
                     }
-                    // Out of fds and the like: back off instead of spinning.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                    // Out of fds and the like: say so (once in a while) and back off
+                    // instead of spinning; the client waits in the backlog meanwhile.
+                    Err(e) => {
+                        if let Some(line) = refusals.refused(&e, &listener, Instant::now()) {
+                            eprintln!("{line}");
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
                 }
             }
             _ = shutdown.changed() => return,
         }
+    }
+}
+
+/// How often a failing accept is logged: once per interval, with how many failed since.
+const ACCEPT_FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Counts failed accepts and decides when to log them, so a broker out of file
+/// descriptors says so without writing a line per attempt (20 a second while it lasts).
+#[derive(Default)]
+struct AcceptFailures {
+    last_logged: Option<Instant>,
+    unlogged: u64,
+}
+
+impl AcceptFailures {
+    /// The line to log for this failure, if one is due.
+    fn refused(&mut self, e: &std::io::Error, listener: &Listener, now: Instant) -> Option<String> {
+        self.unlogged += 1;
+        if self
+            .last_logged
+            .is_some_and(|t| now.duration_since(t) < ACCEPT_FAILURE_LOG_INTERVAL)
+        {
+            return None;
+        }
+        let why = match e.raw_os_error() {
+            Some(libc::EMFILE) => {
+                " (the process is out of file descriptors: raise `ulimit -n` or close clients)"
+            }
+            Some(libc::ENFILE) => " (the system is out of file descriptors)",
+            Some(libc::ENOBUFS | libc::ENOMEM) => " (out of memory for sockets)",
+            _ => "",
+        };
+        let line = format!(
+            "kafkalite: cannot accept connections on {} ({}): {e}{why}; {} failed accept(s) \
+             since the last report, new clients wait",
+            listener.bind, listener.name, self.unlogged
+        );
+        self.last_logged = Some(now);
+        self.unlogged = 0;
+        Some(line)
     }
 }
 
@@ -91,6 +138,30 @@ mod tests {
         assert_eq!(context.listener_name, "INTERNAL");
         assert_eq!(context.security_protocol, SecurityProtocol::Plaintext);
         assert_eq!(context.principal, KafkaPrincipal::anonymous());
+    }
+
+    #[test]
+    fn accept_failures_are_logged_once_per_interval_with_a_count() {
+        let listener = Listener::plaintext("PLAINTEXT", "127.0.0.1:9092".parse().unwrap());
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let mut failures = AcceptFailures::default();
+        let t0 = Instant::now();
+        let first = failures.refused(&emfile, &listener, t0).unwrap();
+        assert!(first.contains("out of file descriptors"), "{first}");
+        assert!(first.contains("127.0.0.1:9092 (PLAINTEXT)"), "{first}");
+        assert!(first.contains("1 failed accept(s)"), "{first}");
+        for ms in [50, 100, 9_000] {
+            assert_eq!(
+                failures.refused(&emfile, &listener, t0 + Duration::from_millis(ms)),
+                None
+            );
+        }
+        let enfile = std::io::Error::from_raw_os_error(libc::ENFILE);
+        let next = failures
+            .refused(&enfile, &listener, t0 + ACCEPT_FAILURE_LOG_INTERVAL)
+            .unwrap();
+        assert!(next.contains("4 failed accept(s)"), "{next}");
+        assert!(next.contains("system is out of file descriptors"), "{next}");
     }
 
     #[tokio::test]

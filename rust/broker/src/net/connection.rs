@@ -1,7 +1,17 @@
 //! One connection: read a frame, handle its request, write the answer, in order, one at
 //! a time (as Kafka does: one request in flight per connection).
+//!
+//! `connections.max.idle.ms` bounds every wait on the client: for the size of the
+//! next request (Kafka's idle expiry), for the rest of a frame once its size came,
+//! and for a response to be taken. Kafka's idle timer restarts on any byte, so a client
+//! sending one byte a second holds its connection forever; here a started frame must be
+//! whole within the same time instead. That cuts no real client: a Kafka client gives up
+//! on a request after `request.timeout.ms` (30 s by default), far inside the 10 minutes.
+//! The time a handler takes (a long-poll fetch waiting `max.wait.ms`) is not counted.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::AsyncReadExt;
@@ -23,22 +33,40 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let max = state.config.socket_request_max_bytes;
+    let limit = state.config.connections_max_idle;
     loop {
+        // Idle: no (whole) size of a next request yet.
         let size = tokio::select! {
-            r = transport.read_i32() => match r {
-                Ok(n) => n,
-                Err(_) => return Ok(()),
+            r = within(limit, transport.read_i32()) => match r {
+                Some(Ok(n)) => n,
+                // Closed by the client, or idle too long.
+                Some(Err(_)) | None => return Ok(()),
             },
             _ = shutdown.changed() => return Ok(()),
         };
         let size = framing::check_frame_size(size, max)?;
-        let frame = framing::read_frame(&mut transport, size).await?.freeze();
+        let frame = within(limit, framing::read_frame(&mut transport, size))
+            .await
+            .ok_or_else(|| anyhow::anyhow!("request frame not received within {limit:?}"))??
+            .freeze();
         // Produce with acks=0 expects no response at all.
         if let Some((header_version, correlation_id, body)) =
             handle_frame(&state, &connection, frame).await?
         {
-            framing::write_response(&mut transport, header_version, correlation_id, body).await?;
+            let write =
+                framing::write_response(&mut transport, header_version, correlation_id, body);
+            within(limit, write)
+                .await
+                .ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
         }
+    }
+}
+
+/// `work`'s output, or `None` if `limit` passed first (no limit: wait as long as it takes).
+async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -> Option<T> {
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, work).await.ok(),
+        None => Some(work.await),
     }
 }
 

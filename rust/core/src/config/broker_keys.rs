@@ -61,6 +61,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     log("compression.lz4.level", Int, Value("9"), "compression.lz4.level", 1),
     log("compression.type", Str, Value("producer"), "compression.type", 1),
     log("compression.zstd.level", Int, Value("3"), "compression.zstd.level", 1),
+    // Kafka's default, 10 minutes; a negative value never closes idle connections. Also
+    // bounds how long one request frame may take to arrive (see net::connection).
+    key("connections.max.idle.ms", Long, Value("600000"), Any, ReadOnly),
     key("controller.listener.names", Str, Null, Any, ReadOnly),
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
     key("controller.quorum.voters", List, Value(""), Any, ReadOnly),
