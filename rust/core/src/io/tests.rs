@@ -154,6 +154,7 @@ fn blocks_are_reserved_ahead_and_released_without_changing_the_size() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("seg.log");
         let mut appender = Appender::with_engine(open(&path), 0, kind).unwrap();
+        appender.set_reservation(Reservation::Fixed);
         let data = pattern(1 << 20, 5);
         appender.append(&[&data]).unwrap();
         let meta = fs::metadata(&path).unwrap();
@@ -173,6 +174,45 @@ fn blocks_are_reserved_ahead_and_released_without_changing_the_size() {
         );
         assert_eq!(fs::read(&path).unwrap(), data);
     }
+}
+
+#[test]
+fn the_adaptive_reservation_follows_the_writes() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seg.log");
+    let mut appender = Appender::new(open(&path), 0).unwrap();
+    // A record at a time: nothing reserved, the file holds its bytes only.
+    let record = pattern(100, 1);
+    for _ in 0..10 {
+        appender.append(&[&record]).unwrap();
+    }
+    assert_eq!(appender.reserved_ahead(), 0);
+    assert!(fs::metadata(&path).unwrap().blocks() * 512 <= 8 << 10);
+    // Streaming: the window doubles with each one used up, up to the fixed maximum.
+    let chunk = pattern(256 << 10, 2);
+    let mut seen = Vec::new();
+    for _ in 0..600 {
+        appender.append(&[&chunk]).unwrap();
+        let ahead = appender.reserved_ahead();
+        if seen.last() != Some(&ahead) {
+            seen.push(ahead);
+        }
+    }
+    let max = *seen.iter().max().unwrap();
+    assert!(
+        max > PREALLOCATE_BYTES / 2 && max <= PREALLOCATE_BYTES,
+        "{seen:?}"
+    );
+    let meta = fs::metadata(&path).unwrap();
+    assert!(meta.blocks() * 512 >= meta.len() + appender.reserved_ahead());
+    appender.release_reserved().unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    assert!(
+        meta.blocks() * 512 < meta.len() + (64 << 10),
+        "{}",
+        meta.blocks()
+    );
 }
 
 #[test]

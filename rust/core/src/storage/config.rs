@@ -47,6 +47,9 @@ pub struct LogConfig {
     pub min_compaction_lag_ms: i64,
     /// Dirty records older than this are compacted whatever the dirty ratio.
     pub max_compaction_lag_ms: i64,
+    /// Reserve a fixed 64 MiB ahead of appends instead of a window sized to the write
+    /// rate (see `io::Reservation`).
+    pub preallocate: bool,
 }
 
 // The ratio is validated to lie in [0, 1], so it is never NaN and equality is total.
@@ -65,6 +68,7 @@ pub const STORAGE_KEYS: &[&str] = &[
     "message.timestamp.type",
     "min.cleanable.dirty.ratio",
     "min.compaction.lag.ms",
+    "preallocate",
     "retention.bytes",
     "retention.ms",
     "segment.bytes",
@@ -91,6 +95,7 @@ impl Default for LogConfig {
             min_cleanable_dirty_ratio: 0.0,
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: 0,
+            preallocate: false,
         };
         for name in STORAGE_KEYS {
             let key = config::topic_key(name).expect("storage keys are topic keys");
@@ -133,6 +138,7 @@ impl LogConfig {
             }
             "min.compaction.lag.ms" => self.min_compaction_lag_ms = int(),
             "max.compaction.lag.ms" => self.max_compaction_lag_ms = int(),
+            "preallocate" => self.preallocate = v == "true",
             _ => {}
         }
         Ok(())

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::io::Appender;
+use crate::io::{Appender, Reservation};
 use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
 use crate::storage::offset_index::OffsetIndex;
@@ -308,6 +308,7 @@ impl Segment {
             self.appender = Some(Appender::new(handle, self.size)?);
         }
         let appender = self.appender.as_mut().expect("appender just created");
+        appender.set_reservation(Reservation::from_preallocate(config.preallocate));
         let start = self.size;
         let end = appender.append_verified(slices, verify)?;
         debug_assert_eq!(
