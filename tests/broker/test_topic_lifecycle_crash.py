@@ -14,11 +14,32 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.broker.test_cli_and_daemon import free_port, start_daemon
+from tests.broker.test_cli_and_daemon import KAFKALITE, free_port, wait_for_port
 
 PARTITIONS = 3
 # Small segments so a partition has many files and deleting it takes a while.
-TOPIC_CONFIG = {"segment.bytes": "65536"}
+TOPIC_CONFIG = {"segment.bytes": "1024"}
+
+
+def start_daemon(port: int, data: Path) -> subprocess.Popen:  # type: ignore[type-arg]
+    """A broker process; what it logs at start (deletions it finishes) is passed over."""
+    proc = subprocess.Popen(
+        [
+            *KAFKALITE,
+            "broker",
+            "--listeners",
+            f"PLAINTEXT://127.0.0.1:{port}",
+            "--log-dirs",
+            str(data),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_port(port, proc)
+    assert proc.stderr is not None
+    while not proc.stderr.readline().startswith("kafkalite broker started"):
+        assert proc.poll() is None
+    return proc
 
 
 def admin(bootstrap: str) -> AdminClient:
@@ -28,7 +49,9 @@ def admin(bootstrap: str) -> AdminClient:
 def produce(bootstrap: str, topic: str, n: int) -> None:
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
     for i in range(n):
-        p.produce(topic, key=b"k%d" % i, value=b"old-%d-" % i + b"x" * 200, partition=i % PARTITIONS)
+        p.produce(
+            topic, key=b"k%d" % i, value=b"old-%d-" % i + b"x" * 200, partition=i % PARTITIONS
+        )
     assert p.flush(15) == 0
 
 
@@ -56,9 +79,17 @@ def expected_dirs(bootstrap: str) -> list[str]:
     return sorted(f"{t}-{p}" for t, md in topics.items() for p in md.partitions)
 
 
-def kill_soon(proc: subprocess.Popen, rng: random.Random) -> None:  # type: ignore[type-arg]
-    """SIGKILL 0-50 ms from now, as the crash that left dirs behind did."""
-    time.sleep(rng.uniform(0, 0.05))
+def kill_soon(proc: subprocess.Popen, rng: random.Random, round_: int, watched: Path) -> None:  # type: ignore[type-arg]
+    """SIGKILL the broker in the middle of the change: in even rounds the moment `watched`
+    (a partition dir) appears or disappears on disk, in odd rounds 0-50 ms from now, as
+    the crashes that left dirs behind did."""
+    if round_ % 2 == 0:
+        existed = watched.exists()
+        deadline = time.monotonic() + 10
+        while watched.exists() == existed and time.monotonic() < deadline:
+            pass
+    else:
+        time.sleep(rng.uniform(0, 0.05))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
 
@@ -77,7 +108,7 @@ def test_sigkill_after_delete_topics_never_brings_data_back(tmp_path: Path) -> N
             ].result(10)
             produce(bootstrap, "doomed", 1500)
             a.delete_topics(["doomed"])
-            kill_soon(proc, rng)
+            kill_soon(proc, rng, round_, data / "doomed-0")
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -86,13 +117,13 @@ def test_sigkill_after_delete_topics_never_brings_data_back(tmp_path: Path) -> N
         proc = start_daemon(port, data)
         bootstrap = f"127.0.0.1:{port}"
         try:
-            topics = admin(bootstrap).list_topics(timeout=10).topics
+            a = admin(bootstrap)
+            topics = a.list_topics(timeout=10).topics
             # Killed before the deletion was committed, the topic is whole; after, it is
             # gone with every dir of it.
             assert partition_dirs(data) == expected_dirs(bootstrap), round_
             if "doomed" in topics:
-                admin(bootstrap).delete_topics(["doomed"])["doomed"].result(10)
-            a = admin(bootstrap)
+                a.delete_topics(["doomed"])["doomed"].result(10)
             a.create_topics([NewTopic("doomed", PARTITIONS, 1)])["doomed"].result(10)
             assert consume_all(bootstrap, "doomed") == [], round_
             a.delete_topics(["doomed"])["doomed"].result(10)
@@ -109,8 +140,9 @@ def test_sigkill_after_create_topics_leaves_no_orphans(tmp_path: Path) -> None:
         port = free_port()
         proc = start_daemon(port, data)
         try:
-            admin(f"127.0.0.1:{port}").create_topics([NewTopic(name, PARTITIONS, 1)])
-            kill_soon(proc, rng)
+            a = admin(f"127.0.0.1:{port}")
+            a.create_topics([NewTopic(name, PARTITIONS, 1)])
+            kill_soon(proc, rng, round_, data / f"{name}-0")
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -119,12 +151,13 @@ def test_sigkill_after_create_topics_leaves_no_orphans(tmp_path: Path) -> None:
         proc = start_daemon(port, data)
         bootstrap = f"127.0.0.1:{port}"
         try:
-            topics = admin(bootstrap).list_topics(timeout=10).topics
+            a = admin(bootstrap)
+            topics = a.list_topics(timeout=10).topics
             assert partition_dirs(data) == expected_dirs(bootstrap), round_
             # Whatever survived, the name works and holds nothing old.
             if name in topics:
-                admin(bootstrap).delete_topics([name])[name].result(10)
-            admin(bootstrap).create_topics([NewTopic(name, PARTITIONS, 1)])[name].result(10)
+                a.delete_topics([name])[name].result(10)
+            a.create_topics([NewTopic(name, PARTITIONS, 1)])[name].result(10)
             produce(bootstrap, name, 3)
             assert len(consume_all(bootstrap, name)) == 3
         finally:
