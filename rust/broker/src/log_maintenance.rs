@@ -77,6 +77,7 @@ fn run(state: &BrokerState, stopped: &mpsc::Receiver<()>) {
         let now = Instant::now();
         if now >= next_retention {
             apply_retention(state);
+            release_idle_reservations(state);
             next_retention = now + retention_every;
         }
         if state.config.cleaner_enable && now >= next_clean {
@@ -104,6 +105,34 @@ pub fn apply_retention(state: &BrokerState) -> usize {
             }
         })
         .sum()
+}
+
+/// A partition whose block reservation has not grown for this long is idle enough to give
+/// it back (with the retention pass, so within `log.retention.check.interval.ms` of that).
+const RESERVATION_IDLE: Duration = Duration::from_secs(60);
+
+/// Give back the blocks reserved ahead of idle partitions' appends, so an idle partition
+/// takes about its bytes on disk. Returns how many partitions released some.
+pub fn release_idle_reservations(state: &BrokerState) -> usize {
+    state
+        .topics
+        .partitions(None)
+        .iter()
+        .filter(|p| {
+            let released = p
+                .log
+                .lock()
+                .expect("lock")
+                .release_idle_reservation(RESERVATION_IDLE);
+            released.unwrap_or_else(|e| {
+                eprintln!(
+                    "kafkalite: releasing reserved blocks of {}-{} failed: {e}",
+                    p.topic, p.index
+                );
+                false
+            })
+        })
+        .count()
 }
 
 /// A cleaner pass over the partitions of `topic` (every topic when `None`). Partitions

@@ -300,6 +300,16 @@ impl Appender {
         }
     }
 
+    /// Whether an adaptive reservation is held and was last grown more than `idle` ago
+    /// (the writer slowed down or stopped: the blocks are worth giving back). A fixed one
+    /// (`preallocate=true`) is kept, as asked.
+    #[must_use]
+    pub fn reservation_idle_for(&self, idle: std::time::Duration) -> bool {
+        self.reservation == Reservation::Adaptive
+            && self.reserved_ahead() > 0
+            && self.reserved_at.is_some_and(|at| at.elapsed() >= idle)
+    }
+
     /// Bytes reserved past the data (what `release_reserved` gives back).
     #[must_use]
     pub fn reserved_ahead(&self) -> u64 {

@@ -206,7 +206,13 @@ fn the_adaptive_reservation_follows_the_writes() {
     );
     let meta = fs::metadata(&path).unwrap();
     assert!(meta.blocks() * 512 >= meta.len() + appender.reserved_ahead());
+    // Idle is measured from the last reservation; a fixed one is never idle.
+    assert!(!appender.reservation_idle_for(std::time::Duration::from_secs(3600)));
+    assert!(appender.reservation_idle_for(std::time::Duration::ZERO));
+    appender.set_reservation(Reservation::Fixed);
+    assert!(!appender.reservation_idle_for(std::time::Duration::ZERO));
     appender.release_reserved().unwrap();
+    assert!(!appender.reservation_idle_for(std::time::Duration::ZERO));
     let meta = fs::metadata(&path).unwrap();
     assert!(
         meta.blocks() * 512 < meta.len() + (64 << 10),

@@ -527,6 +527,15 @@ impl PartitionLog {
         Ok(())
     }
 
+    /// Give back the blocks reserved ahead of the active segment if its writer has not
+    /// needed more for `idle` (see `io::Reservation`); true if some were released.
+    pub fn release_idle_reservation(&mut self, idle: std::time::Duration) -> Result<bool> {
+        if self.closed {
+            return Ok(false);
+        }
+        self.active().release_idle_reservation(idle)
+    }
+
     pub fn set_config(&mut self, config: LogConfig) {
         self.config = config;
     }

@@ -359,6 +359,20 @@ impl Segment {
         Ok(())
     }
 
+    /// Return the blocks reserved ahead if no reservation was taken for `idle` (an idle
+    /// partition should take about its bytes on disk). The next append starts afresh.
+    pub fn release_idle_reservation(&mut self, idle: std::time::Duration) -> Result<bool> {
+        if self
+            .appender
+            .as_ref()
+            .is_some_and(|a| a.reservation_idle_for(idle))
+        {
+            self.release_reserved()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     pub fn flush_indexes(&mut self) -> Result<()> {
         self.offset_index.flush()?;
         self.time_index.flush()?;
