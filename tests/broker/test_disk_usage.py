@@ -4,12 +4,15 @@ and never past the data once the broker has stopped."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkalite import Broker
+from tests.broker.test_cli_and_daemon import free_port
+from tests.broker.test_topic_lifecycle_crash import start_daemon
 
 MIB = 1 << 20
 PARTITIONS = 3
@@ -58,3 +61,23 @@ def test_preallocate_reserves_64_mib_until_the_broker_stops(tmp_path: Path) -> N
         assert running >= PARTITIONS * 64 * MIB, running
     stopped, _ = allocated(dirs)
     assert stopped < 256 << 10, stopped
+
+
+def test_a_reservation_left_by_a_crash_is_released(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    port = free_port()
+    proc = start_daemon(port, data)
+    try:
+        one_record_per_partition(f"127.0.0.1:{port}", "crashed", {"preallocate": "true"})
+        dirs = [data / f"crashed-{i}" for i in range(PARTITIONS)]
+        assert allocated(dirs)[0] >= PARTITIONS * 64 * MIB
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    # The killed broker released nothing; the next one, without a single append, does.
+    assert allocated(dirs)[0] >= PARTITIONS * 64 * MIB
+    port = free_port()
+    proc = start_daemon(port, data)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(15)
+    assert allocated(dirs)[0] < 256 << 10

@@ -16,6 +16,14 @@ use crate::storage::remove_if_exists;
 use crate::storage::scan::{read_batch_at, read_header_at, scan_valid};
 use crate::storage::time_index::TimeIndex;
 
+/// Whether `file` holds blocks well past its first `size` bytes (a reservation: ext4 and
+/// xfs keep some slack of their own, so a few blocks do not count).
+fn blocks_past_end(file: &File, size: u64) -> Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let allocated = file.metadata()?.blocks() * 512;
+    Ok(allocated > size.next_multiple_of(4096) + (64 << 10))
+}
+
 /// Kafka's file name for a segment: the base offset zero-padded to 20 digits.
 #[must_use]
 pub fn file_stem(base_offset: i64) -> String {
@@ -351,22 +359,28 @@ impl Segment {
         self.release_reserved()
     }
 
-    /// Return blocks reserved ahead of the data (the log is closing).
+    /// Return blocks reserved ahead of the data (the log is closing). Blocks reserved
+    /// before a crash outlive it (KEEP_SIZE, past the end) and no appender made since knows
+    /// of them, so whatever the file holds past its end goes too.
     pub fn release_reserved(&mut self) -> Result<()> {
         if let Some(mut appender) = self.appender.take() {
             appender.release_reserved()?;
+        }
+        if blocks_past_end(&self.file, self.size)? {
+            self.file.set_len(self.size)?;
         }
         Ok(())
     }
 
     /// Return the blocks reserved ahead if no reservation was taken for `idle` (an idle
-    /// partition should take about its bytes on disk). The next append starts afresh.
+    /// partition should take about its bytes on disk), or if they were left by a crash.
+    /// The next append starts afresh.
     pub fn release_idle_reservation(&mut self, idle: std::time::Duration) -> Result<bool> {
-        if self
-            .appender
-            .as_ref()
-            .is_some_and(|a| a.reservation_idle_for(idle))
-        {
+        let idle = match &self.appender {
+            Some(appender) => appender.reservation_idle_for(idle),
+            None => blocks_past_end(&self.file, self.size)?,
+        };
+        if idle {
             self.release_reserved()?;
             return Ok(true);
         }
