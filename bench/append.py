@@ -36,6 +36,7 @@ from _common import GIB, MIB, fio_seq_write_mb_s, median, scratch_dir, warm_page
 RECORD_BYTES = 1024
 WARMUP_BYTES = int(1.25 * GIB)
 RECORDS_PER_BATCH = 1000
+PREALLOCATE_ENV = "KAFKALITE_BENCH_PREALLOCATE"
 
 
 def make_batch() -> bytearray:
@@ -52,7 +53,9 @@ def append_once(log_dir: str, total_bytes: int) -> dict[str, float | str]:
     from kafkalite import _core
 
     batch = make_batch()
-    log = _core.PartitionLog(log_dir, {"max.message.bytes": 4 * MIB})
+    # --preallocate: the fixed 64 MiB block reservation instead of the adaptive one.
+    preallocate = os.environ.get(PREALLOCATE_ENV, "false")
+    log = _core.PartitionLog(log_dir, {"max.message.bytes": 4 * MIB, "preallocate": preallocate})
     warm_page_cache(Path(log_dir).parent, WARMUP_BYTES)
     count = max(1, total_bytes // len(batch))
     started = time.perf_counter()
@@ -89,8 +92,13 @@ def main() -> None:
     parser.add_argument("--gib", type=float, default=None, help="GiB appended per run")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (on the data fs)")
+    parser.add_argument(
+        "--preallocate", action="store_true", help="topic preallocate=true (fixed reservation)"
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.preallocate:
+        os.environ[PREALLOCATE_ENV] = "true"
     if args.child:
         print(json.dumps(append_once(args.child[0], int(args.child[1]))))
         return
