@@ -13,6 +13,9 @@ use crate::net::listeners::{self, Listener};
 
 pub mod topic;
 
+/// kafkalite's own broker key bounding a produced batch's decompressed size.
+pub const DECOMPRESSED_MAX_KEY: &str = "kafkalite.batch.decompressed.max.bytes";
+
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::new(key, value, reason)
 }
@@ -69,6 +72,8 @@ impl BrokerConfig {
             }
         }
         let positive = |n: i64| u64::try_from(n).expect("schema bounds are at least 1");
+        log_defaults.max_decompressed_bytes =
+            usize::try_from(positive(s.long(DECOMPRESSED_MAX_KEY))).unwrap_or(usize::MAX);
         let mut c = BrokerConfig {
             node_id: s.int("node.id"),
             listeners: Vec::new(),
@@ -146,9 +151,11 @@ mod tests {
             ("num.partitions", "3"),
             ("log.cleaner.backoff.ms", "250"),
             ("connections.max.idle.ms", "-1"),
+            (DECOMPRESSED_MAX_KEY, "4194304"),
         ]))
         .unwrap();
         assert_eq!(c.node_id, 4);
+        assert_eq!(c.log_defaults.max_decompressed_bytes, 4 << 20);
         assert_eq!(c.log_defaults.retention_ms, 7_200_000);
         assert_eq!(
             c.log_defaults.segment_ms, 5000,
@@ -172,6 +179,7 @@ mod tests {
             ("log.retention.hours", "-7"),
             ("default.replication.factor", "40000"),
             ("log.cleaner.backoff.ms", "0"),
+            (DECOMPRESSED_MAX_KEY, "12"),
             ("listeners", "PLAINTEXT://:port"),
         ] {
             let e = BrokerConfig::from_pairs(&pairs(&[(key, value)])).unwrap_err();

@@ -5,6 +5,7 @@ pub mod config;
 pub mod error;
 pub mod error_codes;
 pub mod io;
+pub mod logging;
 pub mod records;
 pub mod storage;
 

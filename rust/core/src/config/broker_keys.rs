@@ -74,6 +74,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
     key("group.min.session.timeout.ms", Int, Value("6000"), AtLeast(1), ReadOnly),
     key("inter.broker.listener.name", Str, Null, Any, ReadOnly),
+    // kafkalite's own (Kafka has no cap): how far a produced batch may decompress before it
+    // is refused as INVALID_RECORD; it bounds what one compression bomb costs.
+    key("kafkalite.batch.decompressed.max.bytes", Long, Value("268435456"), AtLeast(1024), ReadOnly),
     key("listener.security.protocol.map", Str, Value("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Any, PerBroker),
     // Parsed by the listener code, which owns the format; kafkalite binds loopback by default.
     key("listeners", Str, Value("PLAINTEXT://127.0.0.1:9092"), Any, PerBroker),

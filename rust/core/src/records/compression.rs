@@ -103,6 +103,43 @@ pub fn decompress(codec: Compression, input: &[u8], max_len: usize) -> Result<Ve
     }
 }
 
+/// A streaming decoder of `codec`'s framing over `input`, for walking records without
+/// holding the decompressed section: the caller counts what it reads against `max_len`.
+/// `max_len` also bounds what the decoder itself may allocate: zstd's window (a frame may
+/// ask for up to 128 MiB however short its data is) and a snappy chunk.
+pub(crate) fn decoder<'a>(
+    codec: Compression,
+    input: &'a [u8],
+    max_len: usize,
+) -> Result<Box<dyn Read + 'a>> {
+    if input.is_empty() && codec != Compression::None {
+        return Err(Error::corrupt(format!("empty {} data", codec.name())));
+    }
+    Ok(match codec {
+        Compression::None => Box::new(input),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(input)),
+        Compression::Snappy => Box::new(xerial::Reader::new(input, max_len)),
+        Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(input)),
+        Compression::Zstd => {
+            let mut decoder =
+                zstd::stream::read::Decoder::with_buffer(input).map_err(corrupt_io)?;
+            decoder
+                .window_log_max(zstd_window_log_max(max_len))
+                .map_err(corrupt_io)?;
+            Box::new(decoder)
+        }
+    })
+}
+
+/// The largest zstd window (log2) to grant under a `max_len` output cap: a window past the
+/// cap only costs memory. At least 23 (8 MiB), what a streaming compressor picks up to
+/// level 19 without knowing the data's size, so a small cap never refuses such frames; at
+/// most 27, zstd's own limit without long-distance mode.
+fn zstd_window_log_max(max_len: usize) -> u32 {
+    let bits = usize::BITS - max_len.saturating_sub(1).leading_zeros();
+    bits.clamp(23, 27)
+}
+
 /// Compress in the framing Kafka's Java client writes (xerial for snappy, LZ4 frame).
 pub fn compress(codec: Compression, input: &[u8]) -> Result<Vec<u8>> {
     match codec {

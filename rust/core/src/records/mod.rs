@@ -8,6 +8,7 @@ pub mod batch;
 pub mod compression;
 pub mod encode;
 pub mod record;
+pub mod record_check;
 pub mod varint;
 mod xerial;
 
@@ -24,3 +25,6 @@ pub use batch::{
 pub use compression::Compression;
 pub use encode::{encode_batch, encode_producer_batch, BatchProducer};
 pub use record::{decode_records, visit_records, Header, Record, RecordInput, RecordRef};
+pub use record_check::{
+    check_batches, check_records_of, validate_records, RecordRules, DEFAULT_MAX_DECOMPRESSED_BYTES,
+};

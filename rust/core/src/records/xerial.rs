@@ -71,6 +71,100 @@ fn decompress_framed(input: &[u8], max_len: usize, out: &mut Vec<u8>) -> Result<
     Ok(())
 }
 
+/// Streaming form of `decompress`: one chunk (or the one raw block) at a time, so what is
+/// held is a chunk's output, never the whole section. Chunks are bounded by the expansion
+/// check and by what is left of `max_len`; past `max_len` it fails with `OverLimit`.
+pub(crate) struct Reader<'a> {
+    rest: &'a [u8],
+    framed: bool,
+    max_len: usize,
+    produced: usize,
+    out: Vec<u8>,
+    pos: usize,
+}
+
+/// The error a `Reader` gives once its output would pass its limit (wrapped in io::Error).
+#[derive(Debug)]
+pub(crate) struct OverLimit(pub usize);
+
+impl std::fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "data decompresses beyond the {} byte limit", self.0)
+    }
+}
+
+impl std::error::Error for OverLimit {}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(input: &'a [u8], max_len: usize) -> Reader<'a> {
+        Reader {
+            rest: input,
+            framed: input.starts_with(&MAGIC),
+            max_len,
+            produced: 0,
+            out: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// Decode the next chunk into `out`; false at the end of the input.
+    fn next_chunk(&mut self) -> Result<bool> {
+        self.out.clear();
+        self.pos = 0;
+        let block = if self.framed {
+            while self.rest.starts_with(&MAGIC) {
+                self.rest = self
+                    .rest
+                    .get(HEADER_LEN..)
+                    .ok_or_else(|| Error::corrupt("truncated xerial snappy header"))?;
+            }
+            if self.rest.is_empty() {
+                return Ok(false);
+            }
+            let (len, tail) = split_chunk_len(self.rest)?;
+            if len > tail.len() {
+                return Err(Error::corrupt(format!(
+                    "xerial snappy chunk of {len} bytes overruns the {} bytes left",
+                    tail.len()
+                )));
+            }
+            let (chunk, tail) = tail.split_at(len);
+            self.rest = tail;
+            chunk
+        } else {
+            if self.rest.is_empty() {
+                return Ok(false);
+            }
+            std::mem::take(&mut self.rest)
+        };
+        let left = self.max_len - self.produced;
+        let len = snap::raw::decompress_len(block).map_err(corrupt_snappy)?;
+        if len > left {
+            return Err(Error::Io(std::io::Error::other(OverLimit(self.max_len))));
+        }
+        decompress_block(block, left, &mut self.out)?;
+        self.produced += self.out.len();
+        Ok(true)
+    }
+}
+
+impl std::io::Read for Reader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.out.len() {
+            match self.next_chunk() {
+                Ok(true) => {}
+                Ok(false) => return Ok(0),
+                Err(Error::Io(e)) => return Err(e),
+                Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+            }
+        }
+        let n = buf.len().min(self.out.len() - self.pos);
+        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 fn split_chunk_len(rest: &[u8]) -> Result<(usize, &[u8])> {
     let Some((len, tail)) = rest.split_first_chunk::<4>() else {
         return Err(Error::corrupt("truncated xerial snappy chunk length"));

@@ -4,6 +4,7 @@
 
 use crate::config::{self, ConfigError, TIMESTAMP_TYPES};
 use crate::error::Result;
+use crate::records::{RecordRules, DEFAULT_MAX_DECOMPRESSED_BYTES};
 
 /// Which of Kafka's cleanup policies a topic has: `delete` (retention), `compact` (the
 /// cleaner keeps the latest record per key), or both.
@@ -50,6 +51,10 @@ pub struct LogConfig {
     /// Reserve a fixed 64 MiB ahead of appends instead of a window sized to the write
     /// rate (see `io::Reservation`).
     pub preallocate: bool,
+    /// Ceiling on a produced batch's records once decompressed. Broker-wide (the broker key
+    /// `kafkalite.batch.decompressed.max.bytes`), not a topic key: it bounds the broker's
+    /// work per request, whatever the topic.
+    pub max_decompressed_bytes: usize,
 }
 
 // The ratio is validated to lie in [0, 1], so it is never NaN and equality is total.
@@ -96,6 +101,7 @@ impl Default for LogConfig {
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: 0,
             preallocate: false,
+            max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
         };
         for name in STORAGE_KEYS {
             let key = config::topic_key(name).expect("storage keys are topic keys");
@@ -156,6 +162,15 @@ impl LogConfig {
         }
     }
 
+    /// What every produced record is held to (`records::record_check`).
+    #[must_use]
+    pub fn record_rules(&self) -> RecordRules {
+        RecordRules {
+            require_keys: self.cleanup_policy.compact,
+            max_decompressed_bytes: self.max_decompressed_bytes,
+        }
+    }
+
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
         let mut config = LogConfig::default();
         for (key, value) in pairs {
@@ -208,6 +223,16 @@ mod tests {
         for key in STORAGE_KEYS {
             assert!(crate::config::topic_key(key).is_some(), "{key}");
         }
+    }
+
+    #[test]
+    fn decompression_cap_default_is_the_broker_keys() {
+        let key = crate::config::broker_key("kafkalite.batch.decompressed.max.bytes").unwrap();
+        let default = crate::config::default_value(key).unwrap();
+        assert_eq!(
+            default,
+            LogConfig::default().max_decompressed_bytes.to_string()
+        );
     }
 
     #[test]

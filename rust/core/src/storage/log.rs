@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::records::{
-    assign_offsets, check_batch_crcs, validate_batches, validate_batches_deferring_crc, BatchInfo,
+    assign_offsets, check_batches, check_records_of, validate_batches,
+    validate_batches_deferring_crc, BatchInfo,
 };
 use crate::storage::clean_files::{recover_interrupted, CHECKPOINT_FILE};
 use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
-use crate::storage::record_view::require_keys;
 use crate::storage::remove_if_exists;
 use crate::storage::segment::{Segment, WrittenBatch};
 
@@ -181,17 +181,15 @@ impl PartitionLog {
             let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
             assign_offsets(buf, &infos, self.next_offset, None);
             let buf = &*buf;
-            let compact = self.config.cleanup_policy.compact;
+            let rules = self.config.record_rules();
             return self.append_validated(&[buf], &infos, None, now_ms, || {
-                finish_validation(buf, &infos, compact)
+                check_batches(buf, &infos, &rules)
             });
         }
         // LogAppendTime rewrites maxTimestamp and so the CRC: the producer's CRC is checked
-        // first.
+        // first, then the records.
         let infos = validate_batches(buf, self.config.max_message_bytes)?;
-        if self.config.cleanup_policy.compact {
-            require_keys(buf, &infos)?;
-        }
+        check_records_of(buf, &infos, &self.config.record_rules())?;
         let log_append_time = Some(now_ms);
         assign_offsets(buf, &infos, self.next_offset, log_append_time);
         self.append_validated(&[&*buf], &infos, log_append_time, now_ms, || Ok(()))
@@ -222,9 +220,9 @@ impl PartitionLog {
             slices.push(base);
             slices.push(&buf[info.position + 8..end]);
         }
-        let compact = self.config.cleanup_policy.compact;
+        let rules = self.config.record_rules();
         self.append_validated(&slices, &infos, None, now_ms, || {
-            finish_validation(buf, &infos, compact)
+            check_batches(buf, &infos, &rules)
         })
     }
 
@@ -686,16 +684,6 @@ fn read_clean_shutdown(dir: &Path) -> Option<(i64, u64)> {
 
 fn read_number(path: &Path) -> Option<i64> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// What `validate_batches_deferring_crc` left for the write's verify step: the CRCs, then
-/// (on a compacted topic) a key on every record, which is read only once the CRC holds.
-fn finish_validation(buf: &[u8], infos: &[BatchInfo], compacted: bool) -> Result<()> {
-    check_batch_crcs(buf, infos)?;
-    if compacted {
-        require_keys(buf, infos)?;
-    }
-    Ok(())
 }
 
 fn write_atomically(path: &Path, text: &str) -> io::Result<()> {

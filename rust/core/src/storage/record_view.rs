@@ -1,13 +1,13 @@
-//! Borrowed views of the records inside a batch, for the cleaner and the compacted-topic key
-//! check: only the fields they decide on are parsed, and a record they keep is copied as
-//! the bytes it already is, never decoded into owned keys, values and headers.
+//! Borrowed views of the records inside a batch, for the cleaner: only the fields it decides
+//! on are parsed, and a record it keeps is copied as the bytes it already is, never decoded
+//! into owned keys, values and headers.
 
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 use crate::records::record::records_data;
 use crate::records::varint::{read_varint, read_varlong};
-use crate::records::{BatchHeader, BatchInfo, BATCH_HEADER_LEN};
+use crate::records::{BatchHeader, BATCH_HEADER_LEN};
 
 /// One record as stored in a batch's (uncompressed) records section.
 #[derive(Clone, Copy, Debug)]
@@ -96,40 +96,10 @@ fn nullable<'a>(body: &'a [u8], at: &mut usize) -> Result<Option<&'a [u8]>> {
     Ok(Some(bytes))
 }
 
-/// Kafka refuses keyless records on a compacted topic (INVALID_RECORD, naming each record):
-/// the cleaner could never tell which of them is the latest. `infos` come from validating
-/// `buf`, CRCs included.
-pub fn require_keys(buf: &[u8], infos: &[BatchInfo]) -> Result<()> {
-    let mut keyless = Vec::new();
-    for info in infos {
-        if info.header.is_control() {
-            continue;
-        }
-        let batch = buf
-            .get(info.position..info.position + info.header.total_size())
-            .ok_or_else(|| Error::corrupt("batch overruns the request"))?;
-        let data = records_section(&info.header, batch)?;
-        let records = parse_records(&data, info.header.records_count)?;
-        keyless.extend(
-            (0i32..)
-                .zip(&records)
-                .filter(|(_, r)| r.key.is_none())
-                .map(|(i, _)| i),
-        );
-    }
-    if keyless.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::KeylessRecords { records: keyless })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{
-        decode_records, encode_batch, validate_batches, Compression, RecordInput,
-    };
+    use crate::records::{decode_records, encode_batch, Compression, RecordInput};
 
     fn input(key: Option<&str>, value: Option<&str>) -> RecordInput {
         RecordInput {
@@ -179,25 +149,5 @@ mod tests {
         let mut longer = data.to_vec();
         longer.push(0);
         assert!(parse_records(&longer, 1).is_err());
-    }
-
-    #[test]
-    fn require_keys_names_the_keyless_record() {
-        let keyed = encode_batch(&[input(Some("a"), None)], Compression::Zstd, 0).unwrap();
-        let keyless = encode_batch(
-            &[input(Some("a"), Some("1")), input(None, Some("2"))],
-            Compression::Gzip,
-            0,
-        )
-        .unwrap();
-        let mut buf = keyed.clone();
-        assert!(require_keys(&buf, &validate_batches(&buf, 1 << 20).unwrap()).is_ok());
-        buf.extend_from_slice(&keyless);
-        let err = require_keys(&buf, &validate_batches(&buf, 1 << 20).unwrap()).unwrap_err();
-        assert!(
-            matches!(&err, Error::KeylessRecords { records } if records == &[1]),
-            "{err}"
-        );
-        assert_eq!(err.kafka_code(), 87);
     }
 }

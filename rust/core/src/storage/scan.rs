@@ -29,6 +29,35 @@ pub fn read_header_at(
     }
 }
 
+/// The header of the batch at `position`: `Ok(None)` at or past `file_size` (the end of the
+/// data), `Err(why)` when the bytes there are no whole batch's header. Reads use it to
+/// refuse a damaged segment rather than skip the rest of it.
+pub fn read_header_checked(
+    file: &File,
+    position: u64,
+    file_size: u64,
+) -> io::Result<Result<Option<BatchHeader>, String>> {
+    if position >= file_size {
+        return Ok(Ok(None));
+    }
+    let left = file_size - position;
+    if left < BATCH_HEADER_LEN as u64 {
+        return Ok(Err(format!(
+            "{left} bytes before the end of the file, fewer than a batch header"
+        )));
+    }
+    let mut buf = [0u8; BATCH_HEADER_LEN];
+    file.read_exact_at(&mut buf, position)?;
+    Ok(match BatchHeader::parse(&buf) {
+        Err(e) => Err(e.to_string()),
+        Ok(h) if h.total_size() as u64 > left => Err(format!(
+            "a batch of {} bytes would overrun the {left} bytes left in the file",
+            h.total_size()
+        )),
+        Ok(h) => Ok(Some(h)),
+    })
+}
+
 /// Read the whole batch at `position` whose header is `header`.
 pub fn read_batch_at(file: &File, position: u64, header: &BatchHeader) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; header.total_size()];

@@ -5,15 +5,16 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::{Appender, Reservation};
 use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
 use crate::storage::offset_index::OffsetIndex;
 use crate::storage::remove_if_exists;
-use crate::storage::scan::{read_batch_at, read_header_at, scan_valid};
+use crate::storage::scan::{read_batch_at, read_header_at, read_header_checked, scan_valid};
 use crate::storage::time_index::TimeIndex;
 
 /// Whether `file` holds blocks well past its first `size` bytes (a reservation: ext4 and
@@ -57,6 +58,9 @@ pub struct Segment {
     /// timestamp, which rolls a segment per append when producers send old timestamps;
     /// the segment's creation time does not.
     created_ms: i64,
+    /// 1 + the byte position of the damaged header last logged (0: none), so each is
+    /// logged once however often it is fetched.
+    corrupt_logged: AtomicU64,
 }
 
 impl Segment {
@@ -92,6 +96,7 @@ impl Segment {
             offset_of_max_timestamp: base_offset,
             bytes_since_index_entry: 0,
             created_ms,
+            corrupt_logged: AtomicU64::new(0),
         }
     }
 
@@ -399,20 +404,76 @@ impl Segment {
         Ok(())
     }
 
-    /// Position and header of the first batch whose last offset is >= `offset`.
+    /// Position and header of the first batch whose last offset is >= `offset`. A damaged
+    /// batch header on the way is `CorruptRecord` (logged once): skipping it would hand
+    /// the consumer a silent gap.
     pub fn find(&self, offset: i64) -> Result<Option<(u64, BatchHeader)>> {
         if offset >= self.next_offset {
             return Ok(None);
         }
         let rel = (offset.max(self.base_offset) - self.base_offset) as u32;
-        let mut position = u64::from(self.offset_index.lookup(rel).position);
-        while let Some(h) = read_header_at(&self.file, position, self.size)? {
+        let entry = self.offset_index.lookup(rel);
+        let mut position = u64::from(entry.position);
+        let mut expected = self.base_offset + i64::from(entry.relative_offset);
+        while let Some(h) = self.header_at(position, expected)? {
             if h.last_offset() >= offset {
                 return Ok(Some((position, h)));
             }
+            expected = h.last_offset() + 1;
             position += h.total_size() as u64;
         }
         Ok(None)
+    }
+
+    /// The header at `position`, where the next batch starts at offset `expected` or later
+    /// (compaction leaves gaps); `None` at the end of the data. A damaged header is
+    /// `CorruptRecord`, logged once.
+    fn header_at(&self, position: u64, expected: i64) -> Result<Option<BatchHeader>> {
+        self.inspect(position, expected)?
+            .map_err(|why| self.corrupt_at(position, expected, &why))
+    }
+
+    /// `header_at`, with a damaged header as `Err(why)` inside.
+    fn inspect(
+        &self,
+        position: u64,
+        expected: i64,
+    ) -> Result<std::result::Result<Option<BatchHeader>, String>> {
+        Ok(
+            match read_header_checked(&self.file, position, self.size)? {
+                Ok(Some(h))
+                    if h.base_offset < expected
+                        || h.last_offset() < h.base_offset
+                        || h.last_offset() >= self.next_offset =>
+                {
+                    Err(format!(
+                        "offsets {}..={} lie outside the {expected}..{} expected there",
+                        h.base_offset,
+                        h.last_offset(),
+                        self.next_offset
+                    ))
+                }
+                found => found,
+            },
+        )
+    }
+
+    fn corrupt_at(&self, position: u64, expected: i64, why: &str) -> Error {
+        let message = format!(
+            "corrupt batch header in log segment {} at byte {position} (offset {expected} \
+             or later): {why}",
+            self.log_path.display()
+        );
+        if self.corrupt_logged.swap(position + 1, Ordering::Relaxed) != position + 1 {
+            crate::logging::error(
+                "kafkalite.log.LogSegment",
+                &format!(
+                    "{message}. Fetches from offset {expected} on answer CORRUPT_MESSAGE; \
+                     the records before it still read"
+                ),
+            );
+        }
+        Error::corrupt(message)
     }
 
     /// Byte range of whole batches starting with the one holding `offset`: the first batch
@@ -432,19 +493,15 @@ impl Segment {
         }
         let limit = start.saturating_add(max_bytes).min(self.size);
         let mut end = start + first.total_size() as u64;
-        // Index entries sit on batch boundaries: jump to the last one that still fits.
-        let jump = self
-            .offset_index
-            .lookup_position(limit.min(u64::from(u32::MAX)) as u32);
-        if u64::from(jump.position) > end
-            && self.base_offset + i64::from(jump.relative_offset) < max_offset
-        {
-            end = u64::from(jump.position);
-        }
-        while let Some(h) = read_header_at(&self.file, end, self.size)? {
+        let mut expected = first.last_offset() + 1;
+        // Every header in the range is stepped on (no jump along the index): a damaged one
+        // ends the range, so the next fetch starts there and gets CORRUPT_MESSAGE instead
+        // of bytes a client may silently skip. A header costs one 61-byte read.
+        while let Ok(Some(h)) = self.inspect(end, expected)? {
             if h.base_offset >= max_offset || end + h.total_size() as u64 > limit {
                 break;
             }
+            expected = h.last_offset() + 1;
             end += h.total_size() as u64;
         }
         Ok(Some((start, end - start, first.base_offset)))
@@ -459,7 +516,9 @@ impl Segment {
             Some(e) => u64::from(self.offset_index.lookup(e.relative_offset).position),
             None => 0,
         };
-        while let Some(h) = read_header_at(&self.file, position, self.size)? {
+        let mut expected = self.base_offset;
+        while let Some(h) = self.header_at(position, expected)? {
+            expected = h.last_offset() + 1;
             if h.max_timestamp >= timestamp && h.last_offset() >= min_offset {
                 let batch = read_batch_at(&self.file, position, &h)?;
                 for r in decode_records(&batch)? {
