@@ -30,7 +30,32 @@ impl Level {
 /// different threads never interleave.
 pub fn log(level: Level, logger: &str, message: &str) {
     let line = format_line(SystemTime::now(), level, logger, message);
+    #[cfg(test)]
+    if CAPTURED
+        .with(|c| {
+            c.borrow_mut()
+                .as_mut()
+                .map(|lines| lines.push(line.clone()))
+        })
+        .is_some()
+    {
+        return;
+    }
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+#[cfg(test)]
+thread_local! {
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f`, returning the lines it logged on this thread instead of printing them.
+#[cfg(test)]
+pub(crate) fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let result = f();
+    let lines = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (result, lines)
 }
 
 pub fn error(logger: &str, message: &str) {

@@ -19,6 +19,7 @@ use crate::records::{
 use crate::storage::clean_files::{recover_interrupted, CHECKPOINT_FILE};
 use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
+use crate::storage::dir_failure;
 use crate::storage::remove_if_exists;
 use crate::storage::segment::{Segment, WrittenBatch};
 
@@ -114,13 +115,13 @@ impl PartitionLog {
                 .is_none_or(|prev| base >= prev.next_offset());
             if !follows {
                 segment.delete()?;
-                drop_segments(&dir, &bases[i + 1..])?;
+                drop_segments(&dir, &bases[i..], "overlaps the segment before it")?;
                 break;
             }
             segments.push(segment);
             if cut {
                 // Everything after the first invalid byte is gone, later segments included.
-                drop_segments(&dir, &bases[i + 1..])?;
+                drop_segments(&dir, &bases[i + 1..], "follows a truncated segment")?;
                 break;
             }
         }
@@ -258,12 +259,16 @@ impl PartitionLog {
             });
             offset = last + 1;
         }
-        self.maybe_roll(total_bytes, offset - 1, now_ms)?;
+        self.maybe_roll(total_bytes, offset - 1, now_ms)
+            .map_err(|e| dir_failure::report(&self.dir, "rolling a segment of", e))?;
         let config = self.config.clone();
-        self.active().append(slices, &written, &config, verify)?;
+        self.active()
+            .append(slices, &written, &config, verify)
+            .map_err(|e| dir_failure::report(&self.dir, "appending to", e))?;
         self.next_offset = offset;
         self.messages_since_flush += record_count;
-        self.maybe_flush(now_ms)?;
+        self.maybe_flush(now_ms)
+            .map_err(|e| dir_failure::report(&self.dir, "flushing", e))?;
         Ok(AppendInfo {
             first_offset,
             last_offset: offset - 1,
@@ -664,7 +669,17 @@ fn list_segment_bases(dir: &Path) -> Result<Vec<i64>> {
     Ok(bases)
 }
 
-fn drop_segments(dir: &Path, bases: &[i64]) -> Result<()> {
+fn drop_segments(dir: &Path, bases: &[i64], why: &str) -> Result<()> {
+    if let Some(first) = bases.first() {
+        crate::logging::warn(
+            "kafkalite.log.LogLoader",
+            &format!(
+                "Deleting {} segment(s) of {} from base offset {first} on: the first {why}",
+                bases.len(),
+                dir.display()
+            ),
+        );
+    }
     for &base in bases {
         let stem = crate::storage::segment::file_stem(base);
         for ext in ["log", "index", "timeindex"] {

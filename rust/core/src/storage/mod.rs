@@ -8,6 +8,7 @@ mod clean_files;
 pub mod cleaner;
 pub mod clock;
 pub mod config;
+mod dir_failure;
 pub mod dir_lock;
 mod entry_file;
 pub mod leader_epoch_cache;
@@ -35,5 +36,7 @@ pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+#[cfg(test)]
+mod damage_tests;
 #[cfg(test)]
 mod log_tests;

@@ -58,6 +58,14 @@ pub fn read_header_checked(
     })
 }
 
+/// Up to a batch header's worth of bytes at `position` (fewer near the end of the file).
+pub fn read_prefix(file: &File, position: u64, file_size: u64) -> io::Result<Vec<u8>> {
+    let len = (BATCH_HEADER_LEN as u64).min(file_size.saturating_sub(position)) as usize;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, position)?;
+    Ok(buf)
+}
+
 /// Read the whole batch at `position` whose header is `header`.
 pub fn read_batch_at(file: &File, position: u64, header: &BatchHeader) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; header.total_size()];
@@ -65,29 +73,49 @@ pub fn read_batch_at(file: &File, position: u64, header: &BatchHeader) -> io::Re
     Ok(buf)
 }
 
+/// Where a validating scan stopped: bytes before `valid` are whole, valid batches;
+/// `problem` says what is wrong at `valid` (`None` when the scan reached the end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanEnd {
+    pub valid: u64,
+    pub problem: Option<String>,
+}
+
 /// Validate every batch from `start` to `file_size`: size within the file, CRC32C, magic,
 /// attributes, and base offsets increasing from `min_offset`. Calls `visit(position, header)`
-/// for each valid batch and returns the position of the first invalid byte (== `file_size`
-/// when all is well).
+/// for each valid batch and returns where the valid bytes end (== `file_size` when all is
+/// well) and why.
 pub fn scan_valid(
     file: &File,
     file_size: u64,
     start: u64,
     min_offset: i64,
     mut visit: impl FnMut(u64, &BatchHeader),
-) -> io::Result<u64> {
+) -> io::Result<ScanEnd> {
     let mut buf: Vec<u8> = Vec::new();
     // File position of buf[0].
     let mut buf_start = start;
     let mut position = start;
     let mut next_offset = min_offset;
+    let stop = |valid: u64, problem: String| {
+        Ok(ScanEnd {
+            valid,
+            problem: Some(problem),
+        })
+    };
     loop {
         let remaining_in_file = file_size - position;
         if remaining_in_file == 0 {
-            return Ok(position);
+            return Ok(ScanEnd {
+                valid: position,
+                problem: None,
+            });
         }
         if remaining_in_file < BATCH_HEADER_LEN as u64 {
-            return Ok(position);
+            return stop(
+                position,
+                format!("{remaining_in_file} bytes left, fewer than a batch header (a torn write)"),
+            );
         }
         let at = (position - buf_start) as usize;
         if buf.len() - at < LOG_OVERHEAD {
@@ -104,11 +132,20 @@ pub fn scan_valid(
         let at = (position - buf_start) as usize;
         let length = i32::from_be_bytes(buf[at + 8..at + 12].try_into().unwrap());
         if length < (BATCH_HEADER_LEN - LOG_OVERHEAD) as i32 {
-            return Ok(position);
+            return stop(
+                position,
+                format!("batch length {length} is below the minimum"),
+            );
         }
         let total = LOG_OVERHEAD as u64 + length as u64;
         if total > remaining_in_file {
-            return Ok(position);
+            return stop(
+                position,
+                format!(
+                    "a batch of {total} bytes has only {remaining_in_file} bytes in the file \
+                     (a torn write)"
+                ),
+            );
         }
         if ((buf.len() - at) as u64) < total {
             let want = SCAN_CHUNK_BYTES.max(total as usize);
@@ -118,10 +155,17 @@ pub fn scan_valid(
         let batch = &buf[at..at + total as usize];
         let header = match validate_batch(batch) {
             Ok(h) => h,
-            Err(_) => return Ok(position),
+            Err(e) => return stop(position, e.to_string()),
         };
         if header.base_offset < next_offset || header.last_offset() < header.base_offset {
-            return Ok(position);
+            return stop(
+                position,
+                format!(
+                    "batch offsets {}..={} do not follow offset {next_offset}",
+                    header.base_offset,
+                    header.last_offset()
+                ),
+            );
         }
         visit(position, &header);
         next_offset = header.last_offset() + 1;

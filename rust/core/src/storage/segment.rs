@@ -14,7 +14,9 @@ use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
 use crate::storage::offset_index::OffsetIndex;
 use crate::storage::remove_if_exists;
-use crate::storage::scan::{read_batch_at, read_header_at, read_header_checked, scan_valid};
+use crate::storage::scan::{
+    read_batch_at, read_header_at, read_header_checked, read_prefix, scan_valid, ScanEnd,
+};
 use crate::storage::time_index::TimeIndex;
 
 /// Whether `file` holds blocks well past its first `size` bytes (a reservation: ext4 and
@@ -238,7 +240,7 @@ impl Segment {
         let file = Arc::clone(&self.file);
         let size = self.size;
         let mut batches = Vec::new();
-        let valid = scan_valid(&file, size, 0, self.base_offset, |position, h| {
+        let end = scan_valid(&file, size, 0, self.base_offset, |position, h| {
             batches.push((
                 position,
                 h.base_offset,
@@ -259,15 +261,41 @@ impl Segment {
                 config,
             );
         }
-        let cut = valid < self.size;
+        let cut = end.valid < self.size;
         if cut {
-            self.file.set_len(valid)?;
-            self.size = valid;
+            self.log_truncation(&end)?;
+            self.file.set_len(end.valid)?;
+            self.size = end.valid;
         }
         self.finish_time_index();
         self.offset_index.rewrite()?;
         self.time_index.rewrite()?;
         Ok(cut)
+    }
+
+    /// Say what recovery cuts, as Kafka's log loader does: which file, from which byte and
+    /// offset to which, and why. `next_offset` already stops at the last valid batch.
+    fn log_truncation(&self, end: &ScanEnd) -> Result<()> {
+        let torn = match BatchHeader::parse(&read_prefix(&self.file, end.valid, self.size)?) {
+            Ok(h) => format!("a batch of offsets {}..={}", h.base_offset, h.last_offset()),
+            Err(_) => "no readable batch header".to_string(),
+        };
+        crate::logging::warn(
+            "kafkalite.log.LogLoader",
+            &format!(
+                "Found invalid data in log segment {} at byte {}: {}. Truncating the segment \
+                 from {} to {} bytes, dropping {} bytes that held {torn}: the segment now \
+                 ends before offset {}",
+                self.log_path.display(),
+                end.valid,
+                end.problem.as_deref().unwrap_or("unknown"),
+                self.size,
+                end.valid,
+                self.size - end.valid,
+                self.next_offset
+            ),
+        );
+        Ok(())
     }
 
     fn index_batch(&mut self, position: u64, batch: WrittenBatch, config: &LogConfig) {
@@ -468,8 +496,8 @@ impl Segment {
             crate::logging::error(
                 "kafkalite.log.LogSegment",
                 &format!(
-                    "{message}. Fetches from offset {expected} on answer CORRUPT_MESSAGE; \
-                     the records before it still read"
+                    "{message}. Fetches that reach it answer CORRUPT_MESSAGE; the records \
+                     before it still read"
                 ),
             );
         }
