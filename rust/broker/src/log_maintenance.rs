@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use kafkalite_core::logging;
 use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::{compact_shared, CompactionStats};
 
@@ -97,9 +98,9 @@ pub fn apply_retention(state: &BrokerState) -> usize {
         .map(|p| match p.apply_retention(now) {
             Ok(n) => n,
             Err(e) => {
-                eprintln!(
-                    "kafkalite: retention on {}-{} failed: {e}",
-                    p.topic, p.index
+                logging::error(
+                    "kafkalite.log.LogManager",
+                    &format!("Retention on {}-{} failed: {e}", p.topic, p.index),
                 );
                 0
             }
@@ -152,9 +153,9 @@ pub fn compact(state: &BrokerState, topic: Option<&str>, force: bool) -> Vec<Par
                 stats,
             }),
             Err(e) => {
-                eprintln!(
-                    "kafkalite: compaction of {}-{} failed: {e}",
-                    p.topic, p.index
+                logging::error(
+                    "kafkalite.log.LogCleaner",
+                    &format!("Compaction of {}-{} failed: {e}", p.topic, p.index),
                 );
                 None
             }

@@ -249,7 +249,10 @@ impl GroupCoordinator {
                     // worth failing the rebalance for (Kafka would retry the rebalance).
                     let record = group.to_record();
                     if let Err(e) = self.append(&group.id, &[Write::Group(Some(&record))], true) {
-                        eprintln!("kafkalite: storing group {:?} failed: {e}", group.id);
+                        kafkalite_core::logging::error(
+                            "kafkalite.coordinator.group.GroupCoordinator",
+                            &format!("Storing group {:?} failed: {e}", group.id),
+                        );
                     }
                 }
             }

@@ -16,8 +16,11 @@
 //! - compacted topic and a record without key: INVALID_RECORD (87) with `record_errors`;
 //! - idempotence (`producer_state`): duplicates acknowledged with their original offsets,
 //!   INVALID_PRODUCER_EPOCH (47), OUT_OF_ORDER_SEQUENCE_NUMBER (45);
-//! - then the core's `append_shared` (size limit, CRC, layout), whose errors carry their
-//!   codes: MESSAGE_TOO_LARGE (10), CORRUPT_MESSAGE (2), INVALID_RECORD (87), ...
+//! - then the core's `append_shared` (size limit, CRC, layout, then every record walked as
+//!   Kafka's LogValidator does, compressed batches inflated up to
+//!   `kafkalite.batch.decompressed.max.bytes`), whose errors carry their codes:
+//!   MESSAGE_TOO_LARGE (10), CORRUPT_MESSAGE (2: CRC, data invalid in its codec),
+//!   INVALID_RECORD (87: records that do not parse, or inflate past the cap), ...
 //!
 //! v8+ responses carry the error message. An invalid `acks` fails every partition with
 //! INVALID_REQUIRED_ACKS (21). acks=0 sends no response; if any partition failed, the
