@@ -141,24 +141,35 @@ struct Slice<'a> {
 }
 
 impl Source for Slice<'_> {
+    #[inline]
     fn position(&self) -> u64 {
         self.pos as u64
     }
 
+    #[inline]
     fn byte(&mut self) -> Result<u8> {
         let byte = *self.buf.get(self.pos).ok_or_else(premature_eof)?;
         self.pos += 1;
         Ok(byte)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<i32> {
+        if let Some(value) = one_byte(self.buf, &mut self.pos) {
+            return Ok(value as i32);
+        }
         read_varint(self.buf, &mut self.pos).map_err(bad_varint)
     }
 
+    #[inline]
     fn varlong(&mut self) -> Result<i64> {
+        if let Some(value) = one_byte(self.buf, &mut self.pos) {
+            return Ok(value);
+        }
         read_varlong(self.buf, &mut self.pos).map_err(bad_varint)
     }
 
+    #[inline]
     fn skip(&mut self, len: u64) -> Result<()> {
         let left = (self.buf.len() - self.pos) as u64;
         if len > left {
@@ -171,6 +182,26 @@ impl Source for Slice<'_> {
     fn at_end(&mut self) -> Result<bool> {
         Ok(self.pos == self.buf.len())
     }
+}
+
+/// Varints in a record (lengths, deltas, counts) mostly fit in one or two bytes: decoded
+/// inline, they keep the walk of small records cheap. `None` for the rest, which the
+/// strict general decoder reads.
+#[inline]
+fn one_byte(buf: &[u8], pos: &mut usize) -> Option<i64> {
+    let first = *buf.get(*pos)?;
+    let raw = if first < 0x80 {
+        *pos += 1;
+        u64::from(first)
+    } else {
+        let second = *buf.get(*pos + 1)?;
+        if second >= 0x80 {
+            return None;
+        }
+        *pos += 2;
+        u64::from(first & 0x7f) | u64::from(second) << 7
+    };
+    Some((raw >> 1) as i64 ^ -((raw & 1) as i64))
 }
 
 fn bad_varint(e: Error) -> Error {
@@ -269,6 +300,11 @@ impl Source for Stream<'_> {
     }
 
     fn varint(&mut self) -> Result<i32> {
+        if self.end - self.start >= MAX_VARINT_BYTES {
+            if let Some(value) = one_byte(&self.window[..self.end], &mut self.start) {
+                return Ok(value as i32);
+            }
+        }
         self.fill(MAX_VARINT_BYTES)?;
         let mut pos = 0;
         let value = read_varint(self.available(), &mut pos).map_err(bad_varint)?;
@@ -277,6 +313,11 @@ impl Source for Stream<'_> {
     }
 
     fn varlong(&mut self) -> Result<i64> {
+        if self.end - self.start >= MAX_VARINT_BYTES {
+            if let Some(value) = one_byte(&self.window[..self.end], &mut self.start) {
+                return Ok(value);
+            }
+        }
         self.fill(MAX_VARINT_BYTES)?;
         let mut pos = 0;
         let value = read_varlong(self.available(), &mut pos).map_err(bad_varint)?;
@@ -331,6 +372,7 @@ impl Walk {
 
     /// One record: length, attributes, timestamp delta, offset delta, key, value, headers,
     /// and nothing else within its length.
+    #[inline]
     fn record(&self, src: &mut impl Source, index: i32, keyless: &mut Vec<i32>) -> Result<()> {
         let len = src.varint()?;
         if len < 1 {
@@ -392,6 +434,7 @@ impl Walk {
 }
 
 /// A length-prefixed field where -1 is null; false for null.
+#[inline]
 fn nullable(src: &mut impl Source, end: u64, what: &str) -> Result<bool> {
     let len = src.varint()?;
     if len == -1 {
@@ -404,6 +447,7 @@ fn nullable(src: &mut impl Source, end: u64, what: &str) -> Result<bool> {
     Ok(true)
 }
 
+#[inline]
 fn skip_within(src: &mut impl Source, len: u64, end: u64, what: &str) -> Result<()> {
     if src.position() + len > end {
         return Err(invalid(format!(
