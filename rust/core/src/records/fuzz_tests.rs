@@ -4,13 +4,22 @@
 use crate::records::batch::{write_crc, BATCH_HEADER_LEN};
 use crate::records::compression::decompress;
 use crate::records::test_util::{sample_records, XorShift};
-use crate::records::{decode_records, encode_batch, validate_batch, validate_batches};
+use crate::records::{
+    check_batches, decode_records, encode_batch, validate_batch, validate_batches, RecordRules,
+};
 use crate::records::{BatchHeader, Compression};
 
 /// Feed `buf` to every reader; returns whether validation accepted it.
 fn exercise(buf: &[u8]) -> bool {
     let valid = validate_batch(buf).is_ok();
-    let _ = validate_batches(buf, 1 << 20);
+    if let Ok(infos) = validate_batches(buf, 1 << 20) {
+        // The produce path's record walk, with a small cap so bombs end quickly.
+        let rules = RecordRules {
+            require_keys: true,
+            max_decompressed_bytes: 1 << 16,
+        };
+        let _ = check_batches(buf, &infos, &rules);
+    }
     let _ = decode_records(buf);
     if let Ok(header) = BatchHeader::parse(buf) {
         let _ = header.compression();

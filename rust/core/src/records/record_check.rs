@@ -269,7 +269,8 @@ impl<'a> Stream<'a> {
 
     fn over_cap(&self) -> Error {
         invalid(format!(
-            "{} records decompress to more than the {} byte limit",
+            "{} records decompress to more than the {} byte limit \
+             (kafkalite.batch.decompressed.max.bytes)",
             self.codec.name(),
             self.max
         ))
