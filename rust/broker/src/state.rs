@@ -284,8 +284,12 @@ impl BrokerState {
 
     /// Close every log cleanly (clean-shutdown markers), after persisting metadata.
     pub fn close(&self) -> anyhow::Result<()> {
-        self.persist()?;
-        self.topics.close()?;
+        // On a full disk persisting can fail; the logs still close (indexes, clean-shutdown
+        // markers) as far as they can, and the first error is returned.
+        let persisted = self.persist();
+        let closed = self.topics.close();
+        persisted?;
+        closed?;
         Ok(())
     }
 }
