@@ -126,9 +126,12 @@ pub fn release_idle_reservations(state: &BrokerState) -> usize {
                 .expect("lock")
                 .release_idle_reservation(RESERVATION_IDLE);
             released.unwrap_or_else(|e| {
-                eprintln!(
-                    "kafkalite: releasing reserved blocks of {}-{} failed: {e}",
-                    p.topic, p.index
+                logging::warn(
+                    "kafkalite.log.LogManager",
+                    &format!(
+                        "releasing reserved blocks of {}-{} failed: {e}",
+                        p.topic, p.index
+                    ),
                 );
                 false
             })

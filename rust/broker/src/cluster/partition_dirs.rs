@@ -17,7 +17,11 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use kafkalite_core::logging;
+
 use super::file_store::TopicRecord;
+
+const LOGGER: &str = "kafkalite.cluster.PartitionDirs";
 
 /// Kafka's name for the file naming a partition dir's topic id.
 pub const PARTITION_METADATA_FILE: &str = "partition.metadata";
@@ -76,9 +80,12 @@ pub fn prepare(
             }
             return Ok(());
         }
-        eprintln!(
-            "kafkalite: {} holds data of another topic named {topic}; retiring it",
-            dir.display()
+        logging::warn(
+            LOGGER,
+            &format!(
+                "{} holds data of another topic named {topic}; retiring it",
+                dir.display()
+            ),
         );
         let retired = retire(dir, topic, index)?;
         remove_in_background(vec![retired]);
@@ -134,7 +141,7 @@ fn remove_all(dirs: &[PathBuf]) {
     for dir in dirs {
         if let Err(e) = fs::remove_dir_all(dir) {
             if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("kafkalite: cannot delete {}: {e}", dir.display());
+                logging::error(LOGGER, &format!("cannot delete {}: {e}", dir.display()));
             }
         }
     }
@@ -192,13 +199,16 @@ pub fn clean(log_dirs: &[PathBuf], topics: &BTreeMap<String, TopicRecord>) -> Cl
         }
     }
     for path in &cleaned.finished {
-        eprintln!("kafkalite: finishing deletion of {}", path.display());
+        logging::info(LOGGER, &format!("finishing deletion of {}", path.display()));
     }
     for path in &cleaned.orphans {
-        eprintln!(
-            "kafkalite: {} belongs to no topic in the metadata (a create or delete was \
-             interrupted); deleting it",
-            path.display()
+        logging::warn(
+            LOGGER,
+            &format!(
+                "{} belongs to no topic in the metadata (a create or delete was \
+                 interrupted); deleting it",
+                path.display()
+            ),
         );
     }
     remove_all(&cleaned.finished);

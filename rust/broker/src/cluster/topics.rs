@@ -234,7 +234,10 @@ impl TopicRegistry {
             }
             match partition_dirs::retire(&p.dir, &topic.name, p.index) {
                 Ok(path) => retired.push(path),
-                Err(e) => eprintln!("kafkalite: cannot retire {}: {e}", p.dir.display()),
+                Err(e) => kafkalite_core::logging::error(
+                    "kafkalite.cluster.TopicRegistry",
+                    &format!("cannot retire {}: {e}", p.dir.display()),
+                ),
             }
         }
         partition_dirs::remove_in_background(retired);

@@ -63,7 +63,7 @@ pub async fn accept_loop(
                     // instead of spinning; the client waits in the backlog meanwhile.
                     Err(e) => {
                         if let Some(line) = refusals.refused(&e, &listener, Instant::now()) {
-                            eprintln!("{line}");
+                            kafkalite_core::logging::error("kafkalite.net.Acceptor", &line);
                         }
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
