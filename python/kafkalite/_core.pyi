@@ -150,6 +150,15 @@ def decode_arrow_columns(
     """Decode a Fetch partition's records section into Arrow column buffers, keeping
     offsets in [start_offset, end_offset) and skipping control batches (GIL released)."""
 
+def conformance_run(
+    kafkalite: str,
+    kafka: str,
+    quick: bool = False,
+    apis: list[str] | None = None,
+    inject: tuple[str, str, str] | None = None,
+) -> str:
+    """Play the conformance scripts against both brokers; the report data as JSON."""
+
 def io_engine() -> str: ...
 def io_engine_fallback_reason() -> str | None: ...
 def validate_broker_config(config: Mapping[str, str]) -> list[str]:

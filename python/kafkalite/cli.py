@@ -13,6 +13,7 @@ from pathlib import Path
 from kafkalite import _core, client_cli, group_cli
 from kafkalite.bench import cli as bench_cli
 from kafkalite.broker import daemon
+from kafkalite.conformance import cli as conformance_cli
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_cli.add_parsers(sub)
     group_cli.add_parsers(sub)
     bench_cli.register(sub)
+    conformance_cli.register(sub)
     demo = sub.add_parser("demo", help="write a partition log and read it back (no broker)")
     demo.add_argument("--log-dir", help="partition directory (default: a temporary one)")
     demo.add_argument("--batches", type=int, default=200, help="batches to append (default: 200)")

@@ -98,7 +98,9 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> dict[st
     return {
         "process.roles": "broker,controller",
         "node.id": "1",
-        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        # A dynamic quorum (KIP-853) bootstrapped by `format --standalone`: Kafka 4.1.1
+        # refuses --standalone next to a static controller.quorum.voters.
+        "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -138,10 +140,15 @@ def format_storage(libs: Path, config: Path) -> None:
 
 
 def _cluster_id() -> str:
-    # Kafka's random-uuid: 16 random bytes, URL-safe base64 without padding (22 chars).
+    # Kafka's random-uuid: 16 random bytes, URL-safe base64 without padding (22 chars),
+    # drawn again when it starts with "-" (as Kafka's Uuid.randomUuid does): the storage
+    # tool would read such an id as an option.
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def broker_command(libs: Path, config: Path) -> list[str]:

@@ -119,17 +119,26 @@ class BrokerProcess:
 class Kafkalite(BrokerProcess):
     name = "kafkalite"
 
-    def __init__(self, data_dir: Path, host: str = "127.0.0.1", wrap: list[str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        wrap: list[str] | None = None,
+        overrides: dict[str, str] | None = None,
+    ):
         super().__init__(data_dir, host, wrap)
         self.threads = int(os.environ.get("KAFKALITE_BENCH_THREADS", "2"))
+        self.overrides = dict(overrides or {})
         self.settings = {
             "listeners": f"PLAINTEXT://{host}:{self.port}",
             "log.dirs": str(data_dir),
             "threads": str(self.threads),
             "num.partitions": "1",
+            **self.overrides,
         }
 
     def command(self) -> list[str]:
+        extra = [arg for k, v in self.overrides.items() for arg in ("--override", f"{k}={v}")]
         return [
             sys.executable,
             "-m",
@@ -141,23 +150,32 @@ class Kafkalite(BrokerProcess):
             str(self.data_dir),
             "--threads",
             str(self.threads),
+            *extra,
         ]
 
 
 class Kafka(BrokerProcess):
     name = "kafka"
 
-    def __init__(self, data_dir: Path, host: str = "127.0.0.1", wrap: list[str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        wrap: list[str] | None = None,
+        version: str = kafka_ref.KAFKA_VERSION,
+        overrides: dict[str, str] | None = None,
+    ):
         super().__init__(data_dir, host, wrap)
-        self.libs = kafka_ref.ensure_jars()
+        self.libs = kafka_ref.ensure_jars(version)
         self.controller_port = free_port()
         self.config = data_dir.parent / "kafka-server.properties"
         props = kafka_ref.server_properties(self.port, self.controller_port, data_dir)
         props["listeners"] = props["listeners"].replace("127.0.0.1", host)
         props["advertised.listeners"] = props["advertised.listeners"].replace("127.0.0.1", host)
+        props.update(overrides or {})
         self.props = props
         self.settings = {
-            "version": kafka_ref.KAFKA_VERSION,
+            "version": version,
             "heap": " ".join(kafka_ref.KAFKA_HEAP_OPTS),
             "jvm": " ".join(kafka_ref.KAFKA_JVM_OPTS),
             **props,

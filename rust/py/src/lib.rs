@@ -6,6 +6,7 @@ mod arrow_columns;
 mod broker;
 mod buffer;
 mod config;
+mod conformance;
 mod errors;
 mod kafka_client;
 mod partition_log;
@@ -44,6 +45,7 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kafka_client::PartitionMetadata>()?;
     m.add_class::<kafka_client::FetchedPartition>()?;
     m.add_class::<kafka_client::ProduceResult>()?;
+    m.add_function(wrap_pyfunction!(conformance::conformance_run, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;
     m.add_function(wrap_pyfunction!(records::build_batch, m)?)?;

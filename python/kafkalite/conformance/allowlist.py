@@ -1,0 +1,77 @@
+"""Differences that must stay for now (a feature not built yet), each with its reason.
+
+An entry names an API, optionally a version range and a step, and a leaf path glob (``*``
+matches anything). A difference no entry covers fails the run; so does an entry that
+covered nothing in a run that played its API and versions — the list stays honest when a
+difference disappears.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PATH = Path(__file__).with_name("allowlist.toml")
+
+
+@dataclass
+class Entry:
+    api: str
+    path: str
+    reason: str
+    versions: tuple[int, int] | None = None
+    step: str | None = None
+    used: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        self._path_re = re.compile(_glob(self.path))
+        self._step_re = re.compile(_glob(self.step)) if self.step else None
+
+    def applies_to(self, api: str, version: int) -> bool:
+        if api != self.api:
+            return False
+        return self.versions is None or self.versions[0] <= version <= self.versions[1]
+
+    def covers(self, api: str, version: int, step: str, path: str) -> bool:
+        if not self.applies_to(api, version):
+            return False
+        if self._step_re is not None and not self._step_re.fullmatch(step):
+            return False
+        return bool(self._path_re.fullmatch(path))
+
+    def describe(self) -> str:
+        versions = f" v{self.versions[0]}-{self.versions[1]}" if self.versions else ""
+        step = f" [{self.step}]" if self.step else ""
+        return f"{self.api}{versions}{step} {self.path}: {self.reason}"
+
+
+def _glob(pattern: str) -> str:
+    return ".*".join(re.escape(part) for part in pattern.split("*"))
+
+
+def _versions(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    low, _, high = str(text).partition("-")
+    return int(low), int(high or low)
+
+
+def load(path: Path = DEFAULT_PATH) -> list[Entry]:
+    data = tomllib.loads(path.read_text())
+    entries = []
+    for i, item in enumerate(data.get("allow", [])):
+        missing = {"api", "path", "reason"} - item.keys()
+        if missing:
+            raise ValueError(f"{path}: entry {i} lacks {', '.join(sorted(missing))}")
+        entries.append(
+            Entry(
+                api=item["api"],
+                path=item["path"],
+                reason=item["reason"],
+                versions=_versions(item.get("versions")),
+                step=item.get("step"),
+            )
+        )
+    return entries

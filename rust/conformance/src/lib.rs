@@ -1,0 +1,15 @@
+//! Differential protocol conformance between kafkalite and Apache Kafka. Scripted request
+//! sequences ([`scripts`]) go to both brokers through one encoder (`kafka-protocol`, as
+//! the broker and client use); both answers are decoded by the same decoder, flattened
+//! into `path = value` leaves ([`tree`]), normalised by the named rules of one file
+//! ([`normalize`]) and compared ([`session`]). [`runner::run`] returns the report data;
+//! the Python side (`kafkalite conformance`) applies the allowlist and prints it.
+
+pub mod normalize;
+pub mod runner;
+pub mod scripts;
+pub mod session;
+pub mod tree;
+
+pub use runner::{run, Options, Report};
+pub use session::Injection;

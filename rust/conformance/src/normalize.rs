@@ -1,0 +1,323 @@
+//! Every field that may legitimately differ between kafkalite and Apache Kafka, as one list
+//! of named rules, each with its reason. A leaf no rule names must match exactly: null vs
+//! empty, -1 vs 0, list order, the default of a field the client did not ask for.
+//!
+//! A rule names the leaf's field (the last path segment, list indices stripped) and,
+//! optionally, the one API it applies to. `Mask` hides the value but keeps its shape:
+//! `None` stays `None`, `Some(x)` becomes `Some(<rule>)`, so a null where Kafka sends a
+//! value (or the reverse) is still a difference.
+
+/// What a rule does to a matching leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Replace the value by the rule's name, keeping null-ness.
+    Mask,
+    /// Replace the value unless it is the given literal (e.g. a nil uuid or 0 stays itself).
+    MaskUnless(&'static str),
+    /// Remove the leaf: compared elsewhere (see the reason).
+    Drop,
+    /// A list whose order Kafka does not define (hash-map iteration): sort its items by
+    /// the named field before comparing. Applied to the decoded tree, not to leaves.
+    SortBy(&'static str),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    pub reason: &'static str,
+    /// `ApiKey` Debug name (e.g. "Metadata"); `None` for every API.
+    pub api: Option<&'static str>,
+    /// Field name: the path's last segment without `[i]`; with a trailing `*`, a prefix of
+    /// the whole path instead (a subtree).
+    pub field: &'static str,
+    pub action: Action,
+}
+
+const fn rule(
+    name: &'static str,
+    api: Option<&'static str>,
+    field: &'static str,
+    action: Action,
+    reason: &'static str,
+) -> Rule {
+    Rule {
+        name,
+        reason,
+        api,
+        field,
+        action,
+    }
+}
+
+use crate::tree::Node;
+use Action::{Drop, Mask, MaskUnless, SortBy};
+
+pub const RULES: &[Rule] = &[
+    rule(
+        "cluster-id",
+        None,
+        "cluster_id",
+        Mask,
+        "each cluster draws a random id when its storage is formatted",
+    ),
+    rule(
+        "port",
+        None,
+        "port",
+        Mask,
+        "each broker listens on its own free loopback port",
+    ),
+    rule(
+        "topic-id",
+        None,
+        "topic_id",
+        MaskUnless("00000000-0000-0000-0000-000000000000"),
+        "topic ids are random uuids per cluster; the nil uuid (no id) must still match",
+    ),
+    rule(
+        "throttle-time",
+        None,
+        "throttle_time_ms",
+        Mask,
+        "quota throttling depends on each broker's load and quota config, not the request",
+    ),
+    rule(
+        "error-message",
+        None,
+        "error_message",
+        Mask,
+        "free text; its wording is Kafka's own (null vs non-null still compared)",
+    ),
+    rule(
+        "member-id",
+        None,
+        "member_id",
+        MaskUnless("\"\""),
+        "a group member id embeds a random uuid; the empty id must still match",
+    ),
+    rule(
+        "group-leader",
+        Some("JoinGroup"),
+        "leader",
+        MaskUnless("\"\""),
+        "the leader is a member id (random uuid)",
+    ),
+    rule(
+        "producer-id",
+        Some("InitProducerId"),
+        "producer_id",
+        MaskUnless("-1"),
+        "Kafka allocates producer ids in blocks from its controller; -1 (none) must match",
+    ),
+    rule(
+        "config-documentation",
+        Some("DescribeConfigs"),
+        "documentation",
+        Mask,
+        "free text documenting each config key",
+    ),
+    rule(
+        "batch-error-message",
+        Some("Produce"),
+        "batch_index_error_message",
+        Mask,
+        "free text naming the rejected record",
+    ),
+    rule(
+        "metadata-topic-order",
+        Some("Metadata"),
+        "topics",
+        SortBy("name"),
+        "Kafka lists the topics it knows before the ones it does not, in hash order",
+    ),
+    rule(
+        "metadata-partition-order",
+        Some("Metadata"),
+        "partitions",
+        SortBy("partition_index"),
+        "Kafka lists a topic's partitions in hash order; clients key them by index",
+    ),
+    rule(
+        "list-groups-order",
+        Some("ListGroups"),
+        "groups",
+        SortBy("group_id"),
+        "Kafka lists groups in hash order",
+    ),
+    rule(
+        "delete-groups-order",
+        Some("DeleteGroups"),
+        "results",
+        SortBy("group_id"),
+        "Kafka answers the groups in hash order, not request order",
+    ),
+    rule(
+        "create-topics-config-order",
+        Some("CreateTopics"),
+        "configs",
+        SortBy("name"),
+        "Kafka lists a new topic's configs in hash order",
+    ),
+    rule(
+        "describe-configs-order",
+        Some("DescribeConfigs"),
+        "configs",
+        SortBy("name"),
+        "Kafka lists configs in hash order, not the order asked",
+    ),
+    rule(
+        "api-version-ranges",
+        Some("ApiVersions"),
+        "api_keys*",
+        Drop,
+        "compared range by range in the report's ApiVersions section: kafkalite may \
+         advertise a narrower range than Kafka (listed), never a wider one (failed)",
+    ),
+];
+
+/// The field a leaf path ends in: `topics[0].partitions[1].error_code` -> `error_code`.
+#[must_use]
+pub fn field_of(path: &str) -> &str {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    last.split('[').next().unwrap_or(last)
+}
+
+fn matches(rule: &Rule, api: &str, path: &str) -> bool {
+    if rule.api.is_some_and(|a| a != api) {
+        return false;
+    }
+    match rule.field.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => field_of(path) == rule.field,
+    }
+}
+
+fn masked(value: &str, name: &str) -> String {
+    if value == "None" {
+        value.to_string()
+    } else if value.starts_with("Some(") {
+        format!("Some(<{name}>)")
+    } else {
+        format!("<{name}>")
+    }
+}
+
+/// The rule that applies to `path` of an `api` response, if any.
+#[must_use]
+pub fn rule_for(api: &str, path: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| matches(r, api, path))
+}
+
+/// `leaves` with every rule applied (dropped leaves removed).
+#[must_use]
+pub fn normalize(api: &str, leaves: &[(String, String)]) -> Vec<(String, String)> {
+    leaves
+        .iter()
+        .filter_map(|(path, value)| match rule_for(api, path) {
+            None => Some((path.clone(), value.clone())),
+            Some(r) => match r.action {
+                Drop => None,
+                SortBy(_) => Some((path.clone(), value.clone())),
+                Mask => Some((path.clone(), masked(value, r.name))),
+                MaskUnless(keep) if value == keep => Some((path.clone(), value.clone())),
+                MaskUnless(_) => Some((path.clone(), masked(value, r.name))),
+            },
+        })
+        .collect()
+}
+
+/// Sort every list a `SortBy` rule names, in place, by the rendering of its key field.
+pub fn sort_lists(api: &str, node: &mut Node) {
+    match node {
+        Node::Leaf(_) => {}
+        Node::Some(inner) => sort_lists(api, inner),
+        Node::List(items) => items.iter_mut().for_each(|i| sort_lists(api, i)),
+        Node::Record(fields) => {
+            for (name, value) in fields.iter_mut() {
+                sort_lists(api, value);
+                let key = RULES.iter().find_map(|r| match r.action {
+                    SortBy(key) if r.field == name && r.api.is_none_or(|a| a == api) => Some(key),
+                    _ => None,
+                });
+                let list = match value {
+                    Node::List(items) => Some(items),
+                    Node::Some(inner) => match inner.as_mut() {
+                        Node::List(items) => Some(items),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let (Some(key), Some(items)) = (key, list) {
+                    // Keyed by the field instead of the position, so one item missing on
+                    // one side is one difference, not a shift of every item after it.
+                    let mut keyed: Vec<(String, Node)> = items
+                        .drain(..)
+                        .map(|item| (format!("{{{}}}", sort_key(&item, key)), item))
+                        .collect();
+                    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+                    let len = keyed.len();
+                    keyed.insert(0, ("len".into(), Node::Leaf(len.to_string())));
+                    let record = Node::Record(keyed);
+                    match value {
+                        Node::Some(inner) => **inner = record,
+                        other => *other = record,
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn render(node: &Node) -> String {
+    match node {
+        Node::Leaf(v) => v.clone(),
+        Node::Some(inner) => render(inner),
+        other => format!("{other:?}"),
+    }
+}
+
+fn sort_key(item: &Node, key: &str) -> String {
+    match item {
+        Node::Record(fields) => fields
+            .iter()
+            .find(|(n, _)| n == key)
+            .map(|(_, v)| render(v))
+            .unwrap_or_default(),
+        other => render(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(p: &str, v: &str) -> (String, String) {
+        (p.into(), v.into())
+    }
+
+    #[test]
+    fn masks_keep_null_apart_from_values() {
+        let got = normalize(
+            "CreateTopics",
+            &[
+                leaf("topics[0].error_message", "None"),
+                leaf("topics[1].error_message", "Some(\"\")"),
+                leaf("topics[1].topic_id", "00000000-0000-0000-0000-000000000000"),
+                leaf("topics[0].topic_id", "5f0e2a6c-1111-2222-3333-444455556666"),
+                leaf("topics[0].num_partitions", "-1"),
+            ],
+        );
+        assert_eq!(got[0].1, "None");
+        assert_eq!(got[1].1, "Some(<error-message>)");
+        assert_eq!(got[2].1, "00000000-0000-0000-0000-000000000000");
+        assert_eq!(got[3].1, "<topic-id>");
+        assert_eq!(got[4].1, "-1");
+    }
+
+    #[test]
+    fn api_scoped_rules_stay_in_their_api() {
+        assert!(rule_for("ApiVersions", "api_keys[3].max_version").is_some());
+        assert!(rule_for("Metadata", "api_keys[3].max_version").is_none());
+        assert!(rule_for("SyncGroup", "leader").is_none());
+    }
+}

@@ -1,0 +1,189 @@
+//! Configuration: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs.
+
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::{
+    alter_configs_request, incremental_alter_configs_request, AlterConfigsRequest, ApiKey,
+    DescribeConfigsRequest, IncrementalAlterConfigsRequest,
+};
+
+use super::{create_topic, text, Script};
+use crate::session::Session;
+
+const TOPIC: i8 = 2;
+const BROKER: i8 = 4;
+
+pub fn scripts() -> Vec<Script> {
+    vec![
+        Script {
+            name: "describe_configs",
+            api: ApiKey::DescribeConfigs,
+            quick: true,
+            run: describe_configs,
+        },
+        Script {
+            name: "alter_configs",
+            api: ApiKey::AlterConfigs,
+            quick: true,
+            run: alter_configs,
+        },
+        Script {
+            name: "incremental_alter_configs",
+            api: ApiKey::IncrementalAlterConfigs,
+            quick: true,
+            run: incremental_alter_configs,
+        },
+    ]
+}
+
+fn resource(kind: i8, name: &str, keys: Option<&[&str]>) -> DescribeConfigsResource {
+    DescribeConfigsResource::default()
+        .with_resource_type(kind)
+        .with_resource_name(text(name))
+        .with_configuration_keys(keys.map(|ks| ks.iter().map(|k| text(k)).collect()))
+}
+
+fn describe_configs(s: &mut Session, v: i16) {
+    let name = format!("dc-v{v}");
+    create_topic(
+        s,
+        &name,
+        1,
+        &[("retention.ms", "1234"), ("cleanup.policy", "compact")],
+    );
+    let request = |resources: Vec<DescribeConfigsResource>, synonyms: bool| {
+        DescribeConfigsRequest::default()
+            .with_resources(resources)
+            .with_include_synonyms(synonyms)
+            .with_include_documentation(false)
+    };
+    let keys: &[&str] = &[
+        "retention.ms",
+        "cleanup.policy",
+        "max.message.bytes",
+        "segment.bytes",
+    ];
+    let r = request(vec![resource(TOPIC, &name, Some(keys))], false);
+    s.play("topic keys", v, |_| r.clone());
+    let r = request(vec![resource(TOPIC, &name, Some(keys))], true);
+    s.play("topic keys with synonyms", v, |_| r.clone());
+    if v >= 3 {
+        let r = request(vec![resource(TOPIC, &name, Some(keys))], false)
+            .with_include_documentation(true);
+        s.play("with documentation", v, |_| r.clone());
+    }
+    let r = request(
+        vec![resource(TOPIC, &name, Some(&["no.such.config"]))],
+        false,
+    );
+    s.play("unknown key", v, |_| r.clone());
+    let r = request(vec![resource(TOPIC, "dc-unknown", Some(keys))], false);
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(
+        vec![resource(
+            BROKER,
+            "1",
+            Some(&["message.max.bytes", "log.cleanup.policy", "num.partitions"]),
+        )],
+        false,
+    );
+    s.play("broker keys", v, |_| r.clone());
+    let r = request(
+        vec![resource(BROKER, "nope", Some(&["num.partitions"]))],
+        false,
+    );
+    s.play("bad broker id", v, |_| r.clone());
+    let r = request(vec![], false);
+    s.play("empty request", v, |_| r.clone());
+}
+
+fn alter_configs(s: &mut Session, v: i16) {
+    use alter_configs_request::{AlterConfigsResource, AlterableConfig};
+    let name = format!("ac-v{v}");
+    create_topic(s, &name, 1, &[]);
+    let request = |topic: &str, configs: &[(&str, Option<&str>)], validate_only: bool| {
+        AlterConfigsRequest::default()
+            .with_validate_only(validate_only)
+            .with_resources(vec![AlterConfigsResource::default()
+                .with_resource_type(TOPIC)
+                .with_resource_name(text(topic))
+                .with_configs(
+                    configs
+                        .iter()
+                        .map(|(k, val)| {
+                            AlterableConfig::default()
+                                .with_name(text(k))
+                                .with_value(val.map(text))
+                        })
+                        .collect(),
+                )])
+    };
+    let r = request(&name, &[("retention.ms", Some("5000"))], true);
+    s.play("validate only", v, |_| r.clone());
+    let r = request(
+        &name,
+        &[
+            ("retention.ms", Some("5000")),
+            ("cleanup.policy", Some("compact")),
+        ],
+        false,
+    );
+    s.play("success", v, |_| r.clone());
+    let r = request(&name, &[("retention.ms", Some("abc"))], false);
+    s.play("invalid value", v, |_| r.clone());
+    let r = request(&name, &[("no.such.config", Some("1"))], false);
+    s.play("unknown key", v, |_| r.clone());
+    let r = request("ac-unknown", &[("retention.ms", Some("5000"))], false);
+    s.play("unknown topic", v, |_| r.clone());
+    let r = AlterConfigsRequest::default();
+    s.play("empty request", v, |_| r.clone());
+}
+
+fn incremental_alter_configs(s: &mut Session, v: i16) {
+    use incremental_alter_configs_request::{AlterConfigsResource, AlterableConfig};
+    let name = format!("iac-v{v}");
+    create_topic(s, &name, 1, &[]);
+    let request = |topic: &str, configs: &[(&str, i8, Option<&str>)]| {
+        IncrementalAlterConfigsRequest::default().with_resources(vec![
+            AlterConfigsResource::default()
+                .with_resource_type(TOPIC)
+                .with_resource_name(text(topic))
+                .with_configs(
+                    configs
+                        .iter()
+                        .map(|(k, op, val)| {
+                            AlterableConfig::default()
+                                .with_name(text(k))
+                                .with_config_operation(*op)
+                                .with_value(val.map(text))
+                        })
+                        .collect(),
+                ),
+        ])
+    };
+    let r = request(&name, &[("retention.ms", 0, Some("5000"))]);
+    s.play("set", v, |_| r.clone());
+    let r = request(&name, &[("retention.ms", 1, None)]);
+    s.play("delete", v, |_| r.clone());
+    let r = request(&name, &[("cleanup.policy", 2, Some("compact"))]);
+    s.play("append to a list", v, |_| r.clone());
+    let r = request(&name, &[("cleanup.policy", 3, Some("delete"))]);
+    s.play("subtract from a list", v, |_| r.clone());
+    let r = request(&name, &[("retention.ms", 2, Some("1"))]);
+    s.play("append to a non-list", v, |_| r.clone());
+    let r = request(&name, &[("retention.ms", 0, Some("abc"))]);
+    s.play("invalid value", v, |_| r.clone());
+    let r = request(&name, &[("retention.ms", 9, Some("1"))]);
+    s.play("invalid operation", v, |_| r.clone());
+    let r = request("iac-unknown", &[("retention.ms", 0, Some("1"))]);
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(
+        &name,
+        &[
+            ("retention.ms", 0, Some("1")),
+            ("retention.ms", 0, Some("2")),
+        ],
+    );
+    s.play("duplicate key", v, |_| r.clone());
+    let r = IncrementalAlterConfigsRequest::default().with_validate_only(true);
+    s.play("empty request", v, |_| r.clone());
+}

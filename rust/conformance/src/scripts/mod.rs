@@ -1,0 +1,153 @@
+//! The scripted request sequences, one file per API family. A script plays one version of
+//! its API (the runner calls it for every version both brokers support): the success
+//! case, the errors bad input must get, empty and maximal requests. Setup steps (creating
+//! a topic, producing) are played and compared too.
+
+// A step's answers are compared inside `play`; most steps need nothing more from them.
+#![allow(unused_must_use)]
+
+mod configs;
+mod groups;
+mod offsets;
+mod records;
+mod topics;
+
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, GroupId, MetadataRequest, ProduceRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafkalite_core::records::{encode_batch, Compression, Header, RecordInput};
+
+use crate::session::Session;
+
+/// One scripted sequence for one API, run once per version.
+pub struct Script {
+    pub name: &'static str,
+    pub api: ApiKey,
+    /// In the quick subset CI runs.
+    pub quick: bool,
+    pub run: fn(&mut Session, i16),
+}
+
+/// Every script, in the order they run.
+pub fn all() -> Vec<Script> {
+    let mut scripts = Vec::new();
+    scripts.extend(topics::scripts());
+    scripts.extend(configs::scripts());
+    scripts.extend(records::scripts());
+    // Groups before offsets: ListGroups lists every group, so it runs before others exist.
+    scripts.extend(groups::scripts());
+    scripts.extend(offsets::scripts());
+    scripts
+}
+
+pub fn text(value: &str) -> StrBytes {
+    StrBytes::from_string(value.to_string())
+}
+
+pub fn topic(name: &str) -> TopicName {
+    TopicName(text(name))
+}
+
+pub fn group(name: &str) -> GroupId {
+    GroupId(text(name))
+}
+
+/// Versions at which setup steps run: supported by both brokers for their whole life.
+pub const CREATE_TOPICS_SETUP_V: i16 = 5;
+pub const PRODUCE_SETUP_V: i16 = 8;
+
+/// Create `name` with `partitions` partitions and `configs` (a compared setup step).
+pub fn create_topic(s: &mut Session, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let request = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(topic(name))
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(text(k))
+                            .with_value(Some(text(v)))
+                    })
+                    .collect(),
+            )]);
+    s.play("setup: create topic", CREATE_TOPICS_SETUP_V, |_| {
+        request.clone()
+    });
+    settle(s, name);
+}
+
+/// Wait (uncompared) until both brokers name a leader for every partition of `name`:
+/// Kafka's broker learns a new topic from its controller a moment after CreateTopics
+/// answers, and answers NOT_LEADER_OR_FOLLOWER until then.
+pub fn settle(s: &mut Session, name: &str) {
+    let request = MetadataRequest::default()
+        .with_allow_auto_topic_creation(false)
+        .with_topics(Some(vec![
+            MetadataRequestTopic::default().with_name(Some(topic(name)))
+        ]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let ready = (0..2).all(|side| {
+            s.call_unrecorded(side, &request, 9).is_ok_and(|r| {
+                r.topics.iter().all(|t| {
+                    t.error_code == 0
+                        && !t.partitions.is_empty()
+                        && t.partitions.iter().all(|p| p.leader_id.0 >= 0)
+                })
+            })
+        });
+        if ready {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A record batch of `count` records with fixed CreateTime timestamps, keys, values and a
+/// header, so both brokers store byte-identical batches.
+pub fn batch(count: usize, value_bytes: usize) -> bytes::Bytes {
+    let records: Vec<RecordInput> = (0..count)
+        .map(|i| RecordInput {
+            timestamp: 1_700_000_000_000 + i as i64,
+            key: Some(format!("key-{i}").into_bytes()),
+            value: Some(vec![b'v'; value_bytes]),
+            headers: vec![Header {
+                key: b"h".to_vec(),
+                value: Some(b"1".to_vec()),
+            }],
+        })
+        .collect();
+    bytes::Bytes::from(encode_batch(&records, Compression::None, 0).expect("valid batch"))
+}
+
+/// A Produce request of `records` bytes to one partition with acks=-1.
+pub fn produce_request(
+    name: &str,
+    partition: i32,
+    records: Option<bytes::Bytes>,
+) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(topic(name))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(partition)
+                .with_records(records)])])
+}
+
+/// Produce `batches` batches of 3 records to `name`/0 (a compared setup step).
+pub fn produce(s: &mut Session, name: &str, batches: usize) {
+    for _ in 0..batches {
+        let request = produce_request(name, 0, Some(batch(3, 16)));
+        s.play("setup: produce", PRODUCE_SETUP_V, |_| request.clone());
+    }
+}

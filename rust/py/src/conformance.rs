@@ -1,0 +1,30 @@
+//! `conformance_run`: the differential conformance runner (`kafkalite-conformance`) for the
+//! Python `kafkalite conformance` command, which starts the brokers and prints the report.
+
+use kafkalite_conformance::{Injection, Options};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+/// Play the conformance scripts against `kafkalite` and `kafka` (bootstrap addresses) and
+/// return the report data as JSON. `inject` = (api, field, value) overwrites that field of
+/// kafkalite's answers before comparing: how a test proves a difference is reported.
+#[pyfunction]
+#[pyo3(signature = (kafkalite, kafka, quick=false, apis=None, inject=None))]
+pub fn conformance_run(
+    py: Python<'_>,
+    kafkalite: String,
+    kafka: String,
+    quick: bool,
+    apis: Option<Vec<String>>,
+    inject: Option<(String, String, String)>,
+) -> PyResult<String> {
+    let options = Options {
+        quick,
+        apis: apis.unwrap_or_default(),
+        injection: inject.map(|(api, field, value)| Injection { api, field, value }),
+    };
+    let report = py
+        .detach(|| kafkalite_conformance::run(&kafkalite, &kafka, &options))
+        .map_err(PyRuntimeError::new_err)?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}

@@ -1,0 +1,42 @@
+"""The quick conformance subset against a real Apache Kafka, and proof the runner fails."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from kafkalite import _core
+from kafkalite.conformance import allowlist, report
+
+
+def run(brokers: tuple[str, str], **kwargs: object) -> dict:  # type: ignore[type-arg]
+    return json.loads(_core.conformance_run(*brokers, quick=True, **kwargs))
+
+
+def test_quick_subset_matches_kafka(brokers: tuple[str, str]) -> None:
+    data = run(brokers)
+    outcome = report.judge(data, allowlist.load())
+    text = io.StringIO()
+    report.write(outcome, text)
+    summary = json.loads(text.getvalue().splitlines()[-1])
+    assert summary["apis"] >= 20 and summary["requests"] > 200, summary
+    assert outcome.ok, text.getvalue()
+
+
+def test_injected_null_to_empty_message_is_reported(brokers: tuple[str, str]) -> None:
+    data = run(brokers, apis=["CreateTopics"], inject=("CreateTopics", "error_message", 'Some("")'))
+    outcome = report.judge(data, allowlist.load())
+    found = [d for d in outcome.unlisted if d["path"].endswith("error_message")]
+    assert found, outcome.unlisted
+    assert {(d["kafkalite"], d["kafka"]) for d in found} >= {('Some("")', "None")}
+    text = io.StringIO()
+    report.write(outcome, text)
+    assert 'kafkalite: Some("")' in text.getvalue() and "kafka:     None" in text.getvalue()
+    assert json.loads(text.getvalue().splitlines()[-1])["differences"] == len(outcome.unlisted)
+
+
+def test_an_allowlist_entry_that_matches_nothing_fails_the_run(brokers: tuple[str, str]) -> None:
+    data = run(brokers, apis=["DescribeCluster"])
+    entry = allowlist.Entry(api="DescribeCluster", path="no.such.field", reason="test")
+    outcome = report.judge(data, [entry])
+    assert outcome.stale == [entry] and not outcome.ok
