@@ -44,6 +44,10 @@ pub async fn handle(
             let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
             match outcome {
                 Ok(()) => result,
+                // Kafka names an unknown topic by its code alone.
+                Err(e) if e.code == codes::UNKNOWN_TOPIC_OR_PARTITION => {
+                    result.with_error_code(e.code).with_error_message(None)
+                }
                 Err(e) => result
                     .with_error_code(e.code)
                     .with_error_message(Some(StrBytes::from_string(e.message))),
@@ -73,14 +77,16 @@ fn grow(
     }
     let topic = state.require_topic(name)?;
     budget.take(i64::from(t.count) - i64::from(topic.partition_count()))?;
-    // Clients send null for "place them anywhere"; an empty list means the same.
-    if let Some(assignments) = t.assignments.as_ref().filter(|a| !a.is_empty()) {
+    // Null means "place them anywhere"; a list (even an empty one, as Kafka holds) must
+    // name one assignment per added partition.
+    if let Some(assignments) = t.assignments.as_ref() {
         let added = t.count - topic.partition_count();
         if added > 0 && assignments.len() != added as usize {
             return Err(ApiError::new(
                 codes::INVALID_REPLICA_ASSIGNMENT,
                 format!(
-                    "increasing the number of partitions by {added} but {} assignments provided",
+                    "Attempted to add {added} additional partition(s), but only {} \
+                     assignment(s) were specified.",
                     assignments.len()
                 ),
             ));

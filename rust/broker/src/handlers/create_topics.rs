@@ -108,12 +108,16 @@ fn respond(
     let result = CreatableTopicResult::default().with_name(topic.name.clone());
     match outcome {
         Ok(created) => {
+            // Success carries a null message (Kafka's; the codec's default is "").
             let mut result = result
+                .with_error_message(None)
                 .with_num_partitions(created.partitions)
                 .with_replication_factor(created.replication_factor);
-            if let Some(t) = state.topic(&topic.name.0) {
-                result = result.with_topic_id(t.id);
-            }
+            result = match state.topic(&topic.name.0) {
+                Some(t) => result.with_topic_id(t.id),
+                // validate_only: Kafka still answers with a fresh topic id (v7+).
+                None => result.with_topic_id(uuid::Uuid::new_v4()),
+            };
             if version >= 5 {
                 result = result.with_configs(Some(describe(state, &created.configs)));
             }

@@ -50,8 +50,10 @@ pub async fn handle(
             )),
         };
         if let Some((code, message)) = error {
+            // Kafka's refusal names no controller.
             return encode(
                 &response
+                    .with_controller_id(BrokerId(-1))
                     .with_error_code(code)
                     .with_error_message(Some(StrBytes::from_string(message))),
                 version,

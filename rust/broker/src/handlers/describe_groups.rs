@@ -16,8 +16,9 @@ use crate::state::BrokerState;
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
-/// READ, DELETE and DESCRIBE on a group: with no ACLs, everything a group supports.
-const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+/// READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS: what Kafka 4.1 lists for a
+/// group when no authorizer limits it (group configs arrived with KIP-848).
+const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 pub async fn handle(
     state: &Arc<BrokerState>,

@@ -150,7 +150,11 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 Ok(None) => {}
                 Err(CoreError::OffsetOutOfRange { .. }) => {
                     immediate = true;
+                    // Kafka's answer carries no offsets (-1), and its aborted list as read.
                     out.error_code = codes::OFFSET_OUT_OF_RANGE;
+                    out.high_watermark = -1;
+                    out.last_stable_offset = -1;
+                    out.log_start_offset = -1;
                 }
                 Err(CoreError::Closed) => {
                     immediate = true;

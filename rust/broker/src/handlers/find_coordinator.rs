@@ -16,6 +16,7 @@ use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
 const KEY_TYPE_GROUP: i8 = 0;
+const KEY_TYPE_TRANSACTION: i8 = 1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -28,12 +29,22 @@ pub async fn handle(
     let node = BrokerId(state.config.node_id);
     let (host, port) = state.advertised_endpoint().unwrap_or_default();
     let available = request.key_type == KEY_TYPE_GROUP;
-    let error = if available {
-        0
+    // Kafka: a key type it does not know (neither group nor transaction) is a bad
+    // request; a known one it cannot serve is an unavailable coordinator.
+    let known = request.key_type == KEY_TYPE_GROUP || request.key_type == KEY_TYPE_TRANSACTION;
+    let (error, message) = if available {
+        // Kafka names success with an empty message in the per-key answers (v4+).
+        (0, (version >= 4).then(|| StrBytes::from_static_str("")))
+    } else if known {
+        let text = "transactions are not supported";
+        (
+            codes::COORDINATOR_NOT_AVAILABLE,
+            Some(StrBytes::from_static_str(text)),
+        )
     } else {
-        codes::COORDINATOR_NOT_AVAILABLE
+        let text = format!("unknown key type {}", request.key_type);
+        (codes::INVALID_REQUEST, Some(StrBytes::from_string(text)))
     };
-    let message = (!available).then(|| StrBytes::from_static_str("transactions are not supported"));
     let response = if version >= 4 {
         let coordinators = request
             .coordinator_keys

@@ -37,7 +37,14 @@ pub async fn handle(
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = InitProducerIdRequest::decode(&mut body, version)?;
     let mut response = InitProducerIdResponse::default();
-    let (error, producer_id, epoch) = if request.transactional_id.is_some() {
+    let (error, producer_id, epoch) = if request
+        .transactional_id
+        .as_ref()
+        .is_some_and(|t| t.0.is_empty())
+    {
+        // Kafka: an empty transactional id is neither idempotent (null) nor a valid id.
+        (codes::INVALID_REQUEST, -1, -1)
+    } else if request.transactional_id.is_some() {
         (codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
     } else {
         let (id, epoch) = (request.producer_id.0, request.producer_epoch);

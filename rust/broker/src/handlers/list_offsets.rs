@@ -74,6 +74,18 @@ pub async fn handle(
                 partitions.push(out);
                 continue;
             };
+            // A leader epoch the client names (v4+, -1 = none) must be the leader's: a
+            // newer one is unknown here, an older one fenced (Kafka's order of checks).
+            let epoch = partition.leader_epoch();
+            if version >= 4 && p.current_leader_epoch >= 0 && p.current_leader_epoch != epoch {
+                out.error_code = if p.current_leader_epoch > epoch {
+                    codes::UNKNOWN_LEADER_EPOCH
+                } else {
+                    codes::FENCED_LEADER_EPOCH
+                };
+                partitions.push(out);
+                continue;
+            }
             let found = {
                 let log = partition.log.lock().expect("lock");
                 lookup(&log, partition.high_watermark(), p.timestamp)

@@ -150,7 +150,11 @@ pub async fn handle(
                     out.error_code = f.code;
                     out.base_offset = -1;
                     if version >= 8 {
-                        out.error_message = Some(StrBytes::from_string(f.message));
+                        // Kafka sends a message only with a record its validator rejected
+                        // (KIP-467: INVALID_RECORD, INVALID_TIMESTAMP); other errors carry none.
+                        if f.code == codes::INVALID_RECORD || f.code == codes::INVALID_TIMESTAMP {
+                            out.error_message = Some(StrBytes::from_string(f.message));
+                        }
                         out.record_errors = f
                             .record_errors
                             .into_iter()

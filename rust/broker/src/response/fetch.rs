@@ -59,7 +59,8 @@ impl PartitionResult {
             high_watermark: -1,
             last_stable_offset: -1,
             log_start_offset: -1,
-            aborted_transactions: None,
+            // Kafka answers an unknown topic or partition with an empty list, not null.
+            aborted_transactions: Some(Vec::new()),
             preferred_read_replica: -1,
             records: None,
         }
