@@ -52,7 +52,9 @@ def judge(data: dict[str, Any], entries: list[Entry]) -> Outcome:
                 (
                     e
                     for e in entries
-                    if e.covers(exchange["api"], exchange["version"], exchange["step"], diff["path"])
+                    if e.covers(
+                        exchange["api"], exchange["version"], exchange["step"], diff["path"]
+                    )
                 ),
                 None,
             )
@@ -84,16 +86,20 @@ def write(out: Outcome, stream: TextIO, verbose: bool = False) -> None:
         per[(item["api"], item["version"])][2] += 1
     for item, _ in out.allowed:
         per[(item["api"], item["version"])][3] += 1
-    stream.write(f"{'API':<26}{'VERSION':>8}{'REQUESTS':>10}{'FIELDS':>8}{'DIFFS':>7}{'ALLOWED':>9}\n")
+    row = "{:<26}{:>8}{:>10}{:>8}{:>7}{:>9}\n"
+    stream.write(row.format("API", "VERSION", "REQUESTS", "FIELDS", "DIFFS", "ALLOWED"))
     for (api, version), (requests, fields, diffs, allowed) in sorted(per.items()):
-        stream.write(f"{api:<26}{'v' + str(version):>8}{requests:>10}{fields:>8}{diffs:>7}{allowed:>9}\n")
+        stream.write(row.format(api, f"v{version}", requests, fields, diffs, allowed))
     narrower = [r for r in out.data["ranges"] if r["status"] == "narrower"]
     if narrower:
         stream.write("\nApiVersions: kafkalite advertises a narrower range than Kafka (listed):\n")
         for r in narrower:
             stream.write(f"  {r['api']}: kafkalite {r['kafkalite']} kafka {r['kafka']}\n")
     for r in out.bad_ranges:
-        stream.write(f"\nApiVersions FAIL: {r['api']} kafkalite {r['kafkalite']} kafka {r['kafka']} ({r['status']})\n")
+        stream.write(
+            f"\nApiVersions FAIL: {r['api']} kafkalite {r['kafkalite']} "
+            f"kafka {r['kafka']} ({r['status']})\n"
+        )
     if out.unlisted:
         stream.write("\ndifferences (kafkalite vs kafka):\n")
         for d in out.unlisted:

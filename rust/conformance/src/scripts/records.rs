@@ -51,6 +51,12 @@ fn produce_script(s: &mut Session, v: i16) {
     let r = produce_request("pr-unknown", 0, Some(batch(1, 8)));
     s.play("unknown topic", v, |_| r.clone());
 
+    // The largest batch the default message.max.bytes (1048588) takes.
+    let r = produce_request(&name, 1, Some(batch(1, 1_048_000)));
+    s.play("maximal batch", v, |_| r.clone());
+    let r = produce_request(&name, 1, Some(batch(1, 1_049_000)));
+    s.play("batch over message.max.bytes", v, |_| r.clone());
+
     let small = format!("pr-small-v{v}");
     create_topic(s, &small, 1, &[("max.message.bytes", "200")]);
     let r = produce_request(&small, 0, Some(batch(4, 100)));

@@ -116,6 +116,12 @@ fn create_topics(s: &mut Session, v: i16) {
     }
     let r = request(vec![], false);
     s.play("empty request", v, |_| r.clone());
+    if v >= 5 {
+        let mut r = request(vec![creatable(&format!("{name}-tagged"), 1, 1, &[])], true);
+        r.unknown_tagged_fields.insert(4242, bytes::Bytes::from_static(b"?"));
+        r.topics[0].unknown_tagged_fields.insert(7, bytes::Bytes::new());
+        s.play("unknown tagged fields", v, |_| r.clone());
+    }
 }
 
 fn delete_topics(s: &mut Session, v: i16) {
@@ -203,6 +209,18 @@ fn metadata(s: &mut Session, v: i16) {
     }
     let r = request(Some(&["bad/name"]), false);
     s.play("invalid topic name", v, |_| r.clone());
+    let many: Vec<String> = (0..64).map(|i| format!("md-missing-{i:02}")).collect();
+    let names: Vec<&str> = many.iter().map(String::as_str).collect();
+    let r = request(Some(&names), false).with_allow_auto_topic_creation(false);
+    if v >= 4 {
+        s.play("many unknown topics", v, |_| r.clone());
+    }
+    if v >= 9 {
+        // A flexible version: a tag the broker does not know must be skipped.
+        let mut r = request(Some(&[&name]), false);
+        r.unknown_tagged_fields.insert(999, bytes::Bytes::from_static(b"unknown tag"));
+        s.play("unknown tagged field", v, |_| r.clone());
+    }
     let r = request(Some(&[]), false);
     s.play("no topics", v, |_| r.clone());
     if v >= 8 {
