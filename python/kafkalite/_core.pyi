@@ -159,6 +159,11 @@ def conformance_run(
 ) -> str:
     """Play the conformance scripts against both brokers; the report data as JSON."""
 
+def conformance_fuzz(
+    kafkalite: str, kafka: str, seconds: float, compare_every: int = 10, seed: int = 1
+) -> str:
+    """Mutate the scripts' recorded requests against both brokers; the report as JSON."""
+
 def io_engine() -> str: ...
 def io_engine_fallback_reason() -> str | None: ...
 def validate_broker_config(config: Mapping[str, str]) -> list[str]:

@@ -4,7 +4,9 @@
 //! into `path = value` leaves ([`tree`]), normalised by the named rules of one file
 //! ([`normalize`]) and compared ([`session`]). [`runner::run`] returns the report data;
 //! the Python side (`kafkalite conformance`) applies the allowlist and prints it.
+//! [`fuzz`] mutates the recorded requests and plays them against both brokers.
 
+pub mod fuzz;
 pub mod normalize;
 pub mod runner;
 pub mod scripts;

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::normalize::RULES;
 use crate::scripts;
-use crate::session::{Exchange, Injection, Session, KAFKA, KAFKALITE};
+use crate::session::{Exchange, Injection, Seed, Session, KAFKA, KAFKALITE};
 
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -135,6 +135,15 @@ fn warm_up(s: &mut Session) {
 }
 
 pub fn run(kafkalite: &str, kafka: &str, options: &Options) -> Result<Report, String> {
+    run_recording(kafkalite, kafka, options).map(|(report, _)| report)
+}
+
+/// As [`run`], also returning every request played (the fuzzer's seeds).
+pub fn run_recording(
+    kafkalite: &str,
+    kafka: &str,
+    options: &Options,
+) -> Result<(Report, Vec<Seed>), String> {
     let started = Instant::now();
     let mut s = Session::new(kafkalite, kafka)?;
     s.injection = options.injection.clone();
@@ -178,7 +187,7 @@ pub fn run(kafkalite: &str, kafka: &str, options: &Options) -> Result<Report, St
             }
         }
     }
-    Ok(Report {
+    let report = Report {
         ranges: compare_ranges(&ranges),
         exchanges: std::mem::take(&mut s.exchanges),
         uncovered,
@@ -192,5 +201,6 @@ pub fn run(kafkalite: &str, kafka: &str, options: &Options) -> Result<Report, St
             })
             .collect(),
         seconds: started.elapsed().as_secs_f64(),
-    })
+    };
+    Ok((report, std::mem::take(&mut s.corpus)))
 }

@@ -61,6 +61,17 @@ pub struct Session {
     pub exchanges: Vec<Exchange>,
     pub script: String,
     pub injection: Option<Injection>,
+    /// Every request played, encoded as sent to kafkalite (header + body, no size
+    /// prefix): the fuzzer's seeds.
+    pub corpus: Vec<Seed>,
+}
+
+/// One recorded request frame.
+#[derive(Clone, Debug)]
+pub struct Seed {
+    pub api: ApiKey,
+    pub version: i16,
+    pub frame: Vec<u8>,
 }
 
 /// What a step got back from one side.
@@ -96,6 +107,7 @@ impl Session {
             exchanges: Vec::new(),
             script: String::new(),
             injection: None,
+            corpus: Vec::new(),
         })
     }
 
@@ -143,6 +155,16 @@ impl Session {
             .map(|k| format!("{k:?}"))
             .unwrap_or_else(|()| R::KEY.to_string());
         let requests = [build(&self.sides[0]), build(&self.sides[1])];
+        if let (Ok(key), Some(frame)) = (
+            ApiKey::try_from(R::KEY),
+            encode_frame(&requests[0], version),
+        ) {
+            self.corpus.push(Seed {
+                api: key,
+                version,
+                frame,
+            });
+        }
         let answers = [
             self.call_unrecorded(KAFKALITE, &requests[0], version),
             self.call_unrecorded(KAFKA, &requests[1], version),
@@ -185,6 +207,21 @@ impl Session {
         }
         leaves
     }
+}
+
+/// `request` with its header at `version`, as the fuzzer replays it (correlation id 1).
+fn encode_frame<R: Request>(request: &R, version: i16) -> Option<Vec<u8>> {
+    use kafka_protocol::messages::RequestHeader;
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+    let header = RequestHeader::default()
+        .with_request_api_key(R::KEY)
+        .with_request_api_version(version)
+        .with_correlation_id(1)
+        .with_client_id(Some(StrBytes::from_static_str("conformance-fuzz")));
+    let mut out = bytes::BytesMut::new();
+    header.encode(&mut out, R::header_version(version)).ok()?;
+    request.encode(&mut out, version).ok()?;
+    Some(out.to_vec())
 }
 
 /// (fields compared, differences) of two leaf lists after normalisation.

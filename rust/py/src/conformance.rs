@@ -28,3 +28,31 @@ pub fn conformance_run(
         .map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
+
+/// Record the quick scripts' requests against both brokers, then mutate them for
+/// `seconds`, every request to kafkalite and every `compare_every`-th also to Kafka;
+/// the fuzz report (counts and saved cases) as JSON.
+#[pyfunction]
+#[pyo3(signature = (kafkalite, kafka, seconds, compare_every=10, seed=1))]
+pub fn conformance_fuzz(
+    py: Python<'_>,
+    kafkalite: String,
+    kafka: String,
+    seconds: f64,
+    compare_every: u64,
+    seed: u64,
+) -> PyResult<String> {
+    let duration = std::time::Duration::from_secs_f64(seconds.max(0.0));
+    let report = py
+        .detach(|| {
+            kafkalite_conformance::fuzz::fuzz_from_scripts(
+                &kafkalite,
+                &kafka,
+                duration,
+                compare_every,
+                seed,
+            )
+        })
+        .map_err(PyRuntimeError::new_err)?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}

@@ -46,6 +46,7 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kafka_client::FetchedPartition>()?;
     m.add_class::<kafka_client::ProduceResult>()?;
     m.add_function(wrap_pyfunction!(conformance::conformance_run, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance::conformance_fuzz, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;
     m.add_function(wrap_pyfunction!(records::build_batch, m)?)?;

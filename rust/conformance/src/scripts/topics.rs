@@ -118,8 +118,11 @@ fn create_topics(s: &mut Session, v: i16) {
     s.play("empty request", v, |_| r.clone());
     if v >= 5 {
         let mut r = request(vec![creatable(&format!("{name}-tagged"), 1, 1, &[])], true);
-        r.unknown_tagged_fields.insert(4242, bytes::Bytes::from_static(b"?"));
-        r.topics[0].unknown_tagged_fields.insert(7, bytes::Bytes::new());
+        r.unknown_tagged_fields
+            .insert(4242, bytes::Bytes::from_static(b"?"));
+        r.topics[0]
+            .unknown_tagged_fields
+            .insert(7, bytes::Bytes::new());
         s.play("unknown tagged fields", v, |_| r.clone());
     }
 }
@@ -218,7 +221,8 @@ fn metadata(s: &mut Session, v: i16) {
     if v >= 9 {
         // A flexible version: a tag the broker does not know must be skipped.
         let mut r = request(Some(&[&name]), false);
-        r.unknown_tagged_fields.insert(999, bytes::Bytes::from_static(b"unknown tag"));
+        r.unknown_tagged_fields
+            .insert(999, bytes::Bytes::from_static(b"unknown tag"));
         s.play("unknown tagged field", v, |_| r.clone());
     }
     let r = request(Some(&[]), false);

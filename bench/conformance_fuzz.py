@@ -1,0 +1,54 @@
+"""Mutation fuzzing of kafkalite against Apache Kafka, seeded from the conformance scripts.
+
+    python bench/conformance_fuzz.py --minutes 10 [--compare-every 10] [--out DIR]
+
+Starts kafkalite's daemon and Apache Kafka 4.1.1 side by side (the conformance runner's
+brokers and settings), records the requests of the quick conformance scripts, then mutates
+them for the given time: every mutated frame goes to kafkalite, every Nth also to Kafka.
+Saved cases (kafkalite crashed, hung, or accepted what Kafka refused) go to
+``fuzz-cases.json`` in the output directory; the last line is JSON with the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kafkalite import _core
+from kafkalite.conformance.brokers import KAFKA_VERSION, running_pair
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--compare-every", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--kafka-version", default=KAFKA_VERSION)
+    parser.add_argument("--out", type=Path, default=Path("bench-results") / "conformance-fuzz")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="kafkalite-fuzz-") as tmp:
+        with running_pair(Path(tmp), args.kafka_version) as (kafkalite, kafka):
+            raw = _core.conformance_fuzz(
+                kafkalite, kafka, args.minutes * 60, args.compare_every, args.seed
+            )
+    report = json.loads(raw)
+    cases = report.pop("cases")
+    (args.out / "fuzz-cases.json").write_text(json.dumps(cases, indent=1))
+    rate = report["kafkalite_requests"] / max(report["seconds"], 1e-9)
+    print(
+        f"{report['kafkalite_requests']} mutated requests to kafkalite ({rate:.0f}/s), "
+        f"{report['kafka_requests']} also to Kafka; {report['crashes']} crashes, "
+        f"{report['hangs']} hangs, {report['accepted_where_kafka_refuses']} accepted where "
+        f"Kafka refused; cases in {args.out / 'fuzz-cases.json'}"
+    )
+    print(json.dumps({**report, "seed": args.seed}))
+    return 1 if report["crashes"] or report["hangs"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

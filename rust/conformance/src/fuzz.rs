@@ -1,0 +1,336 @@
+//! A mutation fuzzer seeded from the requests the scripts recorded: each round takes a
+//! seed frame, mutates it (bit flips, byte overwrites, length-field edits, truncation,
+//! splices) and sends it to kafkalite and to Kafka on fresh connections. A case is saved
+//! when kafkalite dies, hangs (no answer and no close while Kafka did one or the other),
+//! or accepts (answers with every error code 0) what Kafka refuses (closes or answers an
+//! error). Answers are decoded with the same codec as the runner's.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::Decodable;
+use serde::Serialize;
+
+use crate::session::Seed;
+use crate::tree;
+
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+const FRAME_BYTES_MAX: usize = 64 << 20;
+
+/// What one broker did with one frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    /// Decoded; `accepted` when every error code in it is 0.
+    Answered { accepted: bool },
+    /// An answer the codec cannot decode at that version.
+    Undecodable,
+    /// The broker closed the connection.
+    Closed,
+    /// Neither answer nor close within the wait.
+    Hung,
+    /// Could not connect at all.
+    Unreachable,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Case {
+    pub api: String,
+    pub version: i16,
+    pub why: String,
+    pub kafkalite: Outcome,
+    pub kafka: Option<Outcome>,
+    /// The mutated frame, hex (header + body, no size prefix).
+    pub frame_hex: String,
+    /// For a crash: the frames sent to kafkalite just before (oldest first), since the one
+    /// that killed it may be any of them.
+    pub previous_hex: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuzzReport {
+    pub seeds: usize,
+    pub kafkalite_requests: u64,
+    pub kafka_requests: u64,
+    pub crashes: u64,
+    pub hangs: u64,
+    pub accepted_where_kafka_refuses: u64,
+    pub cases: Vec<Case>,
+    pub seconds: f64,
+}
+
+/// xorshift64*: a reproducible stream from `seed`, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation of `frame`, keeping the 8 header bytes of key, version and correlation id
+/// intact in most rounds so the broker parses past the header into the body.
+fn mutate(rng: &mut Rng, frame: &[u8], seeds: &[Seed]) -> Vec<u8> {
+    let mut out = frame.to_vec();
+    let start = if rng.below(8) == 0 {
+        0
+    } else {
+        8.min(out.len())
+    };
+    for _ in 0..=rng.below(4) {
+        match rng.below(6) {
+            0 if out.len() > start => {
+                let i = start + rng.below(out.len() - start);
+                out[i] ^= 1 << rng.below(8);
+            }
+            1 if out.len() > start => {
+                let i = start + rng.below(out.len() - start);
+                out[i] = [0x00, 0xff, 0x7f, 0x80, 0x01][rng.below(5)];
+            }
+            2 if out.len() >= start + 4 => {
+                // A length or count field: 4 bytes set to a hostile value.
+                let i = start + rng.below(out.len() - start - 3);
+                let v: i32 = [-1, -2, 0, 1, i32::MAX, i32::MIN, 0x7fff][rng.below(7)];
+                out[i..i + 4].copy_from_slice(&v.to_be_bytes());
+            }
+            3 if out.len() > start => {
+                let keep = start + rng.below(out.len() - start);
+                out.truncate(keep);
+            }
+            4 => {
+                let other = &seeds[rng.below(seeds.len())].frame;
+                if other.len() > 8 {
+                    let from = 8 + rng.below(other.len() - 8);
+                    let take = rng.below(other.len() - from + 1);
+                    let at = start + rng.below(out.len().saturating_sub(start) + 1);
+                    let at = at.min(out.len());
+                    out.splice(at..at, other[from..from + take].iter().copied());
+                }
+            }
+            _ if out.len() > start => {
+                let i = start + rng.below(out.len() - start);
+                let n = rng.below(16).min(out.len() - i);
+                out.drain(i..i + n);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn resolve(bootstrap: &str) -> Result<SocketAddr, String> {
+    bootstrap
+        .to_socket_addrs()
+        .map_err(|e| format!("{bootstrap}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{bootstrap}: no address"))
+}
+
+/// Send one frame on a fresh connection and classify what comes back.
+fn send(addr: SocketAddr, api: ApiKey, version: i16, frame: &[u8]) -> Outcome {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(3)) else {
+        return Outcome::Unreachable;
+    };
+    let _ = stream.set_read_timeout(Some(ANSWER_WAIT));
+    let _ = stream.set_nodelay(true);
+    let mut out = Vec::with_capacity(frame.len() + 4);
+    out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
+    out.extend_from_slice(frame);
+    if stream.write_all(&out).is_err() {
+        return Outcome::Closed;
+    }
+    let mut size = [0u8; 4];
+    match stream.read_exact(&mut size) {
+        Ok(()) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            return Outcome::Hung
+        }
+        Err(_) => return Outcome::Closed,
+    }
+    let len = i32::from_be_bytes(size);
+    let Ok(len) = usize::try_from(len) else {
+        return Outcome::Undecodable;
+    };
+    if len > FRAME_BYTES_MAX {
+        return Outcome::Undecodable;
+    }
+    let mut body = vec![0u8; len];
+    if stream.read_exact(&mut body).is_err() {
+        return Outcome::Closed;
+    }
+    classify(api, version, body)
+}
+
+fn classify(api: ApiKey, version: i16, body: Vec<u8>) -> Outcome {
+    let mut bytes = bytes::Bytes::from(body);
+    if ResponseHeader::decode(&mut bytes, api.response_header_version(version)).is_err() {
+        return Outcome::Undecodable;
+    }
+    // ApiVersions answers an unparsable request at v0 (KIP-511).
+    let decoded = debug_of(api, &mut bytes.clone(), version).or_else(|| {
+        (api == ApiKey::ApiVersions)
+            .then(|| debug_of(api, &mut bytes, 0))
+            .flatten()
+    });
+    let Some(rendering) = decoded else {
+        return Outcome::Undecodable;
+    };
+    let accepted = match tree::parse(&rendering) {
+        Ok(node) => tree::flatten(&node)
+            .iter()
+            .filter(|(path, _)| crate::normalize::field_of(path) == "error_code")
+            .all(|(_, v)| v == "0"),
+        Err(_) => false,
+    };
+    Outcome::Answered { accepted }
+}
+
+/// The `Debug` rendering of a decoded `api` response: the APIs kafkalite serves (the
+/// codec's `ResponseKind` needs a feature the other crates do not build with).
+fn debug_of(api: ApiKey, bytes: &mut bytes::Bytes, version: i16) -> Option<String> {
+    fn render<T: Decodable + std::fmt::Debug>(
+        bytes: &mut bytes::Bytes,
+        version: i16,
+    ) -> Option<String> {
+        T::decode(bytes, version).ok().map(|r| format!("{r:?}"))
+    }
+    match api {
+        ApiKey::Produce => render::<ProduceResponse>(bytes, version),
+        ApiKey::Fetch => render::<FetchResponse>(bytes, version),
+        ApiKey::ListOffsets => render::<ListOffsetsResponse>(bytes, version),
+        ApiKey::Metadata => render::<MetadataResponse>(bytes, version),
+        ApiKey::OffsetCommit => render::<OffsetCommitResponse>(bytes, version),
+        ApiKey::OffsetFetch => render::<OffsetFetchResponse>(bytes, version),
+        ApiKey::FindCoordinator => render::<FindCoordinatorResponse>(bytes, version),
+        ApiKey::JoinGroup => render::<JoinGroupResponse>(bytes, version),
+        ApiKey::Heartbeat => render::<HeartbeatResponse>(bytes, version),
+        ApiKey::LeaveGroup => render::<LeaveGroupResponse>(bytes, version),
+        ApiKey::SyncGroup => render::<SyncGroupResponse>(bytes, version),
+        ApiKey::DescribeGroups => render::<DescribeGroupsResponse>(bytes, version),
+        ApiKey::ListGroups => render::<ListGroupsResponse>(bytes, version),
+        ApiKey::ApiVersions => render::<ApiVersionsResponse>(bytes, version),
+        ApiKey::CreateTopics => render::<CreateTopicsResponse>(bytes, version),
+        ApiKey::DeleteTopics => render::<DeleteTopicsResponse>(bytes, version),
+        ApiKey::InitProducerId => render::<InitProducerIdResponse>(bytes, version),
+        ApiKey::DescribeConfigs => render::<DescribeConfigsResponse>(bytes, version),
+        ApiKey::AlterConfigs => render::<AlterConfigsResponse>(bytes, version),
+        ApiKey::CreatePartitions => render::<CreatePartitionsResponse>(bytes, version),
+        ApiKey::IncrementalAlterConfigs => {
+            render::<IncrementalAlterConfigsResponse>(bytes, version)
+        }
+        ApiKey::DescribeCluster => render::<DescribeClusterResponse>(bytes, version),
+        ApiKey::DeleteGroups => render::<DeleteGroupsResponse>(bytes, version),
+        ApiKey::OffsetDelete => render::<OffsetDeleteResponse>(bytes, version),
+        _ => None,
+    }
+}
+
+fn refused(o: &Outcome) -> bool {
+    matches!(
+        o,
+        Outcome::Closed | Outcome::Answered { accepted: false } | Outcome::Undecodable
+    )
+}
+
+/// Play the quick scripts to record seeds, then fuzz for `duration`.
+pub fn fuzz_from_scripts(
+    kafkalite: &str,
+    kafka: &str,
+    duration: Duration,
+    compare_every: u64,
+    seed: u64,
+) -> Result<FuzzReport, String> {
+    let options = crate::Options {
+        quick: true,
+        ..crate::Options::default()
+    };
+    let (_, seeds) = crate::runner::run_recording(kafkalite, kafka, &options)?;
+    fuzz(kafkalite, kafka, &seeds, duration, compare_every, seed)
+}
+
+/// Fuzz for `duration`, comparing every `compare_every`-th frame against Kafka too.
+pub fn fuzz(
+    kafkalite: &str,
+    kafka: &str,
+    seeds: &[Seed],
+    duration: Duration,
+    compare_every: u64,
+    seed: u64,
+) -> Result<FuzzReport, String> {
+    if seeds.is_empty() {
+        return Err("no seed requests".into());
+    }
+    let (ours, theirs) = (resolve(kafkalite)?, resolve(kafka)?);
+    let started = Instant::now();
+    let mut rng = Rng(seed | 1);
+    let mut report = FuzzReport {
+        seeds: seeds.len(),
+        ..FuzzReport::default()
+    };
+    let hex = |frame: &[u8]| frame.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    while started.elapsed() < duration {
+        let s = &seeds[rng.below(seeds.len())];
+        let frame = mutate(&mut rng, &s.frame, seeds);
+        let ours_did = send(ours, s.api, s.version, &frame);
+        report.kafkalite_requests += 1;
+        let compare = report.kafkalite_requests.is_multiple_of(compare_every.max(1));
+        let theirs_did = compare.then(|| send(theirs, s.api, s.version, &frame));
+        if compare {
+            report.kafka_requests += 1;
+        }
+        let why = match (&ours_did, &theirs_did) {
+            (Outcome::Unreachable, _) => Some("kafkalite unreachable: crashed"),
+            (Outcome::Hung, Some(t)) if *t != Outcome::Hung => Some("kafkalite hung"),
+            (Outcome::Hung, None) => Some("kafkalite hung"),
+            (Outcome::Answered { accepted: true }, Some(t)) if refused(t) => {
+                Some("kafkalite accepted what Kafka refused")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            match why {
+                w if w.contains("crash") => report.crashes += 1,
+                w if w.contains("hung") => report.hangs += 1,
+                _ => report.accepted_where_kafka_refuses += 1,
+            }
+            if report.cases.len() < 1000 {
+                report.cases.push(Case {
+                    api: format!("{:?}", s.api),
+                    version: s.version,
+                    why: why.into(),
+                    kafkalite: ours_did.clone(),
+                    kafka: theirs_did.clone(),
+                    frame_hex: hex(&frame),
+                    previous_hex: if matches!(ours_did, Outcome::Unreachable) {
+                        recent.iter().cloned().collect()
+                    } else {
+                        Vec::new()
+                    },
+                });
+            }
+            if matches!(ours_did, Outcome::Unreachable) {
+                break;
+            }
+        }
+        if recent.len() == 8 {
+            recent.pop_front();
+        }
+        recent.push_back(hex(&frame));
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
