@@ -287,7 +287,9 @@ pub fn fuzz(
         let frame = mutate(&mut rng, &s.frame, seeds);
         let ours_did = send(ours, s.api, s.version, &frame);
         report.kafkalite_requests += 1;
-        let compare = report.kafkalite_requests.is_multiple_of(compare_every.max(1));
+        let compare = report
+            .kafkalite_requests
+            .is_multiple_of(compare_every.max(1));
         let theirs_did = compare.then(|| send(theirs, s.api, s.version, &frame));
         if compare {
             report.kafka_requests += 1;
