@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from kafkalite import _core
 from kafkalite.conformance import allowlist, report
 
@@ -40,3 +42,17 @@ def test_an_allowlist_entry_that_matches_nothing_fails_the_run(brokers: tuple[st
     entry = allowlist.Entry(api="DescribeCluster", path="no.such.field", reason="test")
     outcome = report.judge(data, [entry])
     assert outcome.stale == [entry] and not outcome.ok
+
+
+def test_cli_reports_per_version_and_ends_with_json(
+    brokers: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kafkalite.cli import main
+
+    args = ["conformance", "--quick", "--brokers", ",".join(brokers), "--api", "DescribeCluster"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:2] == ["DescribeCluster", "v1"] for line in lines), lines
+    summary = json.loads(lines[-1])
+    assert summary["apis"] == 2  # ApiVersions is always played, then the one asked
+    assert summary["differences"] == 0 and summary["requests"] > 4

@@ -13,10 +13,12 @@ mod records;
 mod topics;
 
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    ApiKey, CreateTopicsRequest, GroupId, MetadataRequest, ProduceRequest, TopicName,
+    ApiKey, BrokerId, CreateTopicsRequest, GroupId, ListOffsetsRequest, MetadataRequest,
+    ProduceRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafkalite_core::records::{encode_batch, Compression, Header, RecordInput};
@@ -95,12 +97,39 @@ pub fn settle(s: &mut Session, name: &str) {
         ]));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
-        let ready = (0..2).all(|side| {
-            s.call_unrecorded(side, &request, 9).is_ok_and(|r| {
-                r.topics.iter().all(|t| {
+        let partitions = (0..2).map(|side| {
+            s.call_unrecorded(side, &request, 9).ok().and_then(|r| {
+                let ok = r.topics.iter().all(|t| {
                     t.error_code == 0
                         && !t.partitions.is_empty()
                         && t.partitions.iter().all(|p| p.leader_id.0 >= 0)
+                });
+                ok.then(|| r.topics.first().map_or(0, |t| t.partitions.len()))
+            })
+        });
+        let counts: Vec<Option<usize>> = partitions.collect();
+        // The metadata cache names a leader a moment before the partition serves as one:
+        // ListOffsets goes through the replica manager, as Produce and Fetch do.
+        let ready = counts.iter().enumerate().all(|(side, count)| {
+            count.is_some_and(|n| {
+                let offsets = ListOffsetsRequest::default()
+                    .with_replica_id(BrokerId(-1))
+                    .with_topics(vec![ListOffsetsTopic::default()
+                        .with_name(topic(name))
+                        .with_partitions(
+                            (0..n as i32)
+                                .map(|p| {
+                                    ListOffsetsPartition::default()
+                                        .with_partition_index(p)
+                                        .with_timestamp(-1)
+                                })
+                                .collect(),
+                        )]);
+                s.call_unrecorded(side, &offsets, 5).is_ok_and(|r| {
+                    r.topics
+                        .iter()
+                        .flat_map(|t| &t.partitions)
+                        .all(|p| p.error_code == 0)
                 })
             })
         });
