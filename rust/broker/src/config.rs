@@ -47,6 +47,9 @@ pub struct BrokerConfig {
     /// Every key checked against the schema, with its default when not given, and the
     /// warnings for keys the schema does not know (for the caller to print).
     pub settings: BrokerSettings,
+    /// Set: cluster mode, topics and leaders come from the controller (ZooKeeper).
+    pub zookeeper_connect: Option<String>,
+    pub rack: Option<String>,
 }
 
 impl Default for BrokerConfig {
@@ -101,6 +104,8 @@ impl BrokerConfig {
             cleaner_enable: s.boolean("log.cleaner.enable"),
             cleaner_backoff_ms: positive(s.long("log.cleaner.backoff.ms")),
             settings: s.clone(),
+            zookeeper_connect: s.get("zookeeper.connect").filter(|v| !v.trim().is_empty()),
+            rack: s.get("broker.rack").filter(|v| !v.trim().is_empty()),
         };
         if s.is_set("broker.id") && !s.is_set("node.id") {
             c.node_id = s.int("broker.id");

@@ -5,10 +5,12 @@
 //! flight per connection), with a `RequestContext` to the handlers, which decode with the
 //! generated `kafka-protocol` codec and act on `BrokerState`, whose partitions wrap the
 //! core's `PartitionLog`. Produce and Fetch never touch Python; fetched record
-//! bytes go from the segment file to the socket with sendfile.
+//! bytes go from the segment file to the socket with sendfile. With `zookeeper.connect`
+//! set it is one broker of a cluster: `cluster_sync` takes the controller's decisions.
 
 pub mod broker;
 pub mod cluster;
+pub mod cluster_sync;
 pub mod config;
 pub mod errors;
 pub mod groups;

@@ -13,12 +13,16 @@ use kafkalite_core::storage::{DirLock, LogConfig};
 use tokio::sync::Notify;
 
 use crate::cluster::{
-    file_store, partition_dirs, BrokerNode, FileStore, MetadataView, ProducerIds, ReplicaState,
-    StoredMetadata, TopicRecord, TopicRegistry,
+    file_store, partition_dirs, AdminOp, BrokerNode, ClusterLink, FileStore, MetadataView,
+    ProducerIds, ReplicaState, StoredMetadata, TopicRecord, TopicRegistry,
 };
 pub use crate::cluster::{validate_topic_name, Partition, Topic, INTERNAL_OFFSETS_TOPIC};
 use crate::config::BrokerConfig;
 use crate::errors::{codes, ApiError};
+
+/// How long an admin request waits for the controller side before REQUEST_TIMED_OUT:
+/// under the clients' default 30 s request timeout, so they see the broker's answer.
+pub const ADMIN_WAIT_MS: u64 = 25_000;
 
 pub struct BrokerState {
     pub config: BrokerConfig,
@@ -31,6 +35,10 @@ pub struct BrokerState {
     pub advertised: std::sync::OnceLock<Vec<(String, String, u16)>>,
     /// The group coordinator (consumer groups, committed offsets in `__consumer_offsets`).
     pub groups: Arc<crate::groups::GroupCoordinator>,
+    /// Cluster mode (`zookeeper.connect` set): the controller's view, pushed in by the
+    /// Python side (`cluster_sync`), and the way out for admin requests. `None` on a single
+    /// node, which keeps every topic in its own file store.
+    pub cluster: Option<ClusterLink>,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -54,6 +62,12 @@ impl BrokerState {
             config.log_dirs.clone(),
             ReplicaState::single_node(config.node_id),
         );
+        // In cluster mode topics come from the controller; only this broker's own
+        // `__consumer_offsets` is kept locally (groups are not yet cluster-wide).
+        let cluster = config
+            .zookeeper_connect
+            .as_ref()
+            .map(|_| ClusterLink::new(&cluster_id));
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -62,6 +76,7 @@ impl BrokerState {
             producer_ids: ProducerIds::starting_at(stored.next_producer_id),
             advertised: std::sync::OnceLock::new(),
             groups,
+            cluster,
             store,
             admin: Mutex::new(()),
             _dir_locks: dir_locks,
@@ -70,6 +85,10 @@ impl BrokerState {
         // interrupted creates and deletes.
         partition_dirs::clean(&state.config.log_dirs, &stored.topics);
         for (name, record) in stored.topics {
+            // In cluster mode the controller's first snapshot opens them.
+            if state.cluster.is_some() && name != INTERNAL_OFFSETS_TOPIC {
+                continue;
+            }
             let log_config = state.log_config(&record.configs)?;
             state.topics.open_topic(&name, record, &log_config, false)?;
         }
@@ -127,9 +146,31 @@ impl BrokerState {
         Some((host.clone(), i32::from(*port)))
     }
 
-    /// The live brokers: this node alone, once its listeners are bound.
+    /// The cluster id clients are told: ZooKeeper's `/cluster/id` in cluster mode.
+    #[must_use]
+    pub fn cluster_id(&self) -> String {
+        match &self.cluster {
+            Some(link) => link.info().cluster_id,
+            None => self.cluster_id.clone(),
+        }
+    }
+
+    /// The active controller (this node on a single node; -1 while none is known).
+    #[must_use]
+    pub fn controller_id(&self) -> i32 {
+        match &self.cluster {
+            Some(link) => link.info().controller_id,
+            None => self.config.node_id,
+        }
+    }
+
+    /// The live brokers: those registered in ZooKeeper in cluster mode, else this node
+    /// alone once its listeners are bound.
     #[must_use]
     pub fn live_brokers(&self) -> Vec<BrokerNode> {
+        if let Some(link) = &self.cluster {
+            return link.info().brokers;
+        }
         self.advertised_endpoint()
             .map(|(host, port)| BrokerNode {
                 node_id: self.config.node_id,
@@ -144,12 +185,33 @@ impl BrokerState {
     /// The cluster as Metadata describes it (this node is the controller).
     #[must_use]
     pub fn metadata_view(&self) -> MetadataView {
-        MetadataView::snapshot(
-            &self.cluster_id,
-            self.config.node_id,
+        let mut view = MetadataView::snapshot(
+            &self.cluster_id(),
+            self.controller_id(),
             self.live_brokers(),
             &self.topics,
-        )
+        );
+        if self.cluster.is_some() {
+            // This broker's local offsets topic is not part of the cluster's metadata.
+            view.topics.retain(|t| !t.is_internal);
+        }
+        view
+    }
+
+    /// Hand a metadata change to the controller side and wait for it (cluster mode only).
+    /// Runs under `block_in_place`: the caller is a handler on the broker's runtime.
+    pub fn ask_controller(&self, op: AdminOp) -> Result<(), ApiError> {
+        let Some(link) = &self.cluster else {
+            return Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                "not in cluster mode (zookeeper.connect is not set)",
+            ));
+        };
+        let wait = std::time::Duration::from_millis(ADMIN_WAIT_MS);
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => tokio::task::block_in_place(|| link.admin.call(op, wait)),
+            Err(_) => link.admin.call(op, wait),
+        }
     }
 
     /// Create a topic (`validate_only` checks without creating). Config keys are validated.
@@ -162,6 +224,23 @@ impl BrokerState {
     ) -> Result<Option<Arc<Topic>>, ApiError> {
         TopicRegistry::check_new(name, partitions)?;
         self.log_config(&configs)?;
+        if let Some(link) = &self.cluster {
+            // Only Metadata's auto-creation gets here in cluster mode (CreateTopics asks
+            // the controller itself): ask for the topic and let the client retry, as
+            // Kafka answers LEADER_NOT_AVAILABLE while a new topic has no leader yet.
+            link.admin.submit(AdminOp::CreateTopic {
+                name: name.to_string(),
+                partitions,
+                replication_factor: self.config.default_replication_factor,
+                assignments: Vec::new(),
+                configs,
+                validate_only,
+            });
+            return Err(ApiError::new(
+                codes::LEADER_NOT_AVAILABLE,
+                format!("topic '{name}' is being created"),
+            ));
+        }
         let _guard = self.admin.lock().expect("lock");
         self.topics.ensure_absent(name)?;
         if validate_only {
@@ -215,6 +294,11 @@ impl BrokerState {
     /// crash after it leaves orphan dirs the next start removes), then the dirs are
     /// renamed to `-delete` and removed in the background.
     pub fn delete_topic(&self, name: &str) -> Result<(), ApiError> {
+        if self.cluster.is_some() {
+            return self.ask_controller(AdminOp::DeleteTopic {
+                name: name.to_string(),
+            });
+        }
         let _guard = self.admin.lock().expect("lock");
         let topic = self.topics.remove(name)?;
         if let Err(e) = self.persist_or_storage_error() {
@@ -232,6 +316,13 @@ impl BrokerState {
         total: i32,
         validate_only: bool,
     ) -> Result<(), ApiError> {
+        if self.cluster.is_some() {
+            return self.ask_controller(AdminOp::CreatePartitions {
+                name: name.to_string(),
+                total,
+                validate_only,
+            });
+        }
         let _guard = self.admin.lock().expect("lock");
         let topic = self.require_topic(name)?;
         if validate_only {
@@ -249,6 +340,14 @@ impl BrokerState {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), ApiError> {
+        if self.cluster.is_some() {
+            self.log_config(&configs)?;
+            return self.ask_controller(AdminOp::AlterConfigs {
+                name: name.to_string(),
+                configs,
+                validate_only,
+            });
+        }
         let _guard = self.admin.lock().expect("lock");
         let topic = self.require_topic(name)?;
         let log_config = self.log_config(&configs)?;
@@ -273,8 +372,19 @@ impl BrokerState {
         self.store.save(&StoredMetadata {
             cluster_id: self.cluster_id.clone(),
             next_producer_id: self.producer_ids.next(),
+            // In cluster mode too: ZooKeeper decides, but at start the file says which
+            // partition dirs are this broker's data rather than orphans to clean.
             topics: self.topics.records(),
         })
+    }
+
+    /// The lock every metadata change holds (also the snapshots of `cluster_sync`).
+    pub(crate) fn persist_after_snapshot(&self) -> Result<(), ApiError> {
+        self.persist_or_storage_error()
+    }
+
+    pub(crate) fn admin_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.admin.lock().expect("lock")
     }
 
     fn persist_or_storage_error(&self) -> Result<(), ApiError> {

@@ -2,12 +2,15 @@
 //! process. Python starts and stops it; requests never enter Python.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use kafkalite_broker::state::BrokerState;
 use kafkalite_broker::{Broker, BrokerConfig};
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 
+use crate::cluster::{BrokerTuple, TopicTuple};
 use crate::errors::{kafka_error, CoreError};
 use crate::partition_log::CompactionStats;
 use kafkalite_core::error_codes as codes;
@@ -90,6 +93,52 @@ impl BrokerServer {
             .collect())
     }
 
+    /// Cluster mode: make this broker's topics, partitions, leaders and live brokers what
+    /// the controller decided. `brokers`: (id, host, port, rack); `topics`: (name, 16-byte
+    /// id, config overrides, [(partition, leader, leader_epoch, replicas, isr)]). Topics
+    /// missing from `topics` are deleted here, data included.
+    fn apply_metadata(
+        &self,
+        py: Python<'_>,
+        cluster_id: String,
+        controller_id: i32,
+        brokers: Vec<BrokerTuple>,
+        topics: Vec<TopicTuple>,
+    ) -> PyResult<()> {
+        let snapshot = crate::cluster::snapshot(cluster_id, controller_id, brokers, topics)?;
+        let state = self.state()?;
+        py.detach(|| state.apply_snapshot(snapshot))
+            .map_err(|e| kafka_error(e.code, e.message))
+    }
+
+    /// Cluster mode: the next metadata-changing admin request a client sent this broker,
+    /// as (id, {"op": ..., ...}), or None after `timeout_ms` without one.
+    fn next_admin_request<'py>(
+        &self,
+        py: Python<'py>,
+        timeout_ms: u64,
+    ) -> PyResult<Option<(u64, Bound<'py, pyo3::types::PyDict>)>> {
+        let state = self.state()?;
+        let Some(link) = state.cluster.as_ref() else {
+            return Err(PyRuntimeError::new_err(
+                "not in cluster mode (zookeeper.connect is not set)",
+            ));
+        };
+        let next = py.detach(|| link.admin.next(Duration::from_millis(timeout_ms)));
+        next.map(|(id, op)| Ok((id, crate::cluster::op_dict(py, op)?)))
+            .transpose()
+    }
+
+    /// Answer admin request `id` (error_code 0: done). False when its client stopped
+    /// waiting.
+    fn complete_admin_request(&self, id: u64, error_code: i16, message: String) -> PyResult<bool> {
+        let state = self.state()?;
+        Ok(state
+            .cluster
+            .as_ref()
+            .is_some_and(|link| link.admin.complete(id, error_code, message)))
+    }
+
     /// Stop serving and close every log cleanly. Idempotent.
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let broker = self
@@ -102,6 +151,19 @@ impl BrokerServer {
                 .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         }
         Ok(())
+    }
+}
+
+impl BrokerServer {
+    fn state(&self) -> PyResult<Arc<BrokerState>> {
+        let guard = self
+            .inner
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("broker lock poisoned"))?;
+        guard
+            .as_ref()
+            .map(|b| Arc::clone(b.state()))
+            .ok_or_else(|| PyRuntimeError::new_err("the broker is stopped"))
     }
 }
 

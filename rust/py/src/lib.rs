@@ -5,6 +5,7 @@ mod alloc;
 mod arrow_columns;
 mod broker;
 mod buffer;
+mod cluster;
 mod config;
 mod conformance;
 mod errors;
@@ -48,6 +49,7 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conformance::conformance_run, m)?)?;
     m.add_function(wrap_pyfunction!(conformance::conformance_fuzz, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::error_code, m)?)?;
     m.add_function(wrap_pyfunction!(io_engine_fallback_reason, m)?)?;
     m.add_function(wrap_pyfunction!(records::build_batch, m)?)?;
     m.add_function(wrap_pyfunction!(records::decode_batches, m)?)?;

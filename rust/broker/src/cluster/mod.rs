@@ -8,18 +8,24 @@
 //! - `file_store`: the single-node source of topics, `topics.json`;
 //! - `partition_dirs`: partition dirs on disk (topic-id file, `-delete` renames, cleaning
 //!   what a crash left at start);
-//! - `producer_ids`: InitProducerId's id counter.
+//! - `producer_ids`: InitProducerId's id counter;
+//! - `link`: cluster mode's snapshots from the controller and leadership checks;
+//! - `admin_bridge`: metadata-changing admin requests handed to the controller side.
 //!
 //! Nothing here reaches back into `state`: `BrokerState` composes these parts.
 
+pub mod admin_bridge;
 pub mod file_store;
+pub mod link;
 pub mod metadata_view;
 pub mod partition;
 pub mod partition_dirs;
 pub mod producer_ids;
 pub mod topics;
 
+pub use admin_bridge::{AdminBridge, AdminOp};
 pub use file_store::{FileStore, StoredMetadata, TopicRecord};
+pub use link::{check_leader, ClusterInfo, ClusterLink, ClusterSnapshot, TopicSnapshot};
 pub use metadata_view::{BrokerNode, MetadataView, PartitionView, TopicView};
 pub use partition::{Partition, ReplicaState};
 pub use producer_ids::ProducerIds;

@@ -146,6 +146,14 @@ impl Partition {
         self.maybe_advance_high_watermark(&log);
     }
 
+    /// Commit everything appended so far. Until replication exists (issue 13) a cluster
+    /// partition's leader commits its own appends at once, as a sole replica does.
+    pub fn commit_unreplicated(&self) {
+        let log = self.log.lock().expect("lock");
+        self.high_watermark
+            .fetch_max(log.log_end_offset(), Ordering::SeqCst);
+    }
+
     /// Offset up to which records are committed and visible to consumers.
     #[must_use]
     pub fn high_watermark(&self) -> i64 {

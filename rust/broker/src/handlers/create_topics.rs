@@ -1,5 +1,6 @@
 //! CreateTopics: partitions and configs validated as Kafka does; a single node only takes
-//! replication factor 1, and manual assignments only onto itself.
+//! replication factor 1, and manual assignments only onto itself. In cluster mode the
+//! controller side assigns replicas over the live brokers (`BrokerState::ask_controller`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::cluster::AdminOp;
 use crate::config::topic as topic_configs;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
@@ -145,8 +147,25 @@ fn create_one(
             format!("topic '{name}' already exists"),
         ));
     }
+    if state.cluster.is_some() {
+        return create_in_cluster(state, topic, validate_only, budget);
+    }
     let (partitions, replication_factor) = layout(state, topic)?;
     budget.take(i64::from(partitions))?;
+    let configs = requested_configs(state, topic)?;
+    state.create_topic(name, partitions, configs.clone(), validate_only)?;
+    Ok(Created {
+        partitions,
+        replication_factor,
+        configs,
+    })
+}
+
+/// Config overrides of the request, normalised as the broker keeps them.
+fn requested_configs(
+    state: &BrokerState,
+    topic: &CreatableTopic,
+) -> Result<BTreeMap<String, String>, ApiError> {
     let mut configs = BTreeMap::new();
     for c in &topic.configs {
         let Some(value) = &c.value else {
@@ -157,8 +176,67 @@ fn create_one(
         };
         configs.insert(c.name.to_string(), value.to_string());
     }
-    let configs = topic_configs::normalize_all(&state.config, &configs)?;
-    state.create_topic(name, partitions, configs.clone(), validate_only)?;
+    topic_configs::normalize_all(&state.config, &configs)
+}
+
+/// Cluster mode: check what needs no cluster knowledge here, let the controller side
+/// check the rest against the live brokers (replication factor, assignment) and create.
+fn create_in_cluster(
+    state: &BrokerState,
+    topic: &CreatableTopic,
+    validate_only: bool,
+    budget: &mut PartitionBudget,
+) -> Result<Created, ApiError> {
+    let manual = !topic.assignments.is_empty();
+    if manual && (topic.num_partitions != -1 || topic.replication_factor != -1) {
+        return Err(ApiError::new(
+            codes::INVALID_REQUEST,
+            "both numPartitions or replicationFactor and replicasAssignments were set; \
+             both cannot be used at the same time",
+        ));
+    }
+    let partitions = match (manual, topic.num_partitions) {
+        (true, _) => topic.assignments.len() as i32,
+        (false, -1) => state.config.num_partitions,
+        (false, n) => n,
+    };
+    let replication_factor = match (manual, topic.replication_factor) {
+        (true, _) => topic.assignments[0].broker_ids.len() as i16,
+        (false, -1) => state.config.default_replication_factor,
+        (false, n) => n,
+    };
+    if replication_factor <= 0 {
+        return Err(ApiError::new(
+            codes::INVALID_REPLICATION_FACTOR,
+            "replication factor must be larger than 0, or -1 to use the default value",
+        ));
+    }
+    if partitions < 1 {
+        return Err(ApiError::new(
+            codes::INVALID_PARTITIONS,
+            format!("number of partitions must be at least 1, got {partitions}"),
+        ));
+    }
+    budget.take(i64::from(partitions))?;
+    let configs = requested_configs(state, topic)?;
+    state.log_config(&configs)?;
+    state.ask_controller(AdminOp::CreateTopic {
+        name: topic.name.0.to_string(),
+        partitions,
+        replication_factor,
+        assignments: topic
+            .assignments
+            .iter()
+            .map(|a| {
+                (
+                    a.partition_index,
+                    a.broker_ids.iter().map(|b| b.0).collect(),
+                )
+            })
+            .collect(),
+        configs: configs.clone(),
+        validate_only,
+    })?;
     Ok(Created {
         partitions,
         replication_factor,

@@ -1,4 +1,5 @@
-//! DescribeCluster: this node is the cluster and its controller.
+//! DescribeCluster: the live brokers and the controller (on a single node, this node is
+//! both; in cluster mode, as ZooKeeper last said).
 
 use std::sync::Arc;
 
@@ -26,10 +27,9 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = DescribeClusterRequest::decode(&mut body, version)?;
-    let node = BrokerId(state.config.node_id);
     let mut response = DescribeClusterResponse::default()
-        .with_cluster_id(StrBytes::from_string(state.cluster_id.clone()))
-        .with_controller_id(node)
+        .with_cluster_id(StrBytes::from_string(state.cluster_id()))
+        .with_controller_id(BrokerId(state.controller_id()))
         .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
             CLUSTER_OPERATIONS
         } else {
@@ -62,13 +62,15 @@ pub async fn handle(
         }
     }
     let brokers = state
-        .advertised_endpoint()
-        .map(|(host, port)| {
-            vec![DescribeClusterBroker::default()
-                .with_broker_id(node)
-                .with_host(StrBytes::from_string(host))
-                .with_port(port)]
+        .live_brokers()
+        .into_iter()
+        .map(|b| {
+            DescribeClusterBroker::default()
+                .with_broker_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.map(StrBytes::from_string))
         })
-        .unwrap_or_default();
+        .collect();
     encode(&response.with_brokers(brokers), version).map(Some)
 }

@@ -34,6 +34,7 @@ use kafka_protocol::messages::{FetchRequest, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
+use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
@@ -112,6 +113,15 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 ));
                 continue;
             };
+            if state.cluster.is_some() {
+                let replica = partition.replica_state();
+                let code = check_leader(&replica, state.config.node_id, fp.current_leader_epoch);
+                if code != codes::NONE {
+                    immediate = true;
+                    partitions.push(PartitionResult::error(fp.partition, code));
+                    continue;
+                }
+            }
             let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
             let limit = partition_max.min(remaining);
             let log = partition.log.lock().expect("lock");

@@ -25,6 +25,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestH
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::Error as CoreError;
 
+use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -85,6 +86,16 @@ pub async fn handle(
                 };
                 partitions.push(out);
                 continue;
+            }
+            // In cluster mode only the leader answers (the epoch was checked above).
+            if state.cluster.is_some() {
+                let replica = partition.replica_state();
+                let code = check_leader(&replica, state.config.node_id, -1);
+                if code != codes::NONE {
+                    out.error_code = code;
+                    partitions.push(out);
+                    continue;
+                }
             }
             let found = {
                 let log = partition.log.lock().expect("lock");

@@ -1,7 +1,8 @@
 //! Metadata: brokers, leaders, epochs, replicas and ISR from the cluster view
 //! (`cluster::metadata_view`; on a single node this node is the only broker, leader and ISR
 //! of every partition, in epoch 0); unknown topics are created on request when
-//! `auto.create.topics.enable` allows it.
+//! `auto.create.topics.enable` allows it. In cluster mode the view is the controller's, as
+//! last pushed in (`cluster_sync`), and auto-creation asks the controller.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,7 +50,6 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = MetadataRequest::decode(&mut body, version)?;
-    let node = BrokerId(state.config.node_id);
     let brokers = state
         .live_brokers()
         .into_iter()
@@ -69,6 +69,8 @@ pub async fn handle(
             .topic_names()
             .iter()
             .filter_map(|name| state.topic(name))
+            // In cluster mode a broker's own offsets topic is not the cluster's.
+            .filter(|t| state.cluster.is_none() || !t.is_internal())
             .map(|t| describe_topic(&t))
             .collect(),
         Some(requested) => {
@@ -94,8 +96,8 @@ pub async fn handle(
     }
     let mut response = MetadataResponse::default()
         .with_brokers(brokers)
-        .with_cluster_id(Some(StrBytes::from_string(state.cluster_id.clone())))
-        .with_controller_id(node)
+        .with_cluster_id(Some(StrBytes::from_string(state.cluster_id())))
+        .with_controller_id(BrokerId(state.controller_id()))
         .with_topics(topics);
     // The field exists only in v8-10; the encoder rejects it elsewhere.
     if request.include_cluster_authorized_operations && (8..=10).contains(&version) {
@@ -159,6 +161,12 @@ fn describe_topic(topic: &Topic) -> MetadataResponseTopic {
         .map(|p| {
             MetadataResponsePartition::default()
                 .with_partition_index(p.index)
+                // In cluster mode a partition whose replicas are all down has no leader.
+                .with_error_code(if p.replica.leader < 0 {
+                    codes::LEADER_NOT_AVAILABLE
+                } else {
+                    codes::NONE
+                })
                 .with_leader_id(BrokerId(p.replica.leader))
                 .with_leader_epoch(p.replica.leader_epoch)
                 .with_replica_nodes(ids(p.replica.replicas))

@@ -46,6 +46,7 @@ use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::Verdict;
 use kafkalite_core::Error as CoreError;
 
+use crate::cluster::check_leader;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -129,7 +130,14 @@ pub async fn handle(
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
             let outcome = if matches!(acks, -1..=1) {
-                produce_partition(topic.as_deref(), data.index, data.records, version, now)
+                produce_partition(
+                    state,
+                    topic.as_deref(),
+                    data.index,
+                    data.records,
+                    version,
+                    now,
+                )
             } else {
                 Err(Failed::new(
                     codes::INVALID_REQUIRED_ACKS,
@@ -190,6 +198,7 @@ pub async fn handle(
 }
 
 fn produce_partition(
+    state: &BrokerState,
     topic: Option<&Topic>,
     index: i32,
     records: Option<Bytes>,
@@ -209,6 +218,12 @@ fn produce_partition(
             "this server does not host this topic-partition",
         ));
     };
+    if state.cluster.is_some() {
+        let code = check_leader(&partition.replica_state(), state.config.node_id, -1);
+        if code != codes::NONE {
+            return Err(Failed::new(code, "this broker does not lead the partition"));
+        }
+    }
     let records = records.unwrap_or_default();
     let header = check_single_batch(&records, version)?;
     if header.is_control() {
@@ -245,6 +260,9 @@ fn produce_partition(
         ));
     }
     let info = partition.append(&records, now)?;
+    if state.cluster.is_some() {
+        partition.commit_unreplicated();
+    }
     let log_start_offset = partition.log.lock().expect("lock").log_start_offset();
     producers.record(
         &header,

@@ -1,0 +1,155 @@
+//! Metadata-changing admin requests in cluster mode. Any broker may receive CreateTopics,
+//! DeleteTopics, CreatePartitions or AlterConfigs, but only ZooKeeper (written by the
+//! broker's Python side, as Kafka's `AdminZkClient` did) and the controller decide. So a
+//! handler queues the operation here and waits; the Python side drains the queue
+//! (`next`), writes ZooKeeper, waits for the controller to act and answers (`complete`).
+//! An operation nobody answers in time gets REQUEST_TIMED_OUT.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use crate::errors::{codes, ApiError};
+
+/// One operation for the controller side, as plain data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdminOp {
+    /// `partitions`/`replication_factor` are -1 for "the broker default"; `assignments`
+    /// (partition -> replicas) replaces both when not empty.
+    CreateTopic {
+        name: String,
+        partitions: i32,
+        replication_factor: i16,
+        assignments: Vec<(i32, Vec<i32>)>,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+    DeleteTopic {
+        name: String,
+    },
+    CreatePartitions {
+        name: String,
+        total: i32,
+        validate_only: bool,
+    },
+    AlterConfigs {
+        name: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+}
+
+type Reply = (i16, String);
+
+#[derive(Default)]
+pub struct AdminBridge {
+    queue: Mutex<VecDeque<(u64, AdminOp)>>,
+    queued: Condvar,
+    waiting: Mutex<HashMap<u64, mpsc::Sender<Reply>>>,
+    next_id: AtomicU64,
+}
+
+impl AdminBridge {
+    /// Queue `op` and block until it is answered or `timeout` passes. Blocking is
+    /// deliberate: admin requests are rare and the caller runs it under `block_in_place`.
+    pub fn call(&self, op: AdminOp, timeout: Duration) -> Result<(), ApiError> {
+        let (tx, rx) = mpsc::channel();
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        self.waiting.lock().expect("lock").insert(id, tx);
+        self.push(id, op);
+        let outcome = rx.recv_timeout(timeout);
+        self.waiting.lock().expect("lock").remove(&id);
+        match outcome {
+            Ok((codes::NONE, _)) => Ok(()),
+            Ok((code, message)) => Err(ApiError::new(code, message)),
+            Err(_) => Err(ApiError::new(
+                codes::REQUEST_TIMED_OUT,
+                format!(
+                    "the controller did not complete the operation within {} ms",
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    /// Queue `op` without waiting for its outcome (auto-creation from Metadata).
+    pub fn submit(&self, op: AdminOp) {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        self.push(id, op);
+    }
+
+    fn push(&self, id: u64, op: AdminOp) {
+        self.queue.lock().expect("lock").push_back((id, op));
+        self.queued.notify_one();
+    }
+
+    /// The next queued operation, waiting up to `timeout` for one.
+    pub fn next(&self, timeout: Duration) -> Option<(u64, AdminOp)> {
+        let queue = self.queue.lock().expect("lock");
+        let (mut queue, _) = self
+            .queued
+            .wait_timeout_while(queue, timeout, |q| q.is_empty())
+            .expect("lock");
+        queue.pop_front()
+    }
+
+    /// Answer operation `id`; false when nobody waits for it any more (timed out, or
+    /// submitted without waiting).
+    pub fn complete(&self, id: u64, code: i16, message: String) -> bool {
+        let tx = self.waiting.lock().expect("lock").remove(&id);
+        tx.is_some_and(|tx| tx.send((code, message)).is_ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn delete(name: &str) -> AdminOp {
+        AdminOp::DeleteTopic { name: name.into() }
+    }
+
+    #[test]
+    fn a_call_waits_for_its_answer() {
+        let bridge = Arc::new(AdminBridge::default());
+        let worker = {
+            let bridge = Arc::clone(&bridge);
+            std::thread::spawn(move || {
+                let (id, op) = bridge.next(Duration::from_secs(5)).unwrap();
+                assert_eq!(op, delete("a"));
+                assert!(bridge.complete(id, codes::NONE, String::new()));
+                let (id, _) = bridge.next(Duration::from_secs(5)).unwrap();
+                assert!(bridge.complete(id, codes::UNKNOWN_TOPIC_OR_PARTITION, "no b".into()));
+            })
+        };
+        bridge.call(delete("a"), Duration::from_secs(5)).unwrap();
+        let e = bridge
+            .call(delete("b"), Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (codes::UNKNOWN_TOPIC_OR_PARTITION, "no b")
+        );
+        worker.join().unwrap();
+    }
+
+    #[test]
+    fn unanswered_calls_time_out_and_late_answers_are_dropped() {
+        let bridge = AdminBridge::default();
+        assert!(bridge.next(Duration::from_millis(10)).is_none());
+        let e = bridge
+            .call(delete("a"), Duration::from_millis(20))
+            .unwrap_err();
+        assert_eq!(e.code, codes::REQUEST_TIMED_OUT);
+        let (id, _) = bridge.next(Duration::ZERO).unwrap();
+        assert!(!bridge.complete(id, codes::NONE, String::new()));
+        bridge.submit(delete("c"));
+        let (id, op) = bridge.next(Duration::ZERO).unwrap();
+        assert_eq!(op, delete("c"));
+        assert!(!bridge.complete(id, codes::NONE, String::new()));
+    }
+}

@@ -1,0 +1,223 @@
+//! Cluster mode: apply the controller's view, pushed in by the broker's Python side as a
+//! whole `ClusterSnapshot`. The broker opens logs for the partitions of every topic in it
+//! (existing data is recovered), takes each partition's leader, epoch, replicas and ISR,
+//! applies topic config overrides and drops the topics that are gone. Pushing a whole
+//! snapshot rather than deltas keeps the binding one call and makes it idempotent.
+
+use std::collections::BTreeSet;
+
+use crate::cluster::{ClusterInfo, ClusterSnapshot, TopicRecord, TopicRegistry};
+use crate::errors::{codes, ApiError};
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+
+impl BrokerState {
+    /// Make this broker's topics and partitions what `snapshot` says.
+    pub fn apply_snapshot(&self, snapshot: ClusterSnapshot) -> Result<(), ApiError> {
+        let Some(link) = &self.cluster else {
+            return Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                "metadata snapshots are for cluster mode (zookeeper.connect is not set)",
+            ));
+        };
+        let node = self.config.node_id;
+        let mut deleted = Vec::new();
+        let mut changed = false;
+        {
+            let _guard = self.admin_lock();
+            let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
+            for name in self.topics.names() {
+                if name != INTERNAL_OFFSETS_TOPIC && !wanted.contains(name.as_str()) {
+                    let removed = self.topics.remove(&name)?;
+                    TopicRegistry::delete_data(&removed);
+                    deleted.push(name);
+                }
+            }
+            for t in &snapshot.topics {
+                if t.name == INTERNAL_OFFSETS_TOPIC {
+                    continue;
+                }
+                // A bad override must not keep the rest of the cluster from this broker.
+                let log_config = self
+                    .log_config(&t.configs)
+                    .unwrap_or_else(|_| self.config.log_defaults.clone());
+                let count = t.partitions.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
+                let topic = match self.topics.get(&t.name) {
+                    Some(existing) if existing.id == t.id => existing,
+                    existing => {
+                        // Same name, new id: the old topic was deleted and recreated.
+                        if existing.is_some() {
+                            let removed = self.topics.remove(&t.name)?;
+                            TopicRegistry::delete_data(&removed);
+                            deleted.push(t.name.clone());
+                        }
+                        let record = TopicRecord {
+                            id: t.id,
+                            partitions: count,
+                            configs: t.configs.clone(),
+                        };
+                        changed = true;
+                        // Not fresh: a dir holding this topic id's data is recovered.
+                        self.topics
+                            .open_topic(&t.name, record, &log_config, false)?
+                    }
+                };
+                if topic.partition_count() < count {
+                    changed = true;
+                    self.topics.grow(&topic, count, &log_config)?;
+                }
+                if *topic.configs.read().expect("lock") != t.configs {
+                    changed = true;
+                    TopicRegistry::set_configs(&topic, t.configs.clone(), &log_config);
+                }
+                for (index, replica) in &t.partitions {
+                    let Some(partition) = topic.partition(*index) else {
+                        continue;
+                    };
+                    if partition.replica_state() != *replica {
+                        partition.set_replica_state(replica.clone());
+                    }
+                    if replica.leader == node {
+                        partition.commit_unreplicated();
+                    }
+                }
+            }
+            // The topic file lists this broker's topics, so a restart keeps their dirs
+            // (it removes dirs no stored topic owns) until the controller's view arrives.
+            if changed || !deleted.is_empty() {
+                self.persist_after_snapshot()?;
+            }
+            *link.info.write().expect("lock") = ClusterInfo {
+                cluster_id: snapshot.cluster_id,
+                controller_id: snapshot.controller_id,
+                brokers: snapshot.brokers,
+            };
+        }
+        // Committed offsets of deleted topics are tombstoned outside the admin lock (lock
+        // order: groups, group, admin, partition log).
+        for name in deleted {
+            self.groups.topic_deleted(&name);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+    use crate::cluster::{check_leader, BrokerNode, ReplicaState, TopicSnapshot};
+    use crate::config::BrokerConfig;
+
+    fn cluster_state(dir: &std::path::Path) -> std::sync::Arc<BrokerState> {
+        let pairs: BTreeMap<String, String> = HashMap::from([
+            ("broker.id", "2"),
+            ("zookeeper.connect", "127.0.0.1:2181"),
+            ("log.dirs", dir.to_str().unwrap()),
+        ])
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        BrokerState::open(BrokerConfig::from_pairs(&pairs).unwrap()).unwrap()
+    }
+
+    fn replica(leader: i32, epoch: i32) -> ReplicaState {
+        ReplicaState {
+            leader,
+            leader_epoch: epoch,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2, 3],
+        }
+    }
+
+    fn snapshot(topics: Vec<TopicSnapshot>) -> ClusterSnapshot {
+        ClusterSnapshot {
+            cluster_id: "zk-cluster".into(),
+            controller_id: 3,
+            brokers: (1..=3)
+                .map(|id| BrokerNode {
+                    node_id: id,
+                    host: "127.0.0.1".into(),
+                    port: 9090 + id,
+                    rack: None,
+                })
+                .collect(),
+            topics,
+        }
+    }
+
+    #[test]
+    fn snapshots_open_move_and_drop_topics() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = cluster_state(dir.path());
+        assert!(state.topic_names().is_empty(), "no topics of its own");
+        assert_eq!(state.controller_id(), -1);
+        let id = uuid::Uuid::new_v4();
+        let orders = |parts: Vec<(i32, ReplicaState)>, retention: &str| TopicSnapshot {
+            name: "orders".into(),
+            id,
+            configs: BTreeMap::from([("retention.ms".to_string(), retention.to_string())]),
+            partitions: parts,
+        };
+        state
+            .apply_snapshot(snapshot(vec![orders(
+                vec![(0, replica(2, 0)), (1, replica(1, 0))],
+                "1000",
+            )]))
+            .unwrap();
+        let view = state.metadata_view();
+        assert_eq!(
+            (view.cluster_id.as_str(), view.controller_id),
+            ("zk-cluster", 3)
+        );
+        assert_eq!(view.brokers.len(), 3);
+        let topic = state.topic("orders").unwrap();
+        assert_eq!(topic.id, id);
+        let p0 = topic.partition(0).unwrap();
+        assert_eq!(check_leader(&p0.replica_state(), 2, 0), codes::NONE);
+        let p1 = topic.partition(1).unwrap();
+        assert_eq!(
+            check_leader(&p1.replica_state(), 2, 0),
+            codes::NOT_LEADER_OR_FOLLOWER
+        );
+        // The leader commits its own appends until replication exists.
+        let batch = kafkalite_core::records::encode_batch(
+            &[kafkalite_core::records::RecordInput {
+                timestamp: 1,
+                key: None,
+                value: Some(b"v".to_vec()),
+                headers: Vec::new(),
+            }],
+            kafkalite_core::records::Compression::None,
+            0,
+        )
+        .unwrap();
+        p0.append(&batch, 1).unwrap();
+        p0.commit_unreplicated();
+        assert_eq!(p0.high_watermark(), 1);
+
+        // Leadership moves, a partition and a config change arrive.
+        state
+            .apply_snapshot(snapshot(vec![orders(
+                vec![(0, replica(3, 1)), (1, replica(2, 1)), (2, replica(2, 0))],
+                "2000",
+            )]))
+            .unwrap();
+        assert_eq!(topic.partition_count(), 3);
+        assert_eq!(
+            check_leader(&topic.partition(0).unwrap().replica_state(), 2, 0),
+            codes::FENCED_LEADER_EPOCH
+        );
+        assert_eq!(
+            check_leader(&topic.partition(1).unwrap().replica_state(), 2, 1),
+            codes::NONE
+        );
+        assert_eq!(topic.configs.read().unwrap()["retention.ms"], "2000");
+
+        // Gone from the snapshot: gone from the broker, data too.
+        let p0_dir = topic.partition(0).unwrap().dir.clone();
+        state.apply_snapshot(snapshot(Vec::new())).unwrap();
+        assert!(state.topic("orders").is_none());
+        assert!(!p0_dir.exists());
+    }
+}
