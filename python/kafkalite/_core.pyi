@@ -164,6 +164,7 @@ def conformance_fuzz(
 ) -> str:
     """Mutate the scripts' recorded requests against both brokers; the report as JSON."""
 
+def error_code(name: str) -> int: ...
 def io_engine() -> str: ...
 def io_engine_fallback_reason() -> str | None: ...
 def validate_broker_config(config: Mapping[str, str]) -> list[str]:
@@ -185,6 +186,22 @@ class BrokerServer:
         self, topic: str | None = None, force: bool = False
     ) -> list[tuple[str, int, CompactionStats]]: ...
     def stop(self) -> None: ...
+    def apply_metadata(
+        self,
+        cluster_id: str,
+        controller_id: int,
+        brokers: Sequence[tuple[int, str, int, str | None]],
+        topics: Sequence[
+            tuple[
+                str,
+                bytes,
+                Mapping[str, str],
+                Sequence[tuple[int, int, int, Sequence[int], Sequence[int]]],
+            ]
+        ],
+    ) -> None: ...
+    def next_admin_request(self, timeout_ms: int) -> tuple[int, dict[str, Any]] | None: ...
+    def complete_admin_request(self, id: int, error_code: int, message: str) -> bool: ...
 
 class PartitionMetadata:
     @property

@@ -6,10 +6,14 @@ import argparse
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from kafkalite.broker.embedded import Broker
 from kafkalite.broker.properties import broker_settings, validate_settings
 from kafkalite.errors import InvalidConfigError
+
+if TYPE_CHECKING:
+    from kafkalite.controller.node import ClusterNode
 
 EXIT_CONFIG_ERROR = 2
 EXIT_START_FAILED = 1
@@ -27,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listeners", help="e.g. PLAINTEXT://127.0.0.1:9092")
     parser.add_argument("--log-dirs", help="comma-separated data directories")
     parser.add_argument("--threads", type=int, default=2, help="network/IO worker threads")
+
+
+class _NoClusterError(Exception):
+    """Never raised: stands for ClusterStartError when no cluster is configured."""
 
 
 def _say(message: str) -> None:
@@ -61,9 +69,20 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    broker = Broker(config=settings, worker_threads=args.threads)
+    broker: Broker | ClusterNode
+    if settings.get("zookeeper.connect", "").strip():
+        # Multi-broker mode: kazoo is only imported when a cluster is asked for.
+        from kafkalite.controller.node import ClusterNode, ClusterStartError
+
+        broker = ClusterNode(settings, worker_threads=args.threads)
+    else:
+        ClusterStartError = _NoClusterError
+        broker = Broker(config=settings, worker_threads=args.threads)
     try:
         broker.start()
+    except ClusterStartError as e:
+        _say(f"failed to start: {e}")
+        return EXIT_START_FAILED
     except InvalidConfigError as e:
         _say(str(e))
         return EXIT_CONFIG_ERROR

@@ -1,0 +1,166 @@
+"""Metadata-changing admin requests in cluster mode, as Kafka's ``AdminZkClient`` wrote
+them: a client's CreateTopics, DeleteTopics, CreatePartitions or AlterConfigs reaches any
+broker, whose Rust side queues it (``BrokerServer.next_admin_request``); here it is
+checked against ZooKeeper and the live brokers, written there, and answered once the
+controller has acted on it (``complete_admin_request``)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from kafkalite import _core
+from kafkalite.controller import znodes
+from kafkalite.controller.assignment import AssignmentError, assign, check_manual
+
+# How long to wait for the controller: under the broker's own ADMIN_WAIT_MS (25 s), so
+# the client gets this side's answer rather than the broker's REQUEST_TIMED_OUT.
+CONTROLLER_WAIT_S = 20.0
+
+
+class AdminError(Exception):
+    def __init__(self, code_name: str, message: str) -> None:
+        super().__init__(message)
+        self.code = _core.error_code(code_name)
+
+
+class AdminHandler:
+    """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
+    so its next Metadata request sees what was just done."""
+
+    def __init__(self, zk: KazooClient, sync_now: Callable[[], None]) -> None:
+        self.zk = zk
+        self.sync_now = sync_now
+
+    def handle(self, op: dict[str, Any]) -> tuple[int, str]:
+        try:
+            getattr(self, op["op"])(op)
+        except AdminError as e:
+            return e.code, str(e)
+        except AssignmentError as e:
+            return _core.error_code(e.code_name), str(e)
+        return 0, ""
+
+    def _live(self) -> dict[int, str | None]:
+        out: dict[int, str | None] = {}
+        for child in self.zk.get_children(znodes.BROKER_IDS):
+            try:
+                data, _ = self.zk.get(znodes.broker_path(int(child)))
+            except NoNodeError:
+                continue
+            out[int(child)] = znodes.parse_broker(int(child), data).rack
+        return out
+
+    def _assignment(self, topic: str) -> tuple[dict[int, list[int]], uuid.UUID | None, int]:
+        try:
+            data, stat = self.zk.get(znodes.topic_path(topic))
+        except NoNodeError:
+            raise AdminError(
+                "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{topic}' does not exist"
+            ) from None
+        assignment, topic_id = znodes.parse_topic(data)
+        return assignment, topic_id, stat.version
+
+    def _wait(self, done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + CONTROLLER_WAIT_S
+        while not done():
+            if time.monotonic() > deadline:
+                raise AdminError(
+                    "REQUEST_TIMED_OUT",
+                    f"the controller did not {what} within {CONTROLLER_WAIT_S} s",
+                )
+            time.sleep(0.05)
+        self.sync_now()
+
+    def _elected(self, topic: str, partitions: range) -> bool:
+        return all(
+            self.zk.exists(znodes.partition_state_path(topic, p)) is not None for p in partitions
+        )
+
+    def create_topic(self, op: dict[str, Any]) -> None:
+        name = op["name"]
+        if self.zk.exists(znodes.topic_path(name)) is not None:
+            raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        live = self._live()
+        if op["assignments"]:
+            assignment = {p: list(r) for p, r in op["assignments"]}
+            check_manual(assignment, set(live))
+        else:
+            assignment = assign(op["partitions"], op["replication_factor"], live)
+        if op["validate_only"]:
+            return
+        # Configs first, then the topic, as AdminZkClient does: the controller and the
+        # brokers see the topic only once its configs are in place.
+        configs = znodes.config_json(dict(op["configs"]))
+        if self.zk.exists(znodes.topic_config_path(name)):
+            self.zk.set(znodes.topic_config_path(name), configs)
+        else:
+            self.zk.create(znodes.topic_config_path(name), configs, makepath=True)
+        try:
+            self.zk.create(znodes.topic_path(name), znodes.topic_json(assignment, uuid.uuid4()))
+        except NodeExistsError:
+            raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.") from None
+        self._wait(lambda: self._elected(name, range(len(assignment))), "elect leaders")
+
+    def delete_topic(self, op: dict[str, Any]) -> None:
+        name = op["name"]
+        self._assignment(name)
+        try:
+            self.zk.create(f"{znodes.DELETE_TOPICS}/{name}", b"", makepath=True)
+        except NodeExistsError:
+            pass
+        self._wait(lambda: self.zk.exists(znodes.topic_path(name)) is None, "delete the topic")
+
+    def create_partitions(self, op: dict[str, Any]) -> None:
+        name, total = op["name"], op["total"]
+        assignment, topic_id, version = self._assignment(name)
+        current = len(assignment)
+        if total <= current:
+            raise AdminError(
+                "INVALID_PARTITIONS",
+                f"Topic currently has {current} partitions, {total} would not be an increase.",
+            )
+        live = self._live()
+        # As AdminZkClient.addPartitions: same replication factor, starting where
+        # partition 0's first replica sits in the broker list.
+        first = assignment[0][0]
+        ordered = sorted(live)
+        start = ordered.index(first) if first in ordered else -1
+        added = assign(
+            total - current,
+            len(assignment[0]),
+            live,
+            start_index=start,
+            start_partition=current,
+        )
+        if op["validate_only"]:
+            return
+        assert topic_id is not None
+        try:
+            self.zk.set(
+                znodes.topic_path(name),
+                znodes.topic_json({**assignment, **added}, topic_id),
+                version=version,
+            )
+        except Exception as e:
+            raise AdminError("INVALID_REQUEST", f"topic '{name}' changed: {e}") from e
+        self._wait(lambda: self._elected(name, range(total)), "elect leaders")
+
+    def alter_configs(self, op: dict[str, Any]) -> None:
+        name = op["name"]
+        self._assignment(name)
+        if op["validate_only"]:
+            return
+        self.zk.set(znodes.topic_config_path(name), znodes.config_json(dict(op["configs"])))
+        # Kafka's change notification, for tools that watch it.
+        self.zk.create(
+            f"{znodes.CONFIG_CHANGES}/config_change_",
+            znodes.config_change_json(name),
+            sequence=True,
+        )
+        self.sync_now()

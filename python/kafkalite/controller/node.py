@@ -1,0 +1,242 @@
+"""One broker of a cluster: the Rust broker plus its ZooKeeper session. Started by
+``kafkalite broker`` when ``zookeeper.connect`` is set.
+
+The session registers the broker (ephemeral ``/brokers/ids/<id>``), takes part in
+controller election, runs the controller while this broker holds ``/controller``, keeps
+the Rust broker's metadata in step with ZooKeeper (watches, then a whole snapshot pushed
+through ``apply_metadata``) and answers the admin requests clients send this broker.
+One thread does the ZooKeeper work in order; a second drains admin requests."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Mapping
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import NodeExistsError
+from kazoo.handlers.threading import KazooTimeoutError
+
+from kafkalite import _core
+from kafkalite.controller import election, snapshot, znodes
+from kafkalite.controller.admin import AdminHandler
+from kafkalite.controller.controller import Controller, Fenced
+from kafkalite.errors import KafkaliteError
+
+_log = logging.getLogger("kafkalite.cluster")
+
+# Kafka's defaults.
+SESSION_TIMEOUT_MS = 18000
+# How often the loop re-reads ZooKeeper even without a watch firing (a safety net).
+RESYNC_S = 2.0
+
+
+class ClusterStartError(KafkaliteError):
+    """The broker cannot join its cluster (ZooKeeper unreachable, broker.id taken)."""
+
+
+def split_connect(connect: str) -> tuple[str, str]:
+    """``host:port,host:port/chroot`` -> (hosts, chroot or "")."""
+    hosts, slash, chroot = connect.partition("/")
+    return hosts, (slash + chroot).rstrip("/") if chroot else ""
+
+
+def connect_zookeeper(connect: str, session_ms: int, connection_ms: int) -> KazooClient:
+    """A started session, the chroot created when missing (as Kafka does); a clear error
+    when ZooKeeper does not answer within ``connection_ms``."""
+    hosts, chroot = split_connect(connect)
+    zk = KazooClient(hosts=hosts, timeout=session_ms / 1000)
+    try:
+        zk.start(timeout=connection_ms / 1000)
+    except KazooTimeoutError:
+        # kazoo has already stopped the client.
+        raise ClusterStartError(
+            f"cannot connect to ZooKeeper at {connect!r} within {connection_ms} ms "
+            "(zookeeper.connect, zookeeper.connection.timeout.ms)"
+        ) from None
+    if chroot:
+        zk.ensure_path(chroot)
+        zk.chroot = chroot
+    return zk
+
+
+class ClusterNode:
+    def __init__(self, settings: Mapping[str, str], worker_threads: int = 2) -> None:
+        self.settings = dict(settings)
+        self.worker_threads = worker_threads
+        self.broker_id = int(self.settings.get("broker.id", self.settings.get("node.id", "1")))
+        self.session_ms = int(self.settings.get("zookeeper.session.timeout.ms", SESSION_TIMEOUT_MS))
+        self.connection_ms = int(
+            self.settings.get("zookeeper.connection.timeout.ms", self.session_ms)
+        )
+        self.unclean = self.settings.get("unclean.leader.election.enable", "false") == "true"
+        self.rack = self.settings.get("broker.rack") or None
+        self.server: _core.BrokerServer | None = None
+        self.zk: KazooClient | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._sync_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._controller: Controller | None = None
+
+    @property
+    def addresses(self) -> list[tuple[str, str, int]]:
+        assert self.server is not None
+        return self.server.addresses
+
+    def start(self) -> ClusterNode:
+        connect = self.settings["zookeeper.connect"]
+        zk = connect_zookeeper(connect, self.session_ms, self.connection_ms)
+        self.zk = zk
+        try:
+            for path in znodes.PERSISTENT_PATHS:
+                zk.ensure_path(path)
+            try:
+                zk.create(
+                    znodes.CLUSTER_ID,
+                    znodes.cluster_id_json(znodes.topic_id_string(uuid.uuid4())),
+                    makepath=True,
+                )
+            except NodeExistsError:
+                pass
+            if zk.exists(znodes.broker_path(self.broker_id)):
+                raise self._duplicate(connect)
+            self.server = _core.BrokerServer(self.settings, self.worker_threads)
+            self._register(connect)
+        except BaseException:
+            self.stop()
+            raise
+        # One pass before serving as a cluster member, so this broker's first Metadata
+        # answer already names the live brokers and the controller.
+        self._step()
+        zk.add_listener(self._session_event)
+        for target, name in ((self._loop, "zk-loop"), (self._admin_loop, "zk-admin")):
+            t = threading.Thread(
+                target=target, name=f"kafkalite-{name}-{self.broker_id}", daemon=True
+            )
+            t.start()
+            self._threads.append(t)
+        self._wake.set()
+        return self
+
+    def _duplicate(self, connect: str) -> ClusterStartError:
+        return ClusterStartError(
+            f"broker.id {self.broker_id} is already registered in ZooKeeper at {connect!r}: "
+            "another broker is using it (give each broker its own broker.id)"
+        )
+
+    def _register(self, connect: str) -> None:
+        assert self.server is not None and self.zk is not None
+        _name, host, port = self.server.advertised_listeners[0]
+        info = znodes.BrokerInfo(self.broker_id, host, port, self.rack)
+        try:
+            self.zk.create(
+                znodes.broker_path(self.broker_id), znodes.broker_json(info), ephemeral=True
+            )
+        except NodeExistsError:
+            raise self._duplicate(connect) from None
+
+    def _session_event(self, state: str) -> None:
+        # A new session after an expiry has lost the ephemeral znodes: the loop
+        # re-registers. Called on kazoo's thread, so it only wakes the loop.
+        if state == KazooState.CONNECTED or state == KazooState.LOST:
+            self._wake.set()
+
+    def _watch(self, _event: object) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(RESYNC_S)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                self._step()
+            except Exception:
+                if not self._stopping.is_set():
+                    _log.exception("broker %d: ZooKeeper pass failed", self.broker_id)
+                    self._stopping.wait(0.5)
+                    self._wake.set()
+
+    def _step(self) -> None:
+        zk = self.zk
+        assert zk is not None
+        if not zk.connected:
+            return
+        me = zk.client_id[0] if zk.client_id else None
+        path = znodes.broker_path(self.broker_id)
+        stat = zk.exists(path)
+        if stat is None:
+            self._register(self.settings["zookeeper.connect"])
+        elif stat.ephemeralOwner != me:
+            # The znode of a previous session of ours, about to expire: try again then.
+            return
+        seat = election.current_controller(zk)
+        if seat is None:
+            term = election.try_elect(zk, self.broker_id)
+            if term is not None:
+                _log.info("broker %d is the controller, epoch %d", self.broker_id, term.epoch)
+                self._controller = Controller(zk, self.broker_id, term, self.unclean)
+        elif seat != (self.broker_id, me):
+            self._controller = None
+        if self._controller is not None:
+            try:
+                self._controller.reconcile()
+            except Fenced as e:
+                _log.warning("broker %d: %s", self.broker_id, e)
+                self._controller = None
+        self.sync_now()
+
+    def sync_now(self) -> None:
+        """Read ZooKeeper and push the snapshot into the Rust broker."""
+        assert self.zk is not None
+        with self._sync_lock:
+            snap = snapshot.read(self.zk, self._watch)
+            if self.server is not None:
+                self.server.apply_metadata(*snap.as_arguments())
+
+    def _admin_loop(self) -> None:
+        handler = AdminHandler(self.zk, self.sync_now)  # type: ignore[arg-type]
+        while not self._stopping.is_set():
+            server = self.server
+            if server is None:
+                return
+            try:
+                request = server.next_admin_request(500)
+            except RuntimeError:
+                return
+            if request is None:
+                continue
+            request_id, op = request
+            try:
+                code, message = handler.handle(op)
+            except Exception as e:
+                _log.exception("broker %d: admin request %s failed", self.broker_id, op)
+                code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
+            server.complete_admin_request(request_id, code, message)
+
+    def is_controller(self) -> bool:
+        return self._controller is not None
+
+    def stop(self) -> None:
+        """Leave the cluster (closing the session drops this broker's znodes, so the
+        controller moves its leaderships at once), then stop the Rust broker."""
+        self._stopping.set()
+        self._wake.set()
+        zk, self.zk = self.zk, None
+        if zk is not None:
+            try:
+                zk.stop()
+                zk.close()
+            except Exception:
+                pass
+        for t in self._threads:
+            t.join(5)
+        server, self.server = self.server, None
+        if server is not None:
+            server.stop()
+
+
+__all__ = ["ClusterNode", "ClusterStartError"]

@@ -1,0 +1,175 @@
+"""The znode layout and JSON of Kafka's ZooKeeper mode (``kafka.zk.ZkData``), so an
+operator's ``zkCli.sh`` shows what it would show for Kafka."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CONFIG_TOPICS = "/config/topics"
+CONFIG_CHANGES = "/config/changes"
+DELETE_TOPICS = "/admin/delete_topics"
+CLUSTER_ID = "/cluster/id"
+
+# Kafka creates these at startup (ZkData.PersistentZkPaths).
+PERSISTENT_PATHS = (
+    "/consumers",
+    BROKER_IDS,
+    TOPICS,
+    CONFIG_CHANGES,
+    DELETE_TOPICS,
+    "/brokers/seqid",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+    CONFIG_TOPICS,
+    "/config/clients",
+    "/config/users",
+    "/config/brokers",
+)
+
+
+def _dump(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{CONFIG_TOPICS}/{topic}"
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+def broker_json(broker: BrokerInfo, listener: str = "PLAINTEXT") -> bytes:
+    """BrokerIdZNode version 5 (Kafka 2.7+ ZK mode), one plaintext listener."""
+    data: dict[str, object] = {
+        "features": {},
+        "listener_security_protocol_map": {listener: "PLAINTEXT"},
+        "endpoints": [f"{listener}://{broker.host}:{broker.port}"],
+        "jmx_port": -1,
+        "port": broker.port,
+        "host": broker.host,
+        "version": 5,
+        "timestamp": _now_ms(),
+    }
+    if broker.rack is not None:
+        data["rack"] = broker.rack
+    return _dump(data)
+
+
+def parse_broker(broker_id: int, data: bytes) -> BrokerInfo:
+    d = json.loads(data)
+    endpoint = d["endpoints"][0]
+    host_port = endpoint.split("://", 1)[1]
+    host, _, port = host_port.rpartition(":")
+    return BrokerInfo(broker_id, host.strip("[]"), int(port), d.get("rack"))
+
+
+def controller_json(broker_id: int) -> bytes:
+    return _dump({"version": 1, "brokerid": broker_id, "timestamp": _now_ms()})
+
+
+def parse_controller(data: bytes) -> int:
+    return int(json.loads(data)["brokerid"])
+
+
+def topic_id_string(topic_id: uuid.UUID) -> str:
+    """Kafka's Uuid.toString: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(topic_id.bytes).rstrip(b"=").decode()
+
+
+def parse_topic_id(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+def topic_json(assignment: dict[int, list[int]], topic_id: uuid.UUID) -> bytes:
+    """TopicZNode version 3: the replica assignment and the topic id."""
+    return _dump(
+        {
+            "version": 3,
+            "topic_id": topic_id_string(topic_id),
+            "partitions": {str(p): replicas for p, replicas in sorted(assignment.items())},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        }
+    )
+
+
+def parse_topic(data: bytes) -> tuple[dict[int, list[int]], uuid.UUID | None]:
+    d = json.loads(data)
+    assignment = {int(p): list(r) for p, r in d["partitions"].items()}
+    text = d.get("topic_id")
+    return assignment, parse_topic_id(text) if text else None
+
+
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    controller_epoch: int
+
+
+def state_json(s: LeaderAndIsr) -> bytes:
+    return _dump(
+        {
+            "controller_epoch": s.controller_epoch,
+            "leader": s.leader,
+            "version": 1,
+            "leader_epoch": s.leader_epoch,
+            "isr": s.isr,
+        }
+    )
+
+
+def parse_state(data: bytes) -> LeaderAndIsr:
+    d = json.loads(data)
+    return LeaderAndIsr(d["leader"], d["leader_epoch"], list(d["isr"]), d["controller_epoch"])
+
+
+def config_json(configs: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": configs})
+
+
+def parse_config(data: bytes) -> dict[str, str]:
+    return {k: str(v) for k, v in json.loads(data).get("config", {}).items()}
+
+
+def config_change_json(topic: str) -> bytes:
+    return _dump({"version": 2, "entity_path": f"topics/{topic}"})
+
+
+def cluster_id_json(cluster_id: str) -> bytes:
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def parse_cluster_id(data: bytes) -> str:
+    return str(json.loads(data)["id"])
