@@ -39,6 +39,11 @@ tool_debs=()
 for tool in fio:fio kcat:kcat iperf3:iperf3 java:openjdk-17-jre-headless mvn:maven; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || tool_debs+=("${tool##*:}")
 done
+# ZooKeeper runs the multi-broker tests (kafkalite.controller.zookeeper starts a private
+# one). Debian's package rather than Maven's jars: its jar's manifest names every
+# dependency, all installed and patched with the OS; Maven would need a resolver and a
+# pinned list of transitive jars.
+[ -e /usr/share/java/zookeeper.jar ] || tool_debs+=(zookeeper)
 if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
   if root && command -v apt-get >/dev/null; then
     say "installing Debian packages: ${build_debs[*]} ${tool_debs[*]}"

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from kafkalite.broker import Broker
+
+if TYPE_CHECKING:
+    from kafkalite.cluster import Cluster
 
 
 @pytest.fixture
@@ -17,6 +21,21 @@ def kafkalite_broker(tmp_path: Path) -> Iterator[Broker]:
     ``tmp_path``; stopped when the test ends."""
     with Broker(log_dirs=tmp_path / "kafkalite-data") as broker:
         yield broker
+
+
+@pytest.fixture
+def kafkalite_cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A local cluster of three broker processes and a private ZooKeeper on loopback, data
+    under ``tmp_path``; stopped when the test ends. Brokers' ZooKeeper sessions time out
+    after 6 s, so a killed broker's leaderships move within seconds."""
+    from kafkalite.cluster import Cluster
+
+    with Cluster(
+        brokers=3,
+        overrides={"zookeeper.session.timeout.ms": 6000},
+        data_dir=tmp_path / "kafkalite-cluster",
+    ) as cluster:
+        yield cluster
 
 
 @pytest.fixture

@@ -1,0 +1,131 @@
+"""Local-cluster figures: `Cluster(brokers=N)` start time and RSS, and failover time.
+Not a test; the last line is JSON.
+
+- Start: from `Cluster(...)` construction until every broker is registered in ZooKeeper
+  and a controller is elected (what `start()` waits for), then until a real client's
+  Metadata lists every broker; median of --starts fresh clusters.
+- RSS: VmRSS of each broker process and of ZooKeeper's JVM, idle after start.
+- Failover: --kills times, on one cluster with a 6-partition RF-3 topic: SIGKILL the
+  leader of partition 0, time until a surviving broker's Metadata shows a new leader for
+  every partition the dead broker led, then restart it (and wait until it is back).
+  Bounded below by zookeeper.session.timeout.ms (--session-ms): ZooKeeper only expires
+  the dead broker's session then. Median and worst.
+- Propagation: after CreateTopics returns at one broker, time until every other broker's
+  Metadata shows all its partitions with leaders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafkalite import _core
+from kafkalite.cluster import Cluster
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def _leaders(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
+    with _core.KafkaClient(bootstrap, request_timeout_ms=5000) as c:
+        t = c.metadata([topic]).topics.get(topic)
+        if t is None or t.error_code:
+            return {}
+        return {p.partition: (p.leader, p.leader_epoch) for p in t.partitions}
+
+
+def _wait(predicate: Any, timeout: float = 120.0, interval: float = 0.02) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(interval)
+
+
+def measure_start(n: int, overrides: dict[str, object]) -> dict[str, Any]:
+    t0 = time.monotonic()
+    c = Cluster(n, overrides=overrides).start()
+    started = time.monotonic() - t0
+    try:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+        _wait(lambda: len(admin.list_topics(timeout=5).brokers) == n)
+        ready = time.monotonic() - t0
+        time.sleep(1)
+        assert c.zookeeper is not None and c.zookeeper._proc is not None
+        rss = {
+            "brokers_kib": [_rss_kib(b.pid) for b in c.brokers],
+            "zookeeper_kib": _rss_kib(c.zookeeper._proc.pid),
+        }
+    finally:
+        c.stop()
+    return {"start_s": started, "ready_s": ready, **rss}
+
+
+def measure_failover(n: int, kills: int, overrides: dict[str, object]) -> dict[str, Any]:
+    times: list[float] = []
+    with Cluster(n, overrides=overrides) as c:
+        t0 = time.monotonic()
+        AdminClient({"bootstrap.servers": c.brokers[0].bootstrap_servers}).create_topics(
+            [NewTopic("failover", 6, min(3, n))], operation_timeout=30
+        )["failover"].result(30)
+        others = c.brokers[1:]
+        _wait(lambda: all(len(_leaders(b.bootstrap_servers, "failover")) == 6 for b in others))
+        propagation = time.monotonic() - t0
+        for _ in range(kills):
+            before = _leaders(c.bootstrap_servers, "failover")
+            victim = before[0][0]
+            led = [p for p, (leader, _e) in before.items() if leader == victim]
+            survivor = next(b for b in c.brokers if b.broker_id != victim)
+            killed = time.monotonic()
+            c.brokers[victim - 1].kill()
+
+            def moved(
+                s: str = survivor.bootstrap_servers, dead: int = victim, led: list[int] = led
+            ) -> bool:
+                now = _leaders(s, "failover")
+                return all(now[p][0] not in (dead, -1) for p in led)
+
+            _wait(moved)
+            times.append(time.monotonic() - killed)
+            c.brokers[victim - 1].restart()
+    return {
+        "create_to_all_brokers_s": propagation,
+        "failover_s": times,
+        "failover_median_s": statistics.median(times),
+        "failover_worst_s": max(times),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--brokers", type=int, default=3)
+    ap.add_argument("--starts", type=int, default=3)
+    ap.add_argument("--kills", type=int, default=10)
+    ap.add_argument("--session-ms", type=int, default=6000)
+    args = ap.parse_args()
+    overrides: dict[str, object] = {"zookeeper.session.timeout.ms": args.session_ms}
+    starts = [measure_start(args.brokers, overrides) for _ in range(args.starts)]
+    result = {
+        "brokers": args.brokers,
+        "session_timeout_ms": args.session_ms,
+        "start_median_s": statistics.median(s["start_s"] for s in starts),
+        "ready_median_s": statistics.median(s["ready_s"] for s in starts),
+        "broker_rss_kib": starts[-1]["brokers_kib"],
+        "zookeeper_rss_kib": starts[-1]["zookeeper_kib"],
+        **measure_failover(args.brokers, args.kills, overrides),
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

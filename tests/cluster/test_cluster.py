@@ -1,0 +1,206 @@
+"""A real 3-broker cluster: a private ZooKeeper and three `kafkalite broker` processes on
+loopback (the `kafkalite_cluster` fixture), driven with confluent-kafka."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+from kafkalite.cluster import Cluster
+from kafkalite.controller import znodes
+from kafkalite.controller.zookeeper import free_port
+from tests.cluster.conftest import partitions, wait_for
+
+SESSION_S = 6.0
+
+
+def create(bootstrap: str, topic: str, n: int, rf: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, n, rf)], operation_timeout=30)[topic].result(30)
+
+
+def produce(bootstrap: str, topic: str, per_partition: dict[int, list[bytes]]) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 0})
+    failures: list[object] = []
+    for partition, values in per_partition.items():
+        for v in values:
+            p.produce(
+                topic, v, partition=partition, on_delivery=lambda e, _m: e and failures.append(e)
+            )
+    assert p.flush(30) == 0
+    assert not failures, failures
+
+
+def consume(bootstrap: str, topic: str, partition: int, count: int) -> list[bytes]:
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{topic}-{partition}",
+            "enable.auto.commit": False,
+        }
+    )
+    c.assign([TopicPartition(topic, partition, 0)])
+    out: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(out) < count and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None:
+            out.append(m.value())
+    c.close()
+    return out
+
+
+def test_rf3_topic_spreads_leaders_and_serves_through_one_address(
+    kafkalite_cluster: Cluster,
+) -> None:
+    c = kafkalite_cluster
+    one = c.brokers[0].bootstrap_servers
+    create(one, "orders", 6, 3)
+    # Every broker answers for the whole cluster, right after CreateTopics returned.
+    for b in c.brokers:
+        parts = partitions(b.bootstrap_servers, "orders")
+        assert sorted(parts) == list(range(6))
+        for p in parts.values():
+            assert sorted(p.replicas) == [1, 2, 3]
+            assert sorted(p.isr) == [1, 2, 3]
+            assert p.leader == p.replicas[0]
+            assert p.leader_epoch == 0
+    leaders = [p.leader for p in partitions(one, "orders").values()]
+    assert sorted(leaders) == [1, 1, 2, 2, 3, 3], "two leaderships per broker"
+    with pytest.raises(KafkaException) as e:
+        create(one, "orders", 1, 1)
+    assert "TOPIC_ALREADY_EXISTS" in str(e.value)
+    with pytest.raises(KafkaException) as e:
+        create(one, "too-wide", 1, 4)
+    assert "INVALID_REPLICATION_FACTOR" in str(e.value)
+
+    values = {p: [f"{p}-{i}".encode() for i in range(20)] for p in range(6)}
+    produce(one, "orders", values)
+    for p in range(6):
+        assert consume(one, "orders", p, 20) == values[p]
+
+
+def test_killing_a_leader_moves_its_partitions_to_the_isr(kafkalite_cluster: Cluster) -> None:
+    c = kafkalite_cluster
+    create(c.bootstrap_servers, "events", 6, 3)
+    before = partitions(c.bootstrap_servers, "events")
+    victim = before[0].leader
+    led = {p for p, m in before.items() if m.leader == victim}
+    survivor = next(b for b in c.brokers if b.broker_id != victim)
+    kept = [p for p in range(6) if p not in led]
+    values = {p: [f"{p}-{i}".encode() for i in range(5)] for p in kept}
+    produce(c.bootstrap_servers, "events", values)
+
+    killed_at = time.monotonic()
+    c.brokers[victim - 1].kill()
+
+    def moved() -> dict[int, object] | None:
+        now = partitions(survivor.bootstrap_servers, "events")
+        done = all(now[p].leader not in (victim, -1) for p in led)
+        return now if done else None
+
+    after = wait_for(moved, timeout=SESSION_S + 10)
+    took = time.monotonic() - killed_at
+    assert took < SESSION_S + 5, f"failover took {took:.1f} s"
+    for p in led:
+        m = after[p]
+        assert m.leader in before[p].isr
+        assert m.leader_epoch > before[p].leader_epoch
+        assert victim not in m.isr
+    for p in kept:
+        assert after[p].leader == before[p].leader
+        assert after[p].leader_epoch > before[p].leader_epoch  # the ISR shrank
+    # Clients carry on: the moved partitions take writes at their new leaders, and the
+    # others still serve what they had.
+    produce(survivor.bootstrap_servers, "events", {p: [b"after"] for p in led})
+    for p in led:
+        assert consume(survivor.bootstrap_servers, "events", p, 1) == [b"after"]
+    for p in kept:
+        assert consume(survivor.bootstrap_servers, "events", p, 5) == values[p]
+
+    # Restarted, the broker rejoins the cluster.
+    c.brokers[victim - 1].restart()
+    assert str(victim) in c.zk.get_children(znodes.BROKER_IDS)
+    admin = AdminClient({"bootstrap.servers": survivor.bootstrap_servers})
+    wait_for(lambda: len(admin.list_topics(timeout=5).brokers) == 3)
+
+
+def test_controller_failover_and_topic_deletion(kafkalite_cluster: Cluster) -> None:
+    c = kafkalite_cluster
+    first = c.controller_id()
+    epoch = int(c.zk.get(znodes.CONTROLLER_EPOCH)[0])
+    c.brokers[first - 1].kill()
+    new = wait_for(
+        lambda: c.controller_id() not in (-1, first) and c.controller_id(), SESSION_S + 10
+    )
+    assert int(c.zk.get(znodes.CONTROLLER_EPOCH)[0]) > epoch
+    other = next(b for b in c.brokers if b.broker_id not in (first,))
+    admin = AdminClient({"bootstrap.servers": other.bootstrap_servers})
+    wait_for(lambda: admin.list_topics(timeout=5).controller_id == new)
+
+    # The new controller does the work: create, grow, delete across the live brokers.
+    create(other.bootstrap_servers, "doomed", 2, 2)
+    parts = partitions(other.bootstrap_servers, "doomed")
+    assert all(first not in p.replicas for p in parts.values())
+    admin.create_partitions([NewPartitions("doomed", 4)])["doomed"].result(30)
+    assert sorted(partitions(other.bootstrap_servers, "doomed")) == [0, 1, 2, 3]
+    admin.delete_topics(["doomed"], operation_timeout=30)["doomed"].result(30)
+    for b in c.brokers:
+        if b.broker_id != first:
+            assert partitions(b.bootstrap_servers, "doomed") == {}
+            data = b.data_dir / "logs"
+            wait_for(lambda d=data: not any(x.name.startswith("doomed-") for x in d.iterdir()))
+    assert not c.zk.exists(znodes.topic_path("doomed"))
+
+
+def _broker_cmd(*overrides: str) -> list[str]:
+    cmd = [sys.executable, "-m", "kafkalite.cli", "broker"]
+    for o in overrides:
+        cmd += ["--override", o]
+    return cmd
+
+
+def test_same_broker_id_twice_is_refused(kafkalite_cluster: Cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    c = kafkalite_cluster
+    out = subprocess.run(
+        _broker_cmd(
+            "broker.id=2",
+            f"zookeeper.connect={c.zookeeper_connect}",
+            f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+            f"log.dirs={tmp_path / 'dup'}",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert "broker.id 2 is already registered" in out.stderr
+    assert c.brokers[1].running
+
+
+def test_unreachable_zookeeper_fails_within_the_connection_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    out = subprocess.run(
+        _broker_cmd(
+            "broker.id=1",
+            f"zookeeper.connect=127.0.0.1:{free_port()}/kafka",
+            "zookeeper.connection.timeout.ms=2000",
+            f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+            f"log.dirs={tmp_path / 'data'}",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    took = time.monotonic() - started
+    assert out.returncode == 1
+    assert "cannot connect to ZooKeeper at '127.0.0.1:" in out.stderr
+    assert "within 2000 ms" in out.stderr
+    assert took < 15, f"took {took:.1f} s"
