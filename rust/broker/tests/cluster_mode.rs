@@ -141,7 +141,11 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
     let mut c = Client::connect(addr);
 
     // No topics of its own, no controller known until the first snapshot.
-    let m: MetadataResponse = c.call(ApiKey::Metadata, 12, &MetadataRequest::default());
+    let m: MetadataResponse = c.call(
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    );
     assert!(m.topics.is_empty());
     assert_eq!(m.controller_id, BrokerId(-1));
 
@@ -154,7 +158,11 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
             id,
         ))
         .unwrap();
-    let m: MetadataResponse = c.call(ApiKey::Metadata, 12, &MetadataRequest::default());
+    let m: MetadataResponse = c.call(
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    );
     assert_eq!(m.controller_id, BrokerId(3));
     assert_eq!(m.cluster_id.as_deref(), Some("zk-cluster-id"));
     assert_eq!(m.brokers.len(), 3);
