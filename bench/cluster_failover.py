@@ -75,9 +75,10 @@ def measure_failover(n: int, kills: int, overrides: dict[str, object]) -> dict[s
     times: list[float] = []
     with Cluster(n, overrides=overrides) as c:
         t0 = time.monotonic()
-        AdminClient({"bootstrap.servers": c.brokers[0].bootstrap_servers}).create_topics(
-            [NewTopic("failover", 6, min(3, n))], operation_timeout=30
-        )["failover"].result(30)
+        admin = AdminClient({"bootstrap.servers": c.brokers[0].bootstrap_servers})
+        admin.create_topics([NewTopic("failover", 6, min(3, n))], operation_timeout=30)[
+            "failover"
+        ].result(30)
         others = c.brokers[1:]
         _wait(lambda: all(len(_leaders(b.bootstrap_servers, "failover")) == 6 for b in others))
         propagation = time.monotonic() - t0

@@ -204,3 +204,24 @@ def test_unreachable_zookeeper_fails_within_the_connection_timeout(tmp_path) -> 
     assert "cannot connect to ZooKeeper at '127.0.0.1:" in out.stderr
     assert "within 2000 ms" in out.stderr
     assert took < 15, f"took {took:.1f} s"
+
+
+def test_sigterm_moves_leaderships_before_the_broker_exits(kafkalite_cluster: Cluster) -> None:
+    c = kafkalite_cluster
+    create(c.bootstrap_servers, "handover", 6, 3)
+    before = partitions(c.bootstrap_servers, "handover")
+    # The controller's own broker: it must hand over its leaderships itself first.
+    victim = c.controller_id()
+    led = [p for p, m in before.items() if m.leader == victim]
+    assert led
+    stopped_at = time.monotonic()
+    c.brokers[victim - 1].stop()
+    took = time.monotonic() - stopped_at
+    # Already moved when the process is gone: no session timeout was waited for.
+    survivor = next(b for b in c.brokers if b.broker_id != victim)
+    after = partitions(survivor.bootstrap_servers, "handover")
+    for p in led:
+        assert after[p].leader in before[p].isr and after[p].leader != victim
+        assert after[p].leader_epoch > before[p].leader_epoch
+    assert took < SESSION_S, f"controlled shutdown took {took:.1f} s"
+    wait_for(lambda: c.controller_id() not in (-1, victim))

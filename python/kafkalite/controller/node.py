@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 
@@ -72,6 +73,11 @@ class ClusterNode:
         )
         self.unclean = self.settings.get("unclean.leader.election.enable", "false") == "true"
         self.rack = self.settings.get("broker.rack") or None
+        self.controlled_shutdown = (
+            self.settings.get("controlled.shutdown.enable", "true").lower() == "true"
+        )
+        # Set while shutting down under control: the loop no longer re-registers.
+        self._leaving = threading.Event()
         self.server: _core.BrokerServer | None = None
         self.zk: KazooClient | None = None
         self._wake = threading.Event()
@@ -168,7 +174,9 @@ class ClusterNode:
         me = zk.client_id[0] if zk.client_id else None
         path = znodes.broker_path(self.broker_id)
         stat = zk.exists(path)
-        if stat is None:
+        if stat is None and self._leaving.is_set():
+            pass
+        elif stat is None:
             self._register(self.settings["zookeeper.connect"])
         elif stat.ephemeralOwner != me:
             # The znode of a previous session of ours, about to expire: try again then.
@@ -220,9 +228,51 @@ class ClusterNode:
     def is_controller(self) -> bool:
         return self._controller is not None
 
+    def _leads_any(self) -> bool:
+        assert self.zk is not None
+        snap = snapshot.read(self.zk)
+        return any(
+            leader == self.broker_id
+            for _tid, _configs, parts in snap.topics.values()
+            for _p, leader, _epoch, _replicas, _isr in parts
+        )
+
+    def _shut_down_under_control(self, timeout_s: float) -> None:
+        """Kafka's controlled shutdown, through ZooKeeper: leave ``/brokers/ids`` while
+        still serving, so the controller (this broker's own loop, if it holds the seat)
+        moves every leadership off it; wait until none is left, then take that last
+        snapshot, so clients are told NOT_LEADER_OR_FOLLOWER rather than cut off."""
+        assert self.zk is not None
+        self._leaving.set()
+        path = znodes.broker_path(self.broker_id)
+        stat = self.zk.exists(path)
+        # Only our own registration: never a live namesake's (a refused duplicate id).
+        if stat is None or stat.ephemeralOwner != self.zk.client_id[0]:
+            return
+        try:
+            self.zk.delete(path, version=stat.version)
+        except Exception:  # already gone: nothing to hand over
+            return
+        self._wake.set()
+        deadline = time.monotonic() + timeout_s
+        while self._leads_any() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.sync_now()
+
     def stop(self) -> None:
-        """Leave the cluster (closing the session drops this broker's znodes, so the
-        controller moves its leaderships at once), then stop the Rust broker."""
+        """Leave the cluster -- under control when ``controlled.shutdown.enable`` (the
+        default) -- then stop the Rust broker. Closing the session drops this broker's
+        znodes, so leaderships move at once even without control."""
+        if (
+            self.controlled_shutdown
+            and self.server is not None
+            and self.zk is not None
+            and self.zk.connected
+        ):
+            try:
+                self._shut_down_under_control(min(self.session_ms / 1000, 30.0))
+            except Exception:
+                _log.exception("broker %d: controlled shutdown failed", self.broker_id)
         self._stopping.set()
         self._wake.set()
         zk, self.zk = self.zk, None

@@ -64,6 +64,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // Kafka's default, 10 minutes; a negative value never closes idle connections. Also
     // bounds how long one request frame may take to arrive (see net::connection).
     key("connections.max.idle.ms", Long, Value("600000"), Any, ReadOnly),
+    key("controlled.shutdown.enable", Boolean, Value("true"), Any, ReadOnly),
     key("controller.listener.names", Str, Null, Any, ReadOnly),
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
     key("controller.quorum.voters", List, Value(""), Any, ReadOnly),
