@@ -83,6 +83,7 @@ def measure_failover(n: int, kills: int, overrides: dict[str, object]) -> dict[s
         _wait(lambda: all(len(_leaders(b.bootstrap_servers, "failover")) == 6 for b in others))
         propagation = time.monotonic() - t0
         for _ in range(kills):
+            _wait(lambda: len(_leaders(c.bootstrap_servers, "failover")) == 6)
             before = _leaders(c.bootstrap_servers, "failover")
             victim = before[0][0]
             led = [p for p, (leader, _e) in before.items() if leader == victim]

@@ -225,3 +225,86 @@ def test_sigterm_moves_leaderships_before_the_broker_exits(kafkalite_cluster: Cl
         assert after[p].leader_epoch > before[p].leader_epoch
     assert took < SESSION_S, f"controlled shutdown took {took:.1f} s"
     wait_for(lambda: c.controller_id() not in (-1, victim))
+
+
+def test_a_paused_broker_loses_its_leaderships_and_rejoins(kafkalite_cluster: Cluster) -> None:
+    c = kafkalite_cluster
+    create(c.bootstrap_servers, "paused", 3, 3)
+    before = partitions(c.bootstrap_servers, "paused")
+    victim = before[0].leader
+    survivor = next(b for b in c.brokers if b.broker_id != victim)
+    c.brokers[victim - 1].pause()
+    try:
+        wait_for(
+            lambda: partitions(survivor.bootstrap_servers, "paused")[0].leader not in (victim, -1),
+            SESSION_S + 10,
+        )
+    finally:
+        c.brokers[victim - 1].resume()
+    # Its session expired while it slept: it registers again with a new one, and learns
+    # it no longer leads partition 0, so it tells clients so.
+    wait_for(lambda: str(victim) in c.zk.get_children(znodes.BROKER_IDS), SESSION_S + 10)
+    moved = partitions(survivor.bootstrap_servers, "paused")[0]
+    wait_for(
+        lambda: (
+            partitions(c.brokers[victim - 1].bootstrap_servers, "paused")[0].leader == moved.leader
+        )
+    )
+
+
+def test_kafka_python_produces_and_consumes_through_the_cluster(
+    kafkalite_cluster: Cluster,
+) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KTopicPartition
+
+    c = kafkalite_cluster
+    create(c.bootstrap_servers, "kp", 3, 3)
+    producer = KafkaProducer(bootstrap_servers=c.brokers[2].bootstrap_servers, acks=1)
+    for p in range(3):
+        for i in range(10):
+            producer.send("kp", f"{p}-{i}".encode(), partition=p)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=c.brokers[1].bootstrap_servers,
+        enable_auto_commit=False,
+        consumer_timeout_ms=10000,
+    )
+    consumer.assign([KTopicPartition("kp", p) for p in range(3)])
+    consumer.seek_to_beginning()
+    got = sorted(m.value for m in consumer)
+    consumer.close()
+    assert got == sorted(f"{p}-{i}".encode() for p in range(3) for i in range(10))
+
+
+def test_cluster_up_prints_bootstrap_servers_and_stops_on_ctrl_c(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import signal
+
+    cmd = [sys.executable, "-m", "kafkalite.cli", "cluster", "up", "--brokers", "2"]
+    proc = subprocess.Popen(
+        [*cmd, "--data-dir", str(tmp_path / "c")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("bootstrap.servers="):
+                break
+        bootstrap = lines[-1].strip().split("=", 1)[1]
+        assert len(bootstrap.split(",")) == 2
+        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
+        assert sorted(md.brokers) == [1, 2]
+        pids = [int(line.rsplit("pid ", 1)[1].rstrip(")\n")) for line in lines if "(pid" in line]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        for pid in pids:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

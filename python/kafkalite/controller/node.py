@@ -109,6 +109,9 @@ class ClusterNode:
             if zk.exists(znodes.broker_path(self.broker_id)):
                 raise self._duplicate(connect)
             self.server = _core.BrokerServer(self.settings, self.worker_threads)
+            # Topics and leaders before registering: once others see this broker (the
+            # launcher waits for that), its Metadata already describes the cluster.
+            self.sync_now()
             self._register(connect)
         except BaseException:
             self.stop()
