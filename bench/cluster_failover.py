@@ -5,13 +5,13 @@ Not a test; the last line is JSON.
   and a controller is elected (what `start()` waits for), then until a real client's
   Metadata lists every broker; median of --starts fresh clusters.
 - RSS: VmRSS of each broker process and of ZooKeeper's JVM, idle after start.
-- Failover: --kills times, on one cluster with a 6-partition RF-3 topic: SIGKILL the
-  leader of partition 0, time until a surviving broker's Metadata shows a new leader for
-  every partition the dead broker led, then restart it (and wait until it is back).
+- Failover: --kills times, on one cluster, each on a new 6-partition RF-3 topic: SIGKILL
+  the leader of partition 0, time until a surviving broker's Metadata shows a new leader
+  for every partition the dead broker led, then restart it (and wait until it is back).
   Bounded below by zookeeper.session.timeout.ms (--session-ms): ZooKeeper only expires
   the dead broker's session then. Median and worst.
-- Propagation: after CreateTopics returns at one broker, time until every other broker's
-  Metadata shows all its partitions with leaders.
+- Propagation: from CreateTopics sent to one broker until every other broker's Metadata
+  shows all the new topic's partitions with leaders (includes the CreateTopics round trip).
 """
 
 from __future__ import annotations
@@ -72,19 +72,25 @@ def measure_start(n: int, overrides: dict[str, object]) -> dict[str, Any]:
 
 
 def measure_failover(n: int, kills: int, overrides: dict[str, object]) -> dict[str, Any]:
+    """Each kill on a new topic: until replication exists (issue 13) a restarted broker
+    does not rejoin the ISR (its log lacks what was written meanwhile), so ISRs only
+    shrink; a fresh RF-3 topic gives every kill the same full ISR to elect from."""
     times: list[float] = []
+    propagation: list[float] = []
     with Cluster(n, overrides=overrides) as c:
-        t0 = time.monotonic()
-        admin = AdminClient({"bootstrap.servers": c.brokers[0].bootstrap_servers})
-        admin.create_topics([NewTopic("failover", 6, min(3, n))], operation_timeout=30)[
-            "failover"
-        ].result(30)
-        others = c.brokers[1:]
-        _wait(lambda: all(len(_leaders(b.bootstrap_servers, "failover")) == 6 for b in others))
-        propagation = time.monotonic() - t0
-        for _ in range(kills):
-            _wait(lambda: len(_leaders(c.bootstrap_servers, "failover")) == 6)
-            before = _leaders(c.bootstrap_servers, "failover")
+        for i in range(kills):
+            topic = f"failover-{i}"
+            # A new admin client each round: librdkafka drops the handle of a broker that
+            # left the metadata, failing a request queued on it.
+            admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+            t0 = time.monotonic()
+            admin.create_topics([NewTopic(topic, 6, min(3, n))], operation_timeout=30)[
+                topic
+            ].result(30)
+            others = [b.bootstrap_servers for b in c.brokers[1:]]
+            _wait(lambda t=topic, o=others: all(len(_leaders(b, t)) == 6 for b in o))
+            propagation.append(time.monotonic() - t0)
+            before = _leaders(c.bootstrap_servers, topic)
             victim = before[0][0]
             led = [p for p, (leader, _e) in before.items() if leader == victim]
             survivor = next(b for b in c.brokers if b.broker_id != victim)
@@ -92,16 +98,20 @@ def measure_failover(n: int, kills: int, overrides: dict[str, object]) -> dict[s
             c.brokers[victim - 1].kill()
 
             def moved(
-                s: str = survivor.bootstrap_servers, dead: int = victim, led: list[int] = led
+                s: str = survivor.bootstrap_servers,
+                t: str = topic,
+                dead: int = victim,
+                led: list[int] = led,
             ) -> bool:
-                now = _leaders(s, "failover")
+                now = _leaders(s, t)
                 return all(now[p][0] not in (dead, -1) for p in led)
 
             _wait(moved)
             times.append(time.monotonic() - killed)
             c.brokers[victim - 1].restart()
     return {
-        "create_to_all_brokers_s": propagation,
+        "create_to_all_brokers_median_s": statistics.median(propagation),
+        "create_to_all_brokers_worst_s": max(propagation),
         "failover_s": times,
         "failover_median_s": statistics.median(times),
         "failover_worst_s": max(times),
