@@ -27,3 +27,18 @@ def partitions(bootstrap: str, topic: str) -> dict[int, _core.PartitionMetadata]
         if t is None or t.error_code != 0:
             return {}
         return {p.partition: p for p in t.partitions}
+
+
+def settled(
+    bootstraps: list[str], topic: str, count: int, timeout: float = 20.0
+) -> dict[int, _core.PartitionMetadata]:
+    """Wait until every broker's Metadata shows ``count`` partitions of ``topic`` with
+    leaders (brokers learn a new topic from ZooKeeper, each in its own time); the view of
+    the first."""
+
+    def everywhere() -> dict[int, _core.PartitionMetadata] | None:
+        views = [partitions(b, topic) for b in bootstraps]
+        full = all(len(v) == count and all(p.leader >= 0 for p in v.values()) for v in views)
+        return views[0] if full else None
+
+    return wait_for(everywhere, timeout)

@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from kafkalite.cluster import Cluster
 from kafkalite.controller import znodes
 from kafkalite.controller.zookeeper import free_port
-from tests.cluster.conftest import partitions, wait_for
+from tests.cluster.conftest import partitions, settled, wait_for
 
 SESSION_S = 6.0
 
@@ -62,7 +62,8 @@ def test_rf3_topic_spreads_leaders_and_serves_through_one_address(
     c = kafkalite_cluster
     one = c.brokers[0].bootstrap_servers
     create(one, "orders", 6, 3)
-    # Every broker answers for the whole cluster, right after CreateTopics returned.
+    settled([b.bootstrap_servers for b in c.brokers], "orders", 6)
+    # Every broker answers for the whole cluster.
     for b in c.brokers:
         parts = partitions(b.bootstrap_servers, "orders")
         assert sorted(parts) == list(range(6))
@@ -89,7 +90,7 @@ def test_rf3_topic_spreads_leaders_and_serves_through_one_address(
 def test_killing_a_leader_moves_its_partitions_to_the_isr(kafkalite_cluster: Cluster) -> None:
     c = kafkalite_cluster
     create(c.bootstrap_servers, "events", 6, 3)
-    before = partitions(c.bootstrap_servers, "events")
+    before = settled([b.bootstrap_servers for b in c.brokers], "events", 6)
     victim = before[0].leader
     led = {p for p, m in before.items() if m.leader == victim}
     survivor = next(b for b in c.brokers if b.broker_id != victim)
@@ -146,14 +147,15 @@ def test_controller_failover_and_topic_deletion(kafkalite_cluster: Cluster) -> N
 
     # The new controller does the work: create, grow, delete across the live brokers.
     create(other.bootstrap_servers, "doomed", 2, 2)
-    parts = partitions(other.bootstrap_servers, "doomed")
+    live = [b.bootstrap_servers for b in c.brokers if b.broker_id != first]
+    parts = settled(live, "doomed", 2)
     assert all(first not in p.replicas for p in parts.values())
     admin.create_partitions([NewPartitions("doomed", 4)])["doomed"].result(30)
-    assert sorted(partitions(other.bootstrap_servers, "doomed")) == [0, 1, 2, 3]
+    wait_for(lambda: sorted(partitions(other.bootstrap_servers, "doomed")) == [0, 1, 2, 3])
     admin.delete_topics(["doomed"], operation_timeout=30)["doomed"].result(30)
     for b in c.brokers:
         if b.broker_id != first:
-            assert partitions(b.bootstrap_servers, "doomed") == {}
+            wait_for(lambda b=b: partitions(b.bootstrap_servers, "doomed") == {})
             data = b.data_dir / "logs"
             wait_for(lambda d=data: not any(x.name.startswith("doomed-") for x in d.iterdir()))
     assert not c.zk.exists(znodes.topic_path("doomed"))
@@ -209,7 +211,7 @@ def test_unreachable_zookeeper_fails_within_the_connection_timeout(tmp_path) -> 
 def test_sigterm_moves_leaderships_before_the_broker_exits(kafkalite_cluster: Cluster) -> None:
     c = kafkalite_cluster
     create(c.bootstrap_servers, "handover", 6, 3)
-    before = partitions(c.bootstrap_servers, "handover")
+    before = settled([b.bootstrap_servers for b in c.brokers], "handover", 6)
     # The controller's own broker: it must hand over its leaderships itself first.
     victim = c.controller_id()
     led = [p for p, m in before.items() if m.leader == victim]
@@ -230,7 +232,7 @@ def test_sigterm_moves_leaderships_before_the_broker_exits(kafkalite_cluster: Cl
 def test_a_paused_broker_loses_its_leaderships_and_rejoins(kafkalite_cluster: Cluster) -> None:
     c = kafkalite_cluster
     create(c.bootstrap_servers, "paused", 3, 3)
-    before = partitions(c.bootstrap_servers, "paused")
+    before = settled([b.bootstrap_servers for b in c.brokers], "paused", 3)
     victim = before[0].leader
     survivor = next(b for b in c.brokers if b.broker_id != victim)
     c.brokers[victim - 1].pause()

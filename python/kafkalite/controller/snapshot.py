@@ -70,11 +70,13 @@ def read(zk: KazooClient, watch: Watch = None) -> Snapshot:
         for p, replicas in sorted(assignment.items()):
             state = _get(zk, znodes.partition_state_path(topic, p), watch)
             if state is None:
-                # Not elected yet: no leader, so no broker serves it.
-                parts.append((p, -1, 0, replicas, []))
-            else:
-                s = znodes.parse_state(state)
-                parts.append((p, s.leader, s.leader_epoch, replicas, s.isr))
+                # New partitions the controller has not started yet are left out, as
+                # Kafka's metadata cache only learns partitions with a leader and ISR.
+                break
+            s = znodes.parse_state(state)
+            parts.append((p, s.leader, s.leader_epoch, replicas, s.isr))
+        if not parts:
+            continue
         snap.topics[topic] = (
             topic_id.bytes,
             znodes.parse_config(config) if config else {},
