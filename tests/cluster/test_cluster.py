@@ -12,6 +12,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
+from kafkalite import _core
 from kafkalite.cluster import Cluster
 from kafkalite.controller import znodes
 from kafkalite.controller.zookeeper import free_port
@@ -310,3 +311,40 @@ def test_cluster_up_prints_bootstrap_servers_and_stops_on_ctrl_c(tmp_path) -> No
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_unclean_election_only_where_the_topic_allows_it(kafkalite_cluster: Cluster) -> None:
+    c = kafkalite_cluster
+    admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+    # Manual assignments: broker 1 leads, broker 2 follows; broker 3 holds nothing.
+    topics = [
+        NewTopic("clean", num_partitions=1, replica_assignment=[[1, 2]]),
+        NewTopic(
+            "unclean",
+            num_partitions=1,
+            replica_assignment=[[1, 2]],
+            config={"unclean.leader.election.enable": "true"},
+        ),
+    ]
+    for f in admin.create_topics(topics, operation_timeout=30).values():
+        f.result(30)
+    everyone = [b.bootstrap_servers for b in c.brokers]
+    for t in ("clean", "unclean"):
+        m = settled(everyone, t, 1)[0]
+        assert (m.leader, m.replicas, sorted(m.isr)) == (1, [1, 2], [1, 2])
+    third = c.brokers[2].bootstrap_servers
+    # Broker 1 dies: 2 takes over from the ISR, which shrinks to [2].
+    c.brokers[0].kill()
+    for t in ("clean", "unclean"):
+        m = wait_for(lambda t=t: (p := partitions(third, t)[0]).leader == 2 and p, SESSION_S + 10)
+        assert m.isr == [2]
+    # Broker 1 comes back, outside the ISR (nothing replicates yet); then 2 dies too.
+    c.brokers[0].restart()
+    c.brokers[1].kill()
+    # Unclean: the out-of-sync replica leads. Clean: no leader rather than lost data.
+    m = wait_for(lambda: (p := partitions(third, "unclean")[0]).leader == 1 and p, SESSION_S + 10)
+    assert m.isr == [1]
+    with _core.KafkaClient(third, request_timeout_ms=5000) as client:
+        clean = client.metadata(["clean"]).topics["clean"].partitions[0]
+    assert clean.leader == -1
+    assert clean.isr == [2]
