@@ -1,8 +1,9 @@
 //! The broker's view of cluster metadata, as one plain value: cluster id, controller, live
 //! brokers with their endpoints and racks, and every topic with its id and each
 //! partition's leader, leader epoch, replicas and ISR. Metadata and DescribeCluster answer
-//! from it. Today the single-node file store feeds it (through the topic registry, every
-//! partition led by this node in epoch 0); a controller can feed the same type tomorrow.
+//! from it. On a single node the file store feeds it (through the topic registry, every
+//! partition led by this node in epoch 0); in cluster mode the controller's snapshots do
+//! (`cluster_sync` sets each partition's replica state and the live brokers).
 
 use super::partition::ReplicaState;
 use super::topics::{Topic, TopicRegistry};
