@@ -348,3 +348,33 @@ def test_unclean_election_only_where_the_topic_allows_it(kafkalite_cluster: Clus
         clean = client.metadata(["clean"]).topics["clean"].partitions[0]
     assert clean.leader == -1
     assert clean.isr == [2]
+
+
+def test_auto_creation_and_topic_configs_go_through_zookeeper(
+    kafkalite_cluster: Cluster,
+) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    c = kafkalite_cluster
+    # A producer's Metadata for an unknown topic asks the controller side to create it
+    # (default.replication.factor, num.partitions) and is told LEADER_NOT_AVAILABLE until
+    # it has a leader; the write then goes through.
+    produce(c.brokers[0].bootstrap_servers, "auto-made", {0: [b"first"]})
+    assert c.zk.exists(znodes.topic_path("auto-made"))
+    assert consume(c.bootstrap_servers, "auto-made", 0, 1) == [b"first"]
+
+    create(c.bootstrap_servers, "tuned", 1, 3)
+    admin = AdminClient({"bootstrap.servers": c.brokers[1].bootstrap_servers})
+    entry = ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource("topic", "tuned", incremental_configs=[entry])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    assert b'"retention.ms":"3600000"' in c.zk.get(znodes.topic_config_path("tuned"))[0]
+    # Every broker applies it: DescribeConfigs at another one shows the override.
+    other = AdminClient({"bootstrap.servers": c.brokers[2].bootstrap_servers})
+
+    def described() -> bool:
+        r = ConfigResource("topic", "tuned")
+        entry = other.describe_configs([r])[r].result(30)["retention.ms"]
+        return entry.value == "3600000"
+
+    wait_for(described)
