@@ -263,6 +263,7 @@ def test_kafka_python_produces_and_consumes_through_the_cluster(
 
     c = kafkalite_cluster
     create(c.bootstrap_servers, "kp", 3, 3)
+    settled([b.bootstrap_servers for b in c.brokers], "kp", 3)
     producer = KafkaProducer(bootstrap_servers=c.brokers[2].bootstrap_servers, acks=1)
     for p in range(3):
         for i in range(10):
