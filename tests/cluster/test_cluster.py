@@ -129,6 +129,9 @@ def test_killing_a_leader_moves_its_partitions_to_the_isr(kafkalite_cluster: Clu
     # Restarted, the broker rejoins the cluster.
     c.brokers[victim - 1].restart()
     assert str(victim) in c.zk.get_children(znodes.BROKER_IDS)
+    # Its partition dirs survived the restart (kept as its own, not cleaned as orphans).
+    logs = c.brokers[victim - 1].data_dir / "logs"
+    assert all((logs / f"events-{p}").is_dir() for p in range(6))
     admin = AdminClient({"bootstrap.servers": survivor.bootstrap_servers})
     wait_for(lambda: len(admin.list_topics(timeout=5).brokers) == 3)
 
