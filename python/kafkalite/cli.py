@@ -56,8 +56,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 DESCRIPTION = """\
-kafkalite is a Kafka-compatible commit log: a single broker that any Kafka client can use,
-served in Rust and installed with pip. This command runs the broker and talks to it.
+kafkalite is a Kafka-compatible commit log that any Kafka client can use, served in Rust
+and installed with pip. This command runs a broker (or a local cluster) and talks to it.
 """
 
 EPILOG = """\

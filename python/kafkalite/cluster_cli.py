@@ -13,7 +13,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     cluster = sub.add_parser("cluster", help="run a local multi-broker cluster")
     actions = cluster.add_subparsers(dest="action", required=True)
     up = actions.add_parser("up", help="start ZooKeeper and N brokers until Ctrl-C")
-    up.add_argument("--brokers", type=int, default=3)
+    up.add_argument("--brokers", type=int, default=3, help="how many brokers (default 3)")
     up.add_argument("--data-dir", help="keep data here (default: a temporary dir, removed)")
     up.add_argument(
         "--override",

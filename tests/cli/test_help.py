@@ -53,7 +53,17 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
     ).stdout
     assert "Kafka-compatible commit log" in out
     listing = out[out.index("commands:") :].split("\n\n")[0].splitlines()[2:]
-    names = ["broker", "topic", "produce", "consume", "group", "bench", "demo"]
+    names = [
+        "broker",
+        "topic",
+        "produce",
+        "consume",
+        "group",
+        "cluster",
+        "bench",
+        "conformance",
+        "demo",
+    ]
     # One line each, the name then its summary: no wrapped continuation lines.
     assert [line.split()[0] for line in listing] == names, out
     assert all(len(line.split()) > 2 for line in listing), out

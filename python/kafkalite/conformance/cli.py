@@ -16,19 +16,28 @@ from kafkalite.conformance.brokers import KAFKA_VERSION, running_pair
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "conformance", help="compare every protocol answer with Apache Kafka's, field by field"
+        "conformance", help="compare protocol answers with Apache Kafka's, field by field"
     )
     p.add_argument("--quick", action="store_true", help="lowest and highest version per API only")
     p.add_argument("--api", action="append", default=[], help="only this API (repeatable)")
-    p.add_argument("--kafka-version", default=KAFKA_VERSION)
-    p.add_argument("--allowlist", type=Path, default=allowlist.DEFAULT_PATH)
+    p.add_argument(
+        "--kafka-version", default=KAFKA_VERSION, help="Apache Kafka release to compare with"
+    )
+    p.add_argument(
+        "--allowlist",
+        type=Path,
+        default=allowlist.DEFAULT_PATH,
+        help="TOML file of the differences that may stay (default: the shipped one)",
+    )
     p.add_argument(
         "--brokers",
         metavar="KAFKALITE,KAFKA",
         help="use two brokers already running instead of starting them",
     )
     p.add_argument("--json-out", type=Path, help="write the raw exchanges here")
-    p.add_argument("-v", "--show-allowed", action="store_true")
+    p.add_argument(
+        "-v", "--show-allowed", action="store_true", help="print allowed differences too"
+    )
     p.set_defaults(func=run)
 
 
