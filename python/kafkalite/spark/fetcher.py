@@ -11,6 +11,7 @@ from kafkalite import _core
 from kafkalite._core import KafkaClient
 from kafkalite.errors import BrokerError, OffsetOutOfRangeError
 from kafkalite.spark.arrow import record_batch
+from kafkalite.spark.options import EARLIEST, LATEST
 from kafkalite.spark.planning import OffsetRange
 
 NONE, OFFSET_OUT_OF_RANGE = 0, OffsetOutOfRangeError.error_code
@@ -38,6 +39,15 @@ def _broker_error(message: str, error_code: int) -> BrokerError:
     return err
 
 
+def _log_bounds(client: KafkaClient, topic: str, partition: int) -> tuple[int, int]:
+    """Where the log begins and ends. An OFFSET_OUT_OF_RANGE answer carries -1 for both (as
+    Kafka's does), so ask ListOffsets, as a consumer resetting its position does."""
+    key = (topic, partition)
+    start = client.list_offsets({key: EARLIEST})[key]
+    end = client.list_offsets({key: LATEST})[key]
+    return start, end
+
+
 def read_range(
     client: KafkaClient,
     rng: OffsetRange,
@@ -53,16 +63,18 @@ def read_range(
         # After an empty answer, let the broker hold the next fetch until data arrives.
         wait_ms = WAIT_POLL_MS if waited_polls else 0
         fetched = client.fetch(rng.topic, rng.partition, position, fetch_bytes, wait_ms)
-        if fetched.error_code == OFFSET_OUT_OF_RANGE or (
-            fetched.error_code == NONE and fetched.log_start_offset > position
-        ):
-            log_start = fetched.log_start_offset
+        out_of_range = fetched.error_code == OFFSET_OUT_OF_RANGE
+        if out_of_range or (fetched.error_code == NONE and fetched.log_start_offset > position):
+            if out_of_range:
+                log_start, log_end = _log_bounds(client, rng.topic, rng.partition)
+            else:
+                log_start, log_end = fetched.log_start_offset, fetched.high_watermark
             _data_loss(
                 f"{rng.topic}[{rng.partition}]: offset {position} is out of range "
-                f"(log start {log_start}, high watermark {fetched.high_watermark})",
+                f"(log start {log_start}, high watermark {log_end})",
                 fail_on_data_loss,
             )
-            if log_start <= position or log_start < 0:
+            if log_start <= position:
                 return  # the log ends before `position`: nothing left to read
             position = log_start
             continue
