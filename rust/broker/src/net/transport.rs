@@ -131,13 +131,19 @@ mod tests {
     use super::*;
 
     /// Bytes written and file ranges sent arrive in order on the peer's socket.
-    #[tokio::test]
-    async fn plain_transport_writes_bytes_and_file_ranges() {
+    /// A client socket and the server side of its connection, over loopback.
+    async fn connected_pair() -> (TcpStream, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap())
             .await
             .unwrap();
         let (server, _) = listener.accept().await.unwrap();
+        (client, server)
+    }
+
+    #[tokio::test]
+    async fn plain_transport_writes_bytes_and_file_ranges() {
+        let (client, server) = connected_pair().await;
         let mut file = tempfile::tempfile().unwrap();
         let content: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         file.write_all(&content).unwrap();
@@ -165,11 +171,7 @@ mod tests {
 
     #[tokio::test]
     async fn send_file_fails_when_the_file_is_shorter_than_promised() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        let (server, _) = listener.accept().await.unwrap();
+        let (client, server) = connected_pair().await;
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&[1u8; 100]).unwrap();
         let slice = ReadSlice {

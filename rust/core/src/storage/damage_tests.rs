@@ -8,20 +8,8 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::logging::capture;
-use crate::records::{encode_batch, Compression, RecordInput};
+use crate::storage::log_tests::batch;
 use crate::storage::{LogConfig, PartitionLog};
-
-fn batch(i: i64) -> Vec<u8> {
-    let records: Vec<RecordInput> = (0..10)
-        .map(|j| RecordInput {
-            timestamp: 1_000 + i * 10 + j,
-            key: Some(format!("k{i}-{j}").into_bytes()),
-            value: Some(vec![i as u8; 100]),
-            headers: Vec::new(),
-        })
-        .collect();
-    encode_batch(&records, Compression::None, 0).unwrap()
-}
 
 /// Twelve batches of ten records over segments of five batches: [0, 50, 100].
 fn three_segments(dir: &Path) -> (PartitionLog, u64) {

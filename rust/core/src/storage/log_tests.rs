@@ -6,7 +6,8 @@ use std::path::Path;
 use crate::records::{decode_records, encode_batch, Compression, RecordInput};
 use crate::storage::{LogConfig, PartitionLog};
 
-fn batch(i: i64) -> Vec<u8> {
+/// Ten 100-byte records keyed `k{i}-{j}`; the damage tests build logs from it too.
+pub(super) fn batch(i: i64) -> Vec<u8> {
     let records: Vec<RecordInput> = (0..10)
         .map(|j| RecordInput {
             timestamp: 1_000 + i * 10 + j,
