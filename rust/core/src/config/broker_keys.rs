@@ -78,6 +78,11 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // kafkalite's own (Kafka has no cap): how far a produced batch may decompress before it
     // is refused as INVALID_RECORD; it bounds what one compression bomb costs.
     key("kafkalite.batch.decompressed.max.bytes", Long, Value("268435456"), AtLeast(1024), ReadOnly),
+    // kafkalite's own: the log scrubber re-verifies every closed segment (CRC, headers,
+    // offsets) this often, at most this fast; -1 turns it off. After an unclean shutdown
+    // it starts at once.
+    key("kafkalite.log.scrub.bytes.per.second", Long, Value("52428800"), AtLeast(1), ReadOnly),
+    key("kafkalite.log.scrub.interval.ms", Long, Value("604800000"), AtLeast(-1), ReadOnly),
     key("listener.security.protocol.map", Str, Value("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Any, PerBroker),
     // Parsed by the listener code, which owns the format; kafkalite binds loopback by default.
     key("listeners", Str, Value("PLAINTEXT://127.0.0.1:9092"), Any, PerBroker),

@@ -19,8 +19,10 @@ use crate::records::{
 use crate::storage::clean_files::{recover_interrupted, CHECKPOINT_FILE};
 use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
+use crate::storage::damage::{Damage, DamageAction, DamageLog};
 use crate::storage::dir_failure;
 use crate::storage::remove_if_exists;
+use crate::storage::scrubber::ScrubTarget;
 use crate::storage::segment::{Segment, WrittenBatch};
 
 /// Written on a clean close: `<next offset> <active segment size>`. Its presence at open
@@ -87,6 +89,10 @@ pub struct PartitionLog {
     /// Counts truncations: a compaction planned before one must not swap anything in.
     truncations: u64,
     cleaner_busy: Arc<AtomicBool>,
+    /// Batches the scrubber found damaged (`damaged-batches`).
+    damage: DamageLog,
+    /// Whether the last shutdown was clean (else the scrubber should look soon).
+    opened_clean: bool,
 }
 
 impl PartitionLog {
@@ -140,6 +146,8 @@ impl PartitionLog {
             path: dir.join(RECOVERY_POINT_FILE),
             offset: Mutex::new(recovery_point.min(next_offset)),
         });
+        let mut damage = DamageLog::load(&dir);
+        damage.retain_segments(&sizes_of(&segments))?;
         let cleaner_checkpoint = read_number(&dir.join(CHECKPOINT_FILE))
             .unwrap_or(0)
             .min(next_offset);
@@ -156,6 +164,8 @@ impl PartitionLog {
             cleaner_checkpoint,
             truncations: 0,
             cleaner_busy: Arc::new(AtomicBool::new(false)),
+            damage,
+            opened_clean: clean.is_some(),
         })
     }
 
@@ -364,9 +374,12 @@ impl PartitionLog {
             if segment.base_offset >= max_offset {
                 break;
             }
-            if let Some((position, len, first_offset)) =
-                segment.read_range(offset, max_bytes, max_offset)?
-            {
+            if let Some((position, len, first_offset)) = segment.read_range(
+                offset,
+                max_bytes,
+                max_offset,
+                self.damage.of_segment(segment.base_offset),
+            )? {
                 return Ok(Some(ReadSlice {
                     file: Arc::clone(segment.file()),
                     position,
@@ -543,6 +556,55 @@ impl PartitionLog {
         self.config = config;
     }
 
+    /// Snapshots of the closed segments (and the active one too with `include_active`)
+    /// for the scrubber, which reads them without this log's lock.
+    #[must_use]
+    pub fn scrub_targets(&self, include_active: bool) -> Vec<ScrubTarget> {
+        let closed = self.segments.len() - 1;
+        let take = if include_active { closed + 1 } else { closed };
+        self.segments[..take]
+            .iter()
+            .filter(|s| s.size() > 0)
+            .map(Segment::scrub_target)
+            .collect()
+    }
+
+    /// Mark what the scrubber found in `target`, unless that segment has changed since
+    /// (deleted, compacted, truncated). Returns the marks that are new.
+    pub fn record_damage(
+        &mut self,
+        target: &ScrubTarget,
+        found: Vec<Damage>,
+    ) -> Result<Vec<Damage>> {
+        let same = self.segments.iter().any(|s| {
+            s.base_offset == target.base_offset
+                && Arc::ptr_eq(s.file(), &target.file)
+                && s.size() == target.size
+        });
+        if !same || found.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.damage.retain_segments(&sizes_of(&self.segments))?;
+        Ok(self.damage.record(found)?)
+    }
+
+    /// Every damaged range marked on this log.
+    #[must_use]
+    pub fn damaged(&self) -> &[Damage] {
+        self.damage.all()
+    }
+
+    /// What reads do at every marked range; returns how many marks changed.
+    pub fn set_damage_action(&mut self, action: DamageAction) -> Result<usize> {
+        Ok(self.damage.set_action(action)?)
+    }
+
+    /// Whether the previous shutdown was clean.
+    #[must_use]
+    pub fn opened_clean(&self) -> bool {
+        self.opened_clean
+    }
+
     #[must_use]
     pub fn config(&self) -> &LogConfig {
         &self.config
@@ -609,6 +671,8 @@ impl PartitionLog {
     /// Records at or past a truncation point may be rewritten: they are dirty again.
     fn after_truncation(&mut self, new_end: i64) -> Result<()> {
         self.truncations += 1;
+        // Marks on segments the truncation removed or cut must not apply to new data.
+        self.damage.retain_segments(&sizes_of(&self.segments))?;
         if self.cleaner_checkpoint > new_end {
             self.set_cleaner_checkpoint(new_end)?;
         }
@@ -689,6 +753,10 @@ fn drop_segments(dir: &Path, bases: &[i64], why: &str) -> Result<()> {
     Ok(())
 }
 
+fn sizes_of(segments: &[Segment]) -> Vec<(i64, u64)> {
+    segments.iter().map(|s| (s.base_offset, s.size())).collect()
+}
+
 fn read_clean_shutdown(dir: &Path) -> Option<(i64, u64)> {
     let text = fs::read_to_string(dir.join(CLEAN_SHUTDOWN_FILE)).ok()?;
     let mut parts = text.split_whitespace();
@@ -701,7 +769,7 @@ fn read_number(path: &Path) -> Option<i64> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, text)?;
     fs::rename(&tmp, path)

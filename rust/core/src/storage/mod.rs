@@ -8,6 +8,7 @@ mod clean_files;
 pub mod cleaner;
 pub mod clock;
 pub mod config;
+pub mod damage;
 mod dir_failure;
 pub mod dir_lock;
 mod entry_file;
@@ -18,6 +19,7 @@ pub mod offset_map;
 pub mod producer_state;
 mod record_view;
 pub mod scan;
+pub mod scrubber;
 pub mod segment;
 pub mod time_index;
 

@@ -90,6 +90,12 @@ impl OffsetIndex {
         }
     }
 
+    /// Every entry's byte position, ascending (each is a batch boundary).
+    #[must_use]
+    pub fn positions(&self) -> Vec<u64> {
+        self.entries.iter().map(|e| u64::from(e.position)).collect()
+    }
+
     /// The last entry whose position is <= `position` (a batch boundary), or position 0.
     #[must_use]
     pub fn lookup_position(&self, position: u32) -> OffsetEntry {

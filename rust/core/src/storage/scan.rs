@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
 use crate::records::{validate_batch, BatchHeader, BATCH_HEADER_LEN, LOG_OVERHEAD};
@@ -155,6 +156,21 @@ pub fn scan_valid(
     min_offset: i64,
     mut visit: impl FnMut(u64, &BatchHeader),
 ) -> io::Result<ScanEnd> {
+    scan_valid_until(file, file_size, start, min_offset, |position, h| {
+        visit(position, h);
+        ControlFlow::Continue(())
+    })
+}
+
+/// `scan_valid`, where `visit` may stop the scan: it then ends after that batch with no
+/// problem and `valid` short of `file_size` (the scrubber paces itself this way).
+pub fn scan_valid_until(
+    file: &File,
+    file_size: u64,
+    start: u64,
+    min_offset: i64,
+    mut visit: impl FnMut(u64, &BatchHeader) -> ControlFlow<()>,
+) -> io::Result<ScanEnd> {
     let mut buf: Vec<u8> = Vec::new();
     // File position of buf[0].
     let mut buf_start = start;
@@ -230,9 +246,15 @@ pub fn scan_valid(
                 ),
             );
         }
-        visit(position, &header);
+        let flow = visit(position, &header);
         next_offset = header.last_offset() + 1;
         position += total;
+        if flow.is_break() {
+            return Ok(ScanEnd {
+                valid: position,
+                problem: None,
+            });
+        }
     }
 }
 

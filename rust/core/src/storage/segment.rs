@@ -12,11 +12,13 @@ use crate::error::{Error, Result};
 use crate::io::{Appender, Reservation};
 use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
+use crate::storage::damage::{Damage, DamageAction};
 use crate::storage::offset_index::OffsetIndex;
 use crate::storage::remove_if_exists;
 use crate::storage::scan::{
     read_batch_at, read_header_at, read_prefix, scan_valid, HeaderWindow, ScanEnd,
 };
+use crate::storage::scrubber::ScrubTarget;
 use crate::storage::time_index::TimeIndex;
 
 /// Whether `file` holds blocks well past its first `size` bytes (a reservation: ext4 and
@@ -436,6 +438,17 @@ impl Segment {
     /// batch header on the way is `CorruptRecord` (logged once): skipping it would hand
     /// the consumer a silent gap.
     pub fn find(&self, offset: i64) -> Result<Option<(u64, BatchHeader)>> {
+        self.find_past_damage(offset, &[])
+    }
+
+    /// `find`, with the scrubber's `damaged` ranges left out of the walk (their headers
+    /// may not even parse). An `offset` inside a damaged range is `CorruptRecord`, or with
+    /// `Skip` the next sound batch.
+    fn find_past_damage(
+        &self,
+        offset: i64,
+        damaged: &[Damage],
+    ) -> Result<Option<(u64, BatchHeader)>> {
         if offset >= self.next_offset {
             return Ok(None);
         }
@@ -444,14 +457,62 @@ impl Segment {
         let mut position = u64::from(entry.position);
         let mut expected = self.base_offset + i64::from(entry.relative_offset);
         let mut window = HeaderWindow::new();
-        while let Some(h) = self.header_at(&mut window, position, expected)? {
+        loop {
+            if let Some(d) = self.damage_at(damaged, position) {
+                // The next sound batch tells where the damaged offsets end.
+                let next = if d.to < self.size {
+                    self.header_at(&mut window, d.to, d.first_offset)?
+                } else {
+                    None
+                };
+                let holds_offset = next.as_ref().is_none_or(|h| offset < h.base_offset);
+                if holds_offset && d.action == DamageAction::Fail {
+                    return Err(self.damaged(d));
+                }
+                position = d.to;
+                expected = d.first_offset;
+                continue;
+            }
+            let Some(h) = self.header_at(&mut window, position, expected)? else {
+                return Ok(None);
+            };
             if h.last_offset() >= offset {
                 return Ok(Some((position, h)));
             }
             expected = h.last_offset() + 1;
             position += h.total_size() as u64;
         }
-        Ok(None)
+    }
+
+    /// The damaged range (marked on this very segment) holding byte `position`.
+    fn damage_at<'a>(&self, damaged: &'a [Damage], position: u64) -> Option<&'a Damage> {
+        damaged
+            .iter()
+            .find(|d| d.segment_size == self.size && d.from <= position && position < d.to)
+    }
+
+    fn damaged(&self, d: &Damage) -> Error {
+        Error::corrupt(format!(
+            "the batch at byte {} of log segment {} (offset {} or later) failed verification: \
+             {}. The log scrubber marked it; `kafkalite log scrub --skip` serves around it, \
+             `--truncate` cuts the log there",
+            d.from,
+            self.log_path.display(),
+            d.first_offset,
+            d.why
+        ))
+    }
+
+    /// A snapshot for the scrubber.
+    #[must_use]
+    pub fn scrub_target(&self) -> ScrubTarget {
+        ScrubTarget {
+            base_offset: self.base_offset,
+            file: Arc::clone(&self.file),
+            size: self.size,
+            log_path: self.log_path.clone(),
+            index_positions: self.offset_index.positions(),
+        }
     }
 
     /// The header at `position`, where the next batch starts at offset `expected` or later
@@ -514,13 +575,15 @@ impl Segment {
     /// Byte range of whole batches starting with the one holding `offset`: the first batch
     /// always (a consumer must make progress past a large batch), then more while they fit
     /// in `max_bytes` and start below `max_offset`.
+    /// Damaged ranges (`damaged`, from the scrubber) end the range; see `find_past_damage`.
     pub fn read_range(
         &self,
         offset: i64,
         max_bytes: u64,
         max_offset: i64,
+        damaged: &[Damage],
     ) -> Result<Option<(u64, u64, i64)>> {
-        let Some((start, first)) = self.find(offset)? else {
+        let Some((start, first)) = self.find_past_damage(offset, damaged)? else {
             return Ok(None);
         };
         if first.base_offset >= max_offset {
@@ -535,7 +598,10 @@ impl Segment {
         // 16 KiB of small batches), so stepping costs little more than the index jump.
         let mut window = HeaderWindow::new();
         while let Ok(Some(h)) = self.inspect(&mut window, end, expected)? {
-            if h.base_offset >= max_offset || end + h.total_size() as u64 > limit {
+            if h.base_offset >= max_offset
+                || end + h.total_size() as u64 > limit
+                || self.damage_at(damaged, end).is_some()
+            {
                 break;
             }
             expected = h.last_offset() + 1;
