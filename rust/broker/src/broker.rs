@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use crate::config::BrokerConfig;
 use crate::log_maintenance::{self, LogMaintenance, PartitionCompaction};
+use crate::log_scrubber::LogScrubber;
 use crate::net::acceptor;
 use crate::state::BrokerState;
 
@@ -19,6 +20,7 @@ pub struct Broker {
     shutdown: watch::Sender<bool>,
     addrs: Vec<(String, SocketAddr)>,
     maintenance: Option<LogMaintenance>,
+    scrubber: Option<LogScrubber>,
 }
 
 impl Broker {
@@ -45,12 +47,14 @@ impl Broker {
         }
         let _ = state.advertised.set(advertised_for(&state.config, &addrs));
         let maintenance = Some(LogMaintenance::start(Arc::clone(&state))?);
+        let scrubber = LogScrubber::start(Arc::clone(&state))?;
         Ok(Broker {
             runtime: Some(runtime),
             state,
             shutdown,
             addrs,
             maintenance,
+            scrubber,
         })
     }
 
@@ -80,6 +84,9 @@ impl Broker {
         // A cleaner pass in progress finishes (or is discarded) before the logs close.
         if let Some(mut maintenance) = self.maintenance.take() {
             maintenance.stop();
+        }
+        if let Some(mut scrubber) = self.scrubber.take() {
+            scrubber.stop();
         }
         let _ = self.shutdown.send(true);
         runtime.shutdown_timeout(Duration::from_secs(5));

@@ -44,6 +44,9 @@ pub struct BrokerConfig {
     /// Whether compacted topics are cleaned in the background, and how often.
     pub cleaner_enable: bool,
     pub cleaner_backoff_ms: u64,
+    /// How often the scrubber re-verifies closed segments (`None`: never), and how fast.
+    pub scrub_interval: Option<std::time::Duration>,
+    pub scrub_bytes_per_second: u64,
     /// Every key checked against the schema, with its default when not given, and the
     /// warnings for keys the schema does not know (for the caller to print).
     pub settings: BrokerSettings,
@@ -103,6 +106,10 @@ impl BrokerConfig {
             retention_check_interval_ms: positive(s.long("log.retention.check.interval.ms")),
             cleaner_enable: s.boolean("log.cleaner.enable"),
             cleaner_backoff_ms: positive(s.long("log.cleaner.backoff.ms")),
+            scrub_interval: u64::try_from(s.long("kafkalite.log.scrub.interval.ms"))
+                .ok()
+                .map(std::time::Duration::from_millis),
+            scrub_bytes_per_second: positive(s.long("kafkalite.log.scrub.bytes.per.second")),
             settings: s.clone(),
             zookeeper_connect: s.get("zookeeper.connect").filter(|v| !v.trim().is_empty()),
             rack: s.get("broker.rack").filter(|v| !v.trim().is_empty()),

@@ -16,6 +16,7 @@ pub mod errors;
 pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;
+pub mod log_scrubber;
 pub mod net;
 pub mod response;
 pub mod state;
