@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafkalite import _core, client_cli, cluster_cli, group_cli
+from kafkalite import _core, client_cli, cluster_cli, group_cli, log_cli
 from kafkalite.bench import cli as bench_cli
 from kafkalite.broker import daemon
 from kafkalite.conformance import cli as conformance_cli
@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_cli.add_parsers(sub)
     group_cli.add_parsers(sub)
     cluster_cli.add_parsers(sub)
+    log_cli.add_parsers(sub)
     bench_cli.register(sub)
     conformance_cli.register(sub)
     demo = sub.add_parser("demo", help="write a partition log and read it back (no broker)")

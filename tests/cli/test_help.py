@@ -60,6 +60,7 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
         "consume",
         "group",
         "cluster",
+        "log",
         "bench",
         "conformance",
         "demo",

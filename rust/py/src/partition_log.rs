@@ -2,18 +2,21 @@
 //! touch the disk releases the GIL.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kafkalite_core::io::{self, engine_kind};
 use kafkalite_core::storage::clock::now_ms;
+use kafkalite_core::storage::damage::{Damage, DamageAction};
+use kafkalite_core::storage::scrubber::scrub_segment;
 use kafkalite_core::storage::{
     compact_shared, CompactionStats as CoreStats, DirLock, LogConfig, PartitionLog as CoreLog,
     ReadSlice,
 };
 use kafkalite_core::Error;
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyOSError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -22,6 +25,24 @@ use crate::errors::{kafka_error, CoreError};
 use kafkalite_core::error_codes as codes;
 
 static ENGINE_LOGGED: Once = Once::new();
+
+/// A damaged range as Python sees it: (segment, from, to, first offset, action, why).
+type DamageRow = (i64, u64, u64, i64, &'static str, String);
+
+fn damage_row(d: &Damage) -> DamageRow {
+    let action = match d.action {
+        DamageAction::Fail => "fail",
+        DamageAction::Skip => "skip",
+    };
+    (
+        d.segment,
+        d.from,
+        d.to,
+        d.first_offset,
+        action,
+        d.why.clone(),
+    )
+}
 
 /// Say once per process which write engine is in use, through Python's logging.
 fn log_engine_once(py: Python<'_>) {
@@ -332,6 +353,42 @@ impl PartitionLog {
                 .lock()
                 .map_err(|_| Error::Closed)?
                 .max_timestamp_offset()
+        })
+        .map_err(|e| CoreError(e).into())
+    }
+
+    /// Verify every batch of every segment (the active one too: scrub offline, with no
+    /// broker running), mark what is damaged, then apply `action` to every mark: "skip"
+    /// (reads serve around it) or "truncate" (cut the log at the first damaged offset).
+    /// Returns the marks as (segment, from, to, first offset, action, why).
+    #[pyo3(signature = (action=None))]
+    fn scrub(&self, py: Python<'_>, action: Option<&str>) -> PyResult<Vec<DamageRow>> {
+        let (skip, truncate) = match action {
+            None => (false, false),
+            Some("skip") => (true, false),
+            Some("truncate") => (false, true),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "scrub action must be skip or truncate, not {other:?}"
+                )))
+            }
+        };
+        py.detach(|| -> kafkalite_core::Result<Vec<DamageRow>> {
+            let mut log = self.inner.lock().map_err(|_| Error::Closed)?;
+            for target in log.scrub_targets(true) {
+                let found = scrub_segment(&target, |_| ControlFlow::Continue(()))?;
+                log.record_damage(&target, found.damages)?;
+            }
+            if skip {
+                log.set_damage_action(DamageAction::Skip)?;
+            }
+            let rows = log.damaged().iter().map(damage_row).collect::<Vec<_>>();
+            if truncate {
+                if let Some(first) = log.damaged().iter().map(|d| d.first_offset).min() {
+                    log.truncate_to(first)?;
+                }
+            }
+            Ok(rows)
         })
         .map_err(|e| CoreError(e).into())
     }
