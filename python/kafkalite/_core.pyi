@@ -145,6 +145,20 @@ def decode_batches(
     data: bytes,
 ) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]: ...
 def crc32c(data: bytes) -> int: ...
+def encode_arrow_batches(
+    values: tuple[Buffer | None, Buffer, Buffer, int, int],
+    num_partitions: int,
+    *,
+    keys: tuple[Buffer | None, Buffer, Buffer, int, int] | None = None,
+    partitions: Buffer | None = None,
+    headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None = None,
+    compression: str = "none",
+    batch_bytes: int = 1048576,
+    producer: tuple[int, int] | None = None,
+    sequences: Mapping[int, int] | None = None,
+    sticky: int = 0,
+    timestamp_ms: int | None = None,
+) -> list[tuple[int, bytes, int]]: ...
 def decode_arrow_columns(
     records: Buffer, start_offset: int, end_offset: int, include_headers: bool = False
 ) -> dict[str, Any]:

@@ -95,3 +95,59 @@ def test_sink_without_value_column_is_refused(spark, kafkalite_broker) -> None:
         df.write.format("kafkalite").option(
             "kafka.bootstrap.servers", kafkalite_broker.bootstrap_servers
         ).option("topic", "x").mode("append").save()
+
+
+def test_keyed_rows_land_where_kafka_clients_put_them(kafkalite_broker) -> None:
+    """The sink's partitioner is Kafka's default (murmur2), as librdkafka's murmur2_random."""
+    import pyarrow as pa
+    from confluent_kafka import Producer
+
+    from kafkalite import _core
+    from kafkalite.spark.writer import _binary_column
+
+    bootstrap = kafkalite_broker.bootstrap_servers
+    create_topic(bootstrap, "keyed", 5)
+    keys = [f"user-{i}".encode() for i in range(200)]
+    want: dict[bytes, int] = {}
+    producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
+    for key in keys:
+        producer.produce(
+            "keyed",
+            key=key,
+            value=b"x",
+            on_delivery=lambda _e, m: want.update({m.key(): m.partition()}),
+        )
+    assert producer.flush(30) == 0
+    encoded = _core.encode_arrow_batches(
+        _binary_column(pa.array([b"x"] * len(keys))),
+        5,
+        keys=_binary_column(pa.array(keys)),
+        batch_bytes=1,
+    )
+    got = {
+        rec[2]: partition for partition, data, _ in encoded for rec in _core.decode_batches(data)
+    }
+    assert got == want
+    assert len(set(want.values())) == 5
+
+
+def test_the_encoder_refuses_columns_it_cannot_trust() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from kafkalite import _core
+    from kafkalite.spark.writer import _binary_column
+
+    values = _binary_column(pa.array([b"a", b"bb"]))
+    with pytest.raises(ValueError, match="partition 5 does not exist"):
+        _core.encode_arrow_batches(values, 2, partitions=np.array([0, 5], dtype=np.int32))
+    validity, offsets, data, offset, _ = values
+    with pytest.raises(ValueError, match="offsets buffer is shorter"):
+        _core.encode_arrow_batches((validity, offsets, data, offset, 10), 1)
+    with pytest.raises(ValueError, match="within the data buffer"):
+        _core.encode_arrow_batches((validity, offsets, b"", offset, 2), 1)
+    with pytest.raises(ValueError, match="num_partitions"):
+        _core.encode_arrow_batches(values, 0)
+    keys = _binary_column(pa.array([b"k"]))
+    with pytest.raises(ValueError, match="differ in length"):
+        _core.encode_arrow_batches(values, 1, keys=keys)

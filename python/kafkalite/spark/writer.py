@@ -1,14 +1,20 @@
 """The sink: rows with key/value/topic/partition/headers columns, as Spark's Kafka sink
-takes them, produced with confluent-kafka (one producer per task). Delivery is
-at-least-once, as with Spark's own sink: a task retried after a failure produces again."""
+takes them. Each task's Arrow batches become RecordBatch bytes in Rust
+(``_core.encode_arrow_batches``: no Python object per row, Kafka's default partitioner,
+compression) and go out through the project's Rust client as an idempotent producer.
+Delivery is at-least-once across task retries, as with Spark's own sink: a retried task
+produces again (with a new producer id)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSourceStreamWriter,
     DataSourceWriter,
@@ -16,6 +22,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
+from kafkalite import _core
 from kafkalite.errors import KafkaliteError
 
 # Arrow-batched writers (PySpark > 4.0) skip building a Row per record.
@@ -28,7 +35,7 @@ except ImportError:  # pragma: no cover - depends on the installed PySpark
     BatchBase, StreamBase = DataSourceWriter, DataSourceStreamWriter
 
 #: Producer settings unless the user passes kafka.<key>.
-PRODUCER_DEFAULTS = {"linger.ms": 5, "acks": "all"}
+PRODUCER_DEFAULTS = {"acks": "all", "compression.type": "none", "batch.size": 1 << 20}
 #: Columns the sink understands, and the types each may have.
 COLUMN_TYPES = {
     "topic": (StringType,),
@@ -37,6 +44,14 @@ COLUMN_TYPES = {
     "partition": (IntegerType,),
     "headers": (ArrayType,),
 }
+#: Rows per Arrow batch when Spark hands over Row objects (older PySpark).
+ROWS_PER_BATCH = 10_000
+#: Error codes worth another try: leadership moving, replicas catching up, timeouts.
+RETRIABLE = {3, 5, 6, 7, 13, 19, 20, 56, 74, 76}
+DUPLICATE_SEQUENCE_NUMBER = 46
+RETRY_FOR_S = 60.0
+#: How long a topic may take to appear in metadata (just created, leader elected).
+TOPIC_WAIT_S = 10.0
 
 
 @dataclass
@@ -69,30 +84,52 @@ def check_schema(schema: StructType, topic_option: str | None) -> None:
             )
 
 
-def _bytes(value: Any) -> bytes | None:
-    if value is None or isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode()
-    return bytes(value)
+def _acks(value: object) -> int:
+    text = str(value).strip().lower()
+    if text in ("all", "-1"):
+        return -1
+    if text in ("0", "1"):
+        return int(text)
+    raise ValueError(f"kafka.acks: must be all, -1, 0 or 1, got {value!r}")
 
 
-def _headers(value: Any) -> list[tuple[str, bytes | None]] | None:
-    if not value:
-        return None
-    return [
-        (h["key"], _bytes(h["value"])) if isinstance(h, dict) else (h.key, _bytes(h.value))
-        for h in value
-    ]
-
-
-def _rows(items: Iterable[Any]) -> Iterator[dict[str, Any]]:
-    """Rows as dicts, whether Spark hands over Arrow batches or Row objects."""
+def _arrow_batches(items: Iterable[Any]) -> Iterator[pa.RecordBatch]:
+    """Arrow batches, whether Spark hands over Arrow batches or Row objects."""
+    rows: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, pa.RecordBatch):
-            yield from item.to_pylist()
-        else:
-            yield item.asDict(recursive=True)
+            yield item
+            continue
+        rows.append(item.asDict(recursive=True))
+        if len(rows) >= ROWS_PER_BATCH:
+            yield pa.RecordBatch.from_pylist(rows)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows)
+
+
+def _binary_column(column: pa.Array) -> tuple[Any, Any, Any, int, int]:
+    """An Arrow string/binary column as the buffers `encode_arrow_batches` borrows."""
+    if not pa.types.is_binary(column.type):
+        column = column.cast(pa.binary())
+    validity, offsets, data = (
+        None if b is None else memoryview(b).cast("B") for b in column.buffers()[:3]
+    )
+    return (validity, offsets, data if data is not None else b"", column.offset, len(column))
+
+
+def _headers(column: pa.Array) -> list[list[tuple[str, bytes | None]] | None]:
+    out: list[list[tuple[str, bytes | None]] | None] = []
+    for row in column.to_pylist():
+        if not row:
+            out.append(None)
+            continue
+        pairs = []
+        for h in row:
+            value = h["value"]
+            pairs.append((h["key"], value.encode() if isinstance(value, str) else value))
+        out.append(pairs)
+    return out
 
 
 class _Producing:
@@ -100,48 +137,115 @@ class _Producing:
         self.topic = options.get("topic")
         check_schema(schema, self.topic)
         self.conf = producer_config(options)
+        self.acks = _acks(self.conf["acks"])
+        self.compression = str(self.conf["compression.type"])
+        self.batch_bytes = int(self.conf["batch.size"])
+        self.idempotent = str(self.conf.get("enable.idempotence", "true")).lower() == "true"
 
     def _produce_all(self, items: Iterable[Any]) -> Written:
-        from confluent_kafka import KafkaException, Producer
+        sink = _TaskProducer(self)
+        try:
+            for batch in _arrow_batches(items):
+                sink.write(batch)
+            return Written(sink.count)
+        finally:
+            sink.close()
 
-        producer = Producer(self.conf)
-        failures: list[str] = []
 
-        def delivered(err: Any, _msg: Any) -> None:
-            if err is not None:
-                failures.append(str(err))
+class _TaskProducer:
+    """One task's producer: a Rust client, an idempotent producer id, sequences."""
 
-        count = 0
-        for row in _rows(items):
-            topic = self.topic or row.get("topic")
-            if not topic:
-                raise ValueError("a row has a null 'topic' and no 'topic' option is set")
-            kwargs: dict[str, Any] = {
-                "value": _bytes(row.get("value")),
-                "key": _bytes(row.get("key")),
-                "on_delivery": delivered,
-            }
-            if row.get("partition") is not None:
-                kwargs["partition"] = row["partition"]
-            headers = _headers(row.get("headers"))
-            if headers:
-                kwargs["headers"] = headers
+    def __init__(self, settings: _Producing) -> None:
+        self.s = settings
+        self.client = _core.KafkaClient(
+            str(settings.conf["bootstrap.servers"]),
+            client_id=str(settings.conf.get("client.id", "kafkalite-spark-sink")),
+        )
+        self.producer = self.client.init_producer_id() if settings.idempotent else None
+        self.sequences: dict[str, dict[int, int]] = {}
+        self.partitions: dict[str, int] = {}
+        self.sticky = 0
+        self.count = 0
+
+    def close(self) -> None:
+        self.client.close()
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        names = batch.schema.names
+        if self.s.topic or "topic" not in names:
+            self._write_topic(str(self.s.topic), batch)
+            return
+        topics = batch.column(names.index("topic"))
+        if topics.null_count:
+            raise ValueError("a row has a null 'topic' and no 'topic' option is set")
+        for topic in pc.unique(topics).to_pylist():
+            self._write_topic(topic, batch.filter(pc.equal(topics, topic)))
+
+    def _partition_count(self, topic: str) -> int:
+        if topic not in self.partitions:
+            deadline = time.monotonic() + TOPIC_WAIT_S
             while True:
-                try:
-                    producer.produce(topic, **kwargs)
+                meta = self.client.metadata([topic]).topics.get(topic)
+                if meta is not None and meta.error_code == 0 and meta.partitions:
+                    self.partitions[topic] = len(meta.partitions)
                     break
-                except BufferError:  # local queue full: let deliveries drain
-                    producer.poll(0.05)
-                except KafkaException as exc:
-                    raise KafkaliteError(f"producing to {topic!r} failed: {exc}") from exc
-            count += 1
-        remaining = producer.flush(60)
-        if remaining or failures:
-            raise KafkaliteError(
-                f"{len(failures) + remaining} of {count} records were not delivered: "
-                + "; ".join(failures[:3])
-            )
-        return Written(count)
+                if time.monotonic() > deadline:
+                    code = None if meta is None else meta.error_code
+                    raise KafkaliteError(
+                        f"topic {topic!r} is not available (error code {code}): create it first"
+                    )
+                time.sleep(0.2)
+        return self.partitions[topic]
+
+    def _write_topic(self, topic: str, batch: pa.RecordBatch) -> None:
+        names = batch.schema.names
+        partitions = self._partition_count(topic)
+        keys = batch.column(names.index("key")) if "key" in names else None
+        chosen = None
+        if "partition" in names:
+            column = pc.fill_null(batch.column(names.index("partition")), -1)
+            chosen = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int32)
+        headers = _headers(batch.column(names.index("headers"))) if "headers" in names else None
+        sequences = self.sequences.setdefault(topic, {})
+        encoded = _core.encode_arrow_batches(
+            _binary_column(batch.column(names.index("value"))),
+            partitions,
+            keys=None if keys is None else _binary_column(keys),
+            partitions=chosen,
+            headers=headers,
+            compression=self.s.compression,
+            batch_bytes=self.s.batch_bytes,
+            producer=self.producer,
+            sequences=dict(sequences),
+            sticky=self.sticky,
+        )
+        self.sticky += 1
+        for partition, data, count in encoded:
+            self._send(topic, partition, data, count)
+            if self.producer is not None:
+                sequences[partition] = (sequences.get(partition, 0) + count) & 0x7FFFFFFF
+            self.count += count
+
+    def _send(self, topic: str, partition: int, data: bytes, count: int) -> None:
+        deadline = time.monotonic() + RETRY_FOR_S
+        while True:
+            try:
+                self.client.produce(topic, partition, data, acks=self.s.acks)
+                return
+            except KafkaliteError as exc:
+                code = getattr(exc, "error_code", None)
+                if code == DUPLICATE_SEQUENCE_NUMBER:
+                    return  # an earlier try of this very batch was written
+                if code not in RETRIABLE or time.monotonic() > deadline:
+                    raise KafkaliteError(
+                        f"producing {count} records to {topic}-{partition} failed: {exc}"
+                    ) from exc
+            except ConnectionError as exc:
+                if time.monotonic() > deadline:
+                    raise KafkaliteError(
+                        f"producing {count} records to {topic}-{partition} failed: {exc}"
+                    ) from exc
+            time.sleep(0.1)
 
 
 class BatchWriter(_Producing, BatchBase):  # type: ignore[misc,valid-type]

@@ -19,6 +19,7 @@ mod fetch;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;
+mod partitioner;
 mod produce;
 mod versions;
 
@@ -31,6 +32,7 @@ pub use connection::Connection;
 pub use error::{Error, Result};
 pub use fetch::{FetchedPartition, READ_COMMITTED, READ_UNCOMMITTED};
 pub use list_offsets::{EARLIEST, LATEST};
+pub use partitioner::{murmur2, partition_for_key};
 pub use produce::Produced;
 
 /// (topic, partition).

@@ -2,6 +2,7 @@
 //! this crate converts types, maps errors and releases the GIL.
 
 mod alloc;
+mod arrow_batches;
 mod arrow_columns;
 mod broker;
 mod buffer;
@@ -55,6 +56,7 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(records::decode_batches, m)?)?;
     m.add_function(wrap_pyfunction!(records::crc32c, m)?)?;
     m.add_function(wrap_pyfunction!(arrow_columns::decode_arrow_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow_batches::encode_arrow_batches, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

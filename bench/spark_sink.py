@@ -1,0 +1,152 @@
+"""Rows/s of kafkalite's Spark sink against Spark's own Kafka sink (spark-sql-kafka-0-10,
+fetched from Maven Central at run time), writing the same cached DataFrame to the same
+kafkalite broker in the same local SparkSession.
+
+Both sinks write with acks=all and no compression. The first write of each sink warms up
+(JIT, Python workers) and is not counted; then the sinks alternate round by round, so
+machine load hits both alike. The ratio is the median of the per-round ratios, with its
+spread; every write is checked by the records it added to the topic. Progress goes to
+stderr; last comes one JSON line (`write_ratio_vs_spark_kafka`, ...).
+
+    python bench/spark_sink.py --quick          # 500,000 rows, 3 rounds: a few minutes
+    python bench/spark_sink.py                  # 2,000,000 rows, 5 rounds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def say(message: str) -> None:
+    print(f"spark_sink: {message}", file=sys.stderr, flush=True)
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> int:
+    from kafkalite import _core
+
+    with _core.KafkaClient(bootstrap) as client:
+        ends = client.list_offsets({(topic, p): -1 for p in range(partitions)})
+    return sum(ends.values())
+
+
+def write_once(spark: Any, df: Any, fmt: str, bootstrap: str, topic: str) -> float:
+    start = time.perf_counter()
+    (
+        df.write.format(fmt)
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("kafka.acks", "all")
+        .option("topic", topic)
+        .mode("append")
+        .save()
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=None, help="rows per write (default 2,000,000)")
+    ap.add_argument("--partitions", type=int, default=4, help="partitions of the topic")
+    ap.add_argument("--value-bytes", type=int, default=100, help="bytes per record value")
+    ap.add_argument("--runs", type=int, default=None, help="timed rounds (default 5)")
+    ap.add_argument("--master", default="local[2]", help="Spark master")
+    ap.add_argument("--quick", action="store_true", help="500,000 rows and 3 rounds")
+    args = ap.parse_args()
+    rows = args.rows or (500_000 if args.quick else 2_000_000)
+    runs = args.runs or (3 if args.quick else 5)
+
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    from kafkalite import Broker
+    from kafkalite.spark import register
+    from kafkalite.spark.jvm_connector import ConnectorUnavailable, connector_jars
+
+    try:
+        jars, unavailable = connector_jars(pyspark.__version__), None
+    except ConnectorUnavailable as exc:
+        jars, unavailable = [], str(exc)
+        say(f"Spark's Kafka connector unavailable: {exc}")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = (
+        SparkSession.builder.master(args.master)
+        .appName("kafkalite-spark-sink-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "4g")
+    )
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(p) for p in jars))
+    say(f"starting Spark ({args.master})")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    formats = {"kafkalite": "kafkalite"}
+    if jars:
+        formats["spark_kafka"] = "kafka"
+
+    with tempfile.TemporaryDirectory() as data_dir, Broker(log_dirs=data_dir) as broker:
+        bootstrap = broker.bootstrap_servers
+        topic = "spark-sink-bench"
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result(30)
+        df = (
+            spark.range(rows, numPartitions=args.partitions)
+            .selectExpr(
+                "CAST(id % 10000 AS STRING) AS key",
+                f"CAST(repeat('x', {args.value_bytes}) AS BINARY) AS value",
+            )
+            .cache()
+        )
+        df.count()
+        say(f"writing {rows:,} rows of {args.value_bytes} bytes: a warm-up, then {runs} rounds")
+        seconds: dict[str, list[float]] = {name: [] for name in formats}
+        for run in range(runs + 1):
+            for name, fmt in formats.items():
+                before = end_offsets(bootstrap, topic, args.partitions)
+                took = write_once(spark, df, fmt, bootstrap, topic)
+                added = end_offsets(bootstrap, topic, args.partitions) - before
+                if added != rows:
+                    raise SystemExit(f"{name} wrote {added} records, not {rows}")
+                if run:
+                    seconds[name].append(took)
+            if run:
+                say(
+                    f"round {run}/{runs}: "
+                    + ", ".join(f"{n} {s[-1]:.2f} s" for n, s in seconds.items())
+                )
+        result: dict[str, Any] = {
+            "bench": "spark_sink",
+            "spark_version": pyspark.__version__,
+            "master": args.master,
+            "rows": rows,
+            "partitions": args.partitions,
+            "value_bytes": args.value_bytes,
+            "runs": runs,
+        }
+        for name, s in seconds.items():
+            result[f"{name}_seconds"] = [round(x, 3) for x in s]
+            result[f"{name}_rows_per_sec"] = round(rows / statistics.median(s))
+        if "spark_kafka" in seconds:
+            per_round = sorted(
+                t / o for o, t in zip(seconds["kafkalite"], seconds["spark_kafka"], strict=True)
+            )
+            result["write_ratio_vs_spark_kafka"] = round(statistics.median(per_round), 2)
+            result["write_ratio_min"] = round(per_round[0], 2)
+            result["write_ratio_max"] = round(per_round[-1], 2)
+        else:
+            result["spark_kafka_unavailable"] = unavailable
+        spark.stop()
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
