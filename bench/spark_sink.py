@@ -38,6 +38,29 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> int:
     return sum(ends.values())
 
 
+def floor_sink() -> type:
+    """A Python Arrow sink that only counts the rows it is handed: what Spark's Python Data
+    Source API costs with no Kafka at all, the ceiling any Python sink (kafkalite's
+    included) can reach on this machine."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class Counting(DataSourceArrowWriter):
+        def write(self, iterator: Any) -> WriterCommitMessage:
+            for batch in iterator:
+                batch.num_rows  # noqa: B018 - touching the batch is the point
+            return WriterCommitMessage()
+
+    class Floor(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "arrow_floor_sink"
+
+        def writer(self, schema: Any, overwrite: bool) -> Counting:
+            return Counting()
+
+    return Floor
+
+
 def write_once(spark: Any, df: Any, fmt: str, bootstrap: str, topic: str) -> float:
     start = time.perf_counter()
     (
@@ -59,6 +82,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=None, help="timed rounds (default 5)")
     ap.add_argument("--master", default="local[2]", help="Spark master")
     ap.add_argument("--quick", action="store_true", help="500,000 rows and 3 rounds")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time a Python sink that writes nothing (the API's ceiling)",
+    )
     args = ap.parse_args()
     rows = args.rows or (500_000 if args.quick else 2_000_000)
     runs = args.runs or (3 if args.quick else 5)
@@ -92,6 +120,9 @@ def main() -> None:
     formats = {"kafkalite": "kafkalite"}
     if jars:
         formats["spark_kafka"] = "kafka"
+    if args.floor:
+        spark.dataSource.register(floor_sink())
+        formats["python_sink_floor"] = "arrow_floor_sink"
 
     with tempfile.TemporaryDirectory() as data_dir, Broker(log_dirs=data_dir) as broker:
         bootstrap = broker.bootstrap_servers
@@ -114,7 +145,7 @@ def main() -> None:
                 before = end_offsets(bootstrap, topic, args.partitions)
                 took = write_once(spark, df, fmt, bootstrap, topic)
                 added = end_offsets(bootstrap, topic, args.partitions) - before
-                if added != rows:
+                if name != "python_sink_floor" and added != rows:
                     raise SystemExit(f"{name} wrote {added} records, not {rows}")
                 if run:
                     seconds[name].append(took)
@@ -142,6 +173,12 @@ def main() -> None:
             result["write_ratio_vs_spark_kafka"] = round(statistics.median(per_round), 2)
             result["write_ratio_min"] = round(per_round[0], 2)
             result["write_ratio_max"] = round(per_round[-1], 2)
+        if "python_sink_floor" in seconds:
+            result["kafkalite_vs_floor"] = round(
+                statistics.median(seconds["python_sink_floor"])
+                / statistics.median(seconds["kafkalite"]),
+                2,
+            )
         else:
             result["spark_kafka_unavailable"] = unavailable
         spark.stop()
