@@ -56,3 +56,28 @@ def test_cli_reports_per_version_and_ends_with_json(
     summary = json.loads(lines[-1])
     assert summary["apis"] == 2  # ApiVersions is always played, then the one asked
     assert summary["differences"] == 0 and summary["requests"] > 4
+
+
+def test_an_unscripted_api_is_pending_until_a_script_plays_it() -> None:
+    """An advertised API no script plays fails the run unless the allowlist names it as
+    unscripted; once a script plays it, the unscripted entry is stale and fails the run."""
+    pending = allowlist.Entry(api="ElectLeaders", path="*", reason="test", unscripted=True)
+    exchange = {
+        "api": "ElectLeaders",
+        "version": 0,
+        "script": "s",
+        "step": "x",
+        "fields": 3,
+        "differences": [],
+    }
+    unplayed = {"exchanges": [], "uncovered": ["ElectLeaders v0"], "ranges": [], "seconds": 0}
+    assert not report.judge(unplayed, []).ok
+    outcome = report.judge(unplayed, [pending])
+    assert outcome.ok and outcome.summary()["unscripted"] == 1
+    played = {"exchanges": [exchange], "uncovered": [], "ranges": [], "seconds": 0}
+    outcome = report.judge(played, [pending])
+    assert not outcome.ok and outcome.stale == [pending]
+    # An unscripted entry never excuses a difference.
+    diff = {"path": "results[*].error_code", "kafkalite": "0", "kafka": "1"}
+    different = {**played, "exchanges": [{**exchange, "differences": [diff]}]}
+    assert report.judge(different, [pending]).unlisted

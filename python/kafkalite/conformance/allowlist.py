@@ -3,7 +3,9 @@
 An entry names an API, optionally a version range and a step, and a leaf path glob (``*``
 matches anything). A difference no entry covers fails the run; so does an entry that
 covered nothing in a run that played its API and versions — the list stays honest when a
-difference disappears.
+difference disappears. An ``[[unscripted]]`` entry names an API kafkalite advertises that
+no script plays yet: its versions are reported as pending rather than failing the run, and
+the entry turns stale (failing) once a script plays the API.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ class Entry:
     reason: str
     versions: tuple[int, int] | None = None
     step: str | None = None
+    #: An API kafkalite advertises that no script plays yet: it excuses the API's
+    #: uncovered versions, never a difference.
+    unscripted: bool = False
     used: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
@@ -35,7 +40,7 @@ class Entry:
         return self.versions is None or self.versions[0] <= version <= self.versions[1]
 
     def covers(self, api: str, version: int, step: str, path: str) -> bool:
-        if not self.applies_to(api, version):
+        if self.unscripted or not self.applies_to(api, version):
             return False
         if self._step_re is not None and not self._step_re.fullmatch(step):
             return False
@@ -43,6 +48,8 @@ class Entry:
 
     def describe(self) -> str:
         versions = f" v{self.versions[0]}-{self.versions[1]}" if self.versions else ""
+        if self.unscripted:
+            return f"{self.api}{versions} (unscripted): {self.reason}"
         step = f" [{self.step}]" if self.step else ""
         return f"{self.api}{versions}{step} {self.path}: {self.reason}"
 
@@ -72,6 +79,19 @@ def load(path: Path = DEFAULT_PATH) -> list[Entry]:
                 reason=item["reason"],
                 versions=_versions(item.get("versions")),
                 step=item.get("step"),
+            )
+        )
+    for i, item in enumerate(data.get("unscripted", [])):
+        missing = {"api", "reason"} - item.keys()
+        if missing:
+            raise ValueError(f"{path}: unscripted entry {i} lacks {', '.join(sorted(missing))}")
+        entries.append(
+            Entry(
+                api=item["api"],
+                path="*",
+                reason=item["reason"],
+                versions=_versions(item.get("versions")),
+                unscripted=True,
             )
         )
     return entries
