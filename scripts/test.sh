@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a clean clone. Needs a Rust toolchain (cargo, rustfmt, clippy);
 # installs everything else itself: Debian packages when run as root (a C compiler, Python
-# with venv, fio, kcat, iperf3, Java, Maven), then its own virtualenv `.venv` in the
-# checkout with the extension and the Python test dependencies. Whatever it cannot install
-# stops it at once with one line saying what is missing and how to get it.
+# with venv, fio, kcat, iperf3, Java, Maven, ZooKeeper, nftables), then its own virtualenv
+# `.venv` in the checkout with the extension and the Python test dependencies. Whatever it
+# cannot install stops it at once with one line saying what is missing and how to get it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +44,8 @@ done
 # dependency, all installed and patched with the OS; Maven would need a resolver and a
 # pinned list of transitive jars.
 [ -e /usr/share/java/zookeeper.jar ] || tool_debs+=(zookeeper)
+# The chaos tests cut a broker off the network with an nftables rule on its cgroup.
+command -v nft >/dev/null 2>&1 || tool_debs+=(nftables)
 if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
   if root && command -v apt-get >/dev/null; then
     say "installing Debian packages: ${build_debs[*]} ${tool_debs[*]}"

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -64,7 +64,8 @@ class ClusterBroker:
             "group.initial.rebalance.delay.ms": "0",
             **self.cluster.overrides,
         }
-        cmd = [sys.executable, "-m", "kafkalite.cli", "broker"]
+        wrap = self.cluster.broker_wrap(self.broker_id) if self.cluster.broker_wrap else []
+        cmd = [*wrap, sys.executable, "-m", "kafkalite.cli", "broker"]
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd
@@ -159,11 +160,15 @@ class Cluster:
         *,
         overrides: Mapping[str, object] | None = None,
         data_dir: str | Path | None = None,
+        broker_wrap: Callable[[int], list[str]] | None = None,
     ) -> None:
+        """``broker_wrap(broker_id)`` is a command prefix for that broker's process (it
+        must exec the broker, keeping the pid), e.g. to start it in its own cgroup."""
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, got {brokers}")
         self.size = brokers
         self.overrides = {k: _kafka_value(v) for k, v in (overrides or {}).items()}
+        self.broker_wrap = broker_wrap
         self._owns_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.zookeeper: LocalZooKeeper | None = None

@@ -1,0 +1,282 @@
+"""The durability checker: numbered writes in, everything read back, losses counted.
+
+Writers send records keyed by writer id whose value is that writer's next sequence number,
+with acks=all and idempotence, and record every delivery report. After the faults the
+whole topic is read from the beginning to its end and compared with what was
+acknowledged:
+
+- lost: acknowledged but absent -- must be zero for a durable log;
+- duplicated: extra copies of one (writer, sequence) -- must be zero with idempotence;
+- reordered: a writer's record after one with a higher sequence in the same partition;
+- unacknowledged but present: allowed (the ack was lost, not the write).
+
+The counting (``analyse``) is a pure function, so its rules can be checked on their own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+# A record as read back: (partition, offset, writer key, sequence).
+Read = tuple[int, int, str, int]
+
+
+@dataclass
+class CheckResult:
+    """What one checked run saw. ``ok`` is the verdict on the log, not on the clients."""
+
+    sent: int = 0
+    acked: int = 0
+    failed: int = 0  # a delivery report with an error (the write may still be there)
+    read: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    reordered: int = 0
+    unacked_present: int = 0
+    faults: int = 0
+    fault_log: list[str] = field(default_factory=list)
+    lost_examples: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.lost == 0 and self.duplicated == 0 and self.reordered == 0
+
+    def summary(self) -> str:
+        verdict = "OK" if self.ok else "FAILED"
+        line = (
+            f"{verdict}: {self.faults} faults; {self.sent} sent, {self.acked} acknowledged, "
+            f"{self.failed} failed, {self.read} read back; lost {self.lost}, duplicated "
+            f"{self.duplicated}, reordered {self.reordered}, unacknowledged but present "
+            f"{self.unacked_present} (allowed)"
+        )
+        if self.lost_examples:
+            line += f"; lost e.g. {self.lost_examples}"
+        return line
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = ("sent", "acked", "failed", "read", "lost", "duplicated", "reordered")
+        return {k: getattr(self, k) for k in (*keys, "unacked_present", "faults")}
+
+
+def analyse(
+    acked: Iterable[tuple[str, int]], records: Iterable[Read], sent: int = 0, failed: int = 0
+) -> CheckResult:
+    """Compare the acknowledged (writer, sequence) pairs with the records read back."""
+    acked_set = set(acked)
+    ordered = sorted(records)  # log order: by partition, then offset
+    copies = Counter((w, s) for _p, _o, w, s in ordered)
+    present = set(copies)
+    # Reordering is judged on first copies only: a re-sent duplicate is counted once, as a
+    # duplicate, not again as out of order.
+    reordered = 0
+    highest: dict[tuple[int, str], int] = {}
+    seen: set[tuple[str, int]] = set()
+    for p, _o, w, s in ordered:
+        if (w, s) in seen:
+            continue
+        seen.add((w, s))
+        top = highest.get((p, w), -1)
+        if s < top:
+            reordered += 1
+        else:
+            highest[(p, w)] = s
+    missing = sorted(acked_set - present)
+    return CheckResult(
+        sent=sent,
+        acked=len(acked_set),
+        failed=failed,
+        read=len(ordered),
+        lost=len(missing),
+        duplicated=sum(c - 1 for c in copies.values()),
+        reordered=reordered,
+        unacked_present=len(present - acked_set),
+        lost_examples=missing[:5],
+    )
+
+
+class Writers:
+    """Background writer threads, one confluent-kafka producer each, pacing themselves to
+    ``rate`` records per second. ``stop()`` waits for the outstanding delivery reports."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        writers: int = 2,
+        rate: float = 100.0,
+        config: Mapping[str, object] | None = None,
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.count = writers
+        self.rate = rate
+        self.config: dict[str, object] = {
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            # Long enough to ride out a leader change; a write still unreported at the end
+            # simply counts as unacknowledged.
+            "message.timeout.ms": 60000,
+            "request.timeout.ms": 10000,
+            "retry.backoff.ms": 100,
+            **(config or {}),
+        }
+        self.acked: set[tuple[str, int]] = set()
+        self.sent = 0
+        self.failed = 0
+        self.errors: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> Writers:
+        for i in range(self.count):
+            t = threading.Thread(target=self._run, args=(f"w{i}",), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def wait_acked(self, n: int, timeout: float = 60.0) -> None:
+        """Until ``n`` writes are acknowledged (the run is under way)."""
+        deadline = time.monotonic() + timeout
+        while len(self.acked) < n:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"only {len(self.acked)} of {n} writes acknowledged after {timeout:g} s; "
+                    f"errors: {dict(self.errors)}"
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+
+    def _report(self, writer: str, seq: int):
+        def on_delivery(err: object, _msg: object) -> None:
+            with self._lock:
+                if err is None:
+                    self.acked.add((writer, seq))
+                else:
+                    self.failed += 1
+                    name = err.name() if hasattr(err, "name") else str(err)
+                    self.errors[name] += 1
+
+        return on_delivery
+
+    def _run(self, writer: str) -> None:
+        seq = 0
+        producer = Producer({"bootstrap.servers": self.bootstrap, **self.config})
+        interval = 1.0 / self.rate if self.rate else 0.0
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                producer.produce(
+                    self.topic,
+                    key=writer.encode(),
+                    value=str(seq).encode(),
+                    on_delivery=self._report(writer, seq),
+                )
+            except BufferError:
+                producer.poll(0.1)
+                continue
+            except KafkaException as e:
+                err = e.args[0]
+                with self._lock:
+                    self.errors[err.name()] += 1
+                if not err.fatal():
+                    self._stop.wait(0.1)
+                    continue
+                # An idempotent producer that hit a fatal error (e.g. its sequence state is
+                # gone) cannot go on; a new one carries on with the next numbers.
+                producer.flush(5)
+                producer = Producer({"bootstrap.servers": self.bootstrap, **self.config})
+                continue
+            with self._lock:
+                self.sent += 1
+            seq += 1
+            producer.poll(0)
+            next_at += interval
+            pause = next_at - time.monotonic()
+            if pause > 0:
+                self._stop.wait(pause)
+            else:
+                next_at = time.monotonic()
+        producer.flush(float(self.config["message.timeout.ms"]) / 1000 + 5)  # type: ignore[arg-type]
+
+
+def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
+    """Every record of ``topic`` from the beginning to the end (each partition's high
+    watermark when the read starts), retried while the cluster settles."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"kafkalite-checker-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        md = consumer.list_topics(topic, timeout=10).topics[topic]
+        parts = sorted(md.partitions)
+        ends: dict[int, int] = {}
+        for p in parts:
+            while True:
+                try:
+                    ends[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), 5)[1]
+                    break
+                except KafkaException:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
+        out: list[Read] = []
+        pos = {p: 0 for p in parts}
+        while any(pos[p] < ends[p] for p in parts):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"read {len(out)} records; positions {pos}, ends {ends}")
+            m = consumer.poll(0.5)
+            if m is None:
+                continue
+            p = m.partition()
+            if m.error() is not None:
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    # The log may now end short of the end seen at first (a wiped
+                    # replica): the current end, asked again, decides.
+                    now = _high_watermark(consumer, topic, p)
+                    if now is not None and m.offset() >= now:
+                        pos[p] = max(pos[p], ends[p])
+                continue  # else a transient error while a leader moves
+            o = m.offset()
+            pos[p] = max(pos[p], o + 1)
+            key = (m.key() or b"").decode(errors="replace")
+            try:
+                seq = int(m.value() or b"")
+            except ValueError:
+                continue  # not a checker record
+            out.append((p, o, key, seq))
+        return out
+    finally:
+        consumer.close()
+
+
+def _high_watermark(consumer: Consumer, topic: str, partition: int) -> int | None:
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), 5)[1])
+    except KafkaException:
+        return None
+
+
+def check(writers: Writers, bootstrap: str, topic: str, timeout: float = 60.0) -> CheckResult:
+    """After ``writers.stop()``: read the topic back and count."""
+    records = read_all(bootstrap, topic, timeout)
+    return analyse(writers.acked, records, writers.sent, writers.failed)
