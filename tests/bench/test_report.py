@@ -96,3 +96,24 @@ def test_java_tool_output_parsers() -> None:
         "Avg latency: 1.1349 ms\nPercentiles: 50th = 0, 99th = 8, 99.9th = 16\n"
     )
     assert e["e2e_latency"]["p99_ms"] == 8
+
+
+def test_headline_reports_broker_cpu_and_the_cost_of_replication() -> None:
+    rows = report.read_jsonl(CANNED)
+    extra = []
+    for r in rows:
+        if r.get("kind") == "result" and r.get("phase") == "produce":
+            r["broker_cpu_s_per_gib"] = 10.0 if r["system"] == "kafkalite" else 20.0
+            r["replication_factor"] = 3
+            extra.append(
+                {**r, "phase": "baseline-produce", "replication_factor": 1,
+                 "produce_mb_s": r["produce_mb_s"] * 2}
+            )  # fmt: skip
+    head = report.headline(rows + extra, ["kafkalite", "kafka"])
+    assert head["broker_cpu_s_per_gib"] == 10.0 and head["kafka_broker_cpu_s_per_gib"] == 20.0
+    assert head["rf3_vs_rf1_throughput"] == 0.5 and head["kafka_rf3_vs_rf1_throughput"] == 0.5
+    assert (
+        head["rf1_produce_mb_s"] == round(2 * head["rf3_produce_mb_s"], 2)
+        or abs(head["rf1_produce_mb_s"] - 2 * head["rf3_produce_mb_s"]) < 0.02
+    )
+    json.dumps(head, allow_nan=False)

@@ -71,3 +71,23 @@ def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
     scalar.write_text("just a string\n")
     with pytest.raises(WorkloadError, match="expected a mapping"):
         load_workload(scalar)
+
+
+def test_rf3_workload_describes_a_replicated_cluster() -> None:
+    w = load_workload(WORKLOADS / "rf3-acks-all.yaml")
+    assert (w.brokers, w.replication_factor, w.min_insync_replicas) == (3, 3, 2)
+    assert w.baseline_replication_factor == 1 and w.acks == "all"
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({"brokers": 1, "replicationFactor": 3}, "replicationFactor (3) exceeds brokers (1)"),
+        ({"brokers": 3, "baselineReplicationFactor": 4}, "exceeds brokers (3)"),
+        ({"brokers": 3, "replicationFactor": 2, "minInsyncReplicas": 3}, "minInsyncReplicas"),
+        ({"brokers": 0}, "'brokers' = 0"),
+    ],
+)
+def test_bad_replication_fields_are_named(data: dict[str, object], needle: str) -> None:
+    with pytest.raises(WorkloadError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        parse_workload(data, "w.yaml")

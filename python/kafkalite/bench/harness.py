@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalite.bench import java_driver, limits
+from kafkalite.bench.clusters import make_cluster
 from kafkalite.bench.histogram import Histogram
 from kafkalite.bench.progress import Progress
 from kafkalite.bench.systems import BrokerProcess, make_system
@@ -38,6 +39,7 @@ GIB = 1 << 30
 WARMUP_BYTES = int(1.25 * GIB)
 WORKER_START_DELAY_S = 3.0  # time for worker processes to import and connect
 WORKER_TIMEOUT_PAD_S = 120
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -162,7 +164,9 @@ def produce_phase(
                     }
                 )
     timeout = WORKER_START_DELAY_S + w.test_duration_seconds + WORKER_TIMEOUT_PAD_S
+    cpu_before = broker_cpu_s(system)
     res = run_workers(configs, timeout)
+    broker_cpu = broker_cpu_s(system) - cpu_before
     prods = [r for r in res if r["role"] == "producer"]
     cons = [r for r in res if r["role"] == "consumer"]
     wall = max(r["wall_s"] for r in prods)
@@ -189,6 +193,9 @@ def produce_phase(
         # client was waiting on the broker, not the other way round.
         "client_cpu_per_process": [round(r["cpu_s"] / max(r["wall_s"], 1e-9), 3) for r in res],
         "wall_s": wall,
+        # Over the whole phase (warm-up included), so per GiB of everything acknowledged.
+        "broker_cpu_s": broker_cpu,
+        "broker_cpu_s_per_gib": broker_cpu / (acked * w.message_size / GIB) if acked else None,
     }
     if cons:
         e2e = _hist(cons)
@@ -197,6 +204,23 @@ def produce_phase(
         row["e2e_hist"] = e2e.to_json()
         row["timeline_consume_mb_s"] = _merge_timelines([r["timeline_bytes_per_s"] for r in cons])
     return row
+
+
+def broker_cpu_s(system: Any) -> float:
+    """User + system CPU seconds so far of every broker process of ``system`` (all
+    brokers of a cluster), from /proc."""
+    pids = system.pids() if hasattr(system, "pids") else [system.pid()]
+    total = 0.0
+    for pid in pids:
+        if pid is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return total
 
 
 def catchup_phase(
@@ -253,6 +277,8 @@ def estimate_seconds(opts: RunOptions) -> float:
     per_system = 20 + WARMUP_BYTES / (0.3 * GIB) + w.test_duration_seconds + 10
     per_system += 15  # catch-up read
     per_system += len(w.producer_rate_fractions) * (w.test_duration_seconds + 8)
+    if w.baseline_replication_factor:
+        per_system += w.test_duration_seconds + 10
     if "java" in opts.drivers:
         per_system += 60
     total = per_system * len(opts.systems) * opts.runs
@@ -272,7 +298,15 @@ def measure_system(
     net = opts.profile.network if opts.profile is not None else None
     host = net.broker_host if net else "127.0.0.1"
     wrap = opts.profile.broker_wrap if opts.profile is not None else None
-    system = make_system(name, opts.data_root / f"{name}-data", host, wrap)
+    system: Any
+    if w.brokers > 1:
+        if opts.profile is not None:
+            raise ValueError("hardware profiles apply to single-broker systems (brokers: 1)")
+        system = make_cluster(name, opts.data_root / f"{name}-data", w.brokers)
+    else:
+        system = make_system(name, opts.data_root / f"{name}-data", host, wrap)
+    rf = w.replication_factor
+    topic_config = {"min.insync.replicas": str(w.min_insync_replicas)}
     base = {"kind": "result", "system": name, "run_index": run_index, "driver": "confluent-kafka"}
     with progress.step(f"{name}: start broker", 15):
         system.start()
@@ -293,7 +327,7 @@ def measure_system(
         max_rate = 0.0
         if w.consumer_backlog_size_bytes:
             topics = topic_names(w, "backlog")
-            create_topics(system.bootstrap, topics, w.partitions_per_topic)
+            create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
             backlog = w.consumer_backlog_size_bytes // w.message_size
             with progress.step(
                 f"{name}: produce a {w.consumer_backlog_size_bytes / GIB:.1f} GiB backlog", 30
@@ -304,22 +338,23 @@ def measure_system(
             results.add({**base, "phase": "backlog-produce", **row})
         else:
             topics = topic_names(w, "max")
-            create_topics(system.bootstrap, topics, w.partitions_per_topic)
+            create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
             with progress.step(
                 f"{name}: produce for {w.test_duration_seconds:g} s", w.test_duration_seconds + 10
             ):
                 row = produce_phase(system, w, topics, w.producer_rate, True)
-            results.add(
-                {**base, "phase": "produce" if not w.producer_rate else "fixed-rate", **row}
-            )
+            phase = "produce" if not w.producer_rate else "fixed-rate"
+            results.add({**base, "phase": phase, "replication_factor": rf, **row})
             max_rate = row["produce_records_per_s"]
+            if w.baseline_replication_factor:
+                baseline_phase(system, w, results, base, progress)
         with progress.step(f"{name}: catch-up read from offset 0", 15):
             row = catchup_phase(system, w, topics, timeout_s=300)
         results.add({**base, "phase": "catch-up", **row})
         for i, frac in enumerate(w.producer_rate_fractions):
             rate = max(1.0, frac * max_rate)
             topics = topic_names(w, f"rate{i}")
-            create_topics(system.bootstrap, topics, w.partitions_per_topic)
+            create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
             with progress.step(
                 f"{name}: fixed rate {frac:.0%} of max", w.test_duration_seconds + 8
             ):
@@ -338,6 +373,24 @@ def measure_system(
     finally:
         with progress.step(f"{name}: stop broker", 3):
             system.stop()
+
+
+def baseline_phase(
+    system: Any, w: Workload, results: Results, base: dict[str, Any], progress: Progress
+) -> None:
+    """The same producers on a topic of the baseline replication factor: what
+    replication costs is the ratio of the two produce rates."""
+    brf = w.baseline_replication_factor
+    topics = topic_names(w, f"rf{brf}")
+    create_topics(
+        system.bootstrap, topics, w.partitions_per_topic, brf, {"min.insync.replicas": "1"}
+    )
+    with progress.step(
+        f"{system.name}: produce at RF={brf} for {w.test_duration_seconds:g} s",
+        w.test_duration_seconds + 10,
+    ):
+        row = produce_phase(system, w, topics, w.producer_rate, False)
+    results.add({**base, "phase": "baseline-produce", "replication_factor": brf, **row})
 
 
 def _backlog_workload(w: Workload) -> Workload:

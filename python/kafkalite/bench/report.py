@@ -55,6 +55,13 @@ def system_summary(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
         out[f"e2e_{key}"] = _median(r["e2e_latency"][key] for r in prod if "e2e_latency" in r)
     cpu = [c for r in prod + cons for c in r.get("client_cpu_per_process", [])]
     out["client_cpu_max"] = max(cpu) if cpu else math.nan
+    out["broker_cpu_s_per_gib"] = _median(r.get("broker_cpu_s_per_gib") for r in prod)
+    out["replication_factor"] = prod[-1].get("replication_factor", 1) if prod else 1
+    baseline = [r for r in res if r["phase"] == "baseline-produce"]
+    if baseline:
+        out["baseline_replication_factor"] = baseline[-1]["replication_factor"]
+        out["baseline_produce_mb_s"] = _median(r["produce_mb_s"] for r in baseline)
+        out["baseline_publish_p99_ms"] = _median(r["publish_latency"]["p99_ms"] for r in baseline)
     sweep = [r for r in res if r["phase"] == "fixed-rate"]
     out["sweep"] = [
         {
@@ -129,6 +136,18 @@ def headline(rows: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
         "e2e_p99_ms": mine.get("e2e_p99_ms", nan),
         "kafka_e2e_p99_ms": ref.get("e2e_p99_ms", nan),
     }
+    out["broker_cpu_s_per_gib"] = mine.get("broker_cpu_s_per_gib", nan)
+    out["kafka_broker_cpu_s_per_gib"] = ref.get("broker_cpu_s_per_gib", nan)
+    # The cost of replication: produce throughput at the workload's replication factor
+    # over the baseline's (e.g. RF=3 / RF=1), for each system.
+    for prefix, s in (("", mine), ("kafka_", ref)):
+        if "baseline_produce_mb_s" in s:
+            rf, brf = s["replication_factor"], s["baseline_replication_factor"]
+            out[f"{prefix}rf{rf}_produce_mb_s"] = s["produce_mb_s"]
+            out[f"{prefix}rf{brf}_produce_mb_s"] = s["baseline_produce_mb_s"]
+            out[f"{prefix}rf{rf}_vs_rf{brf}_throughput"] = _ratio(
+                s["produce_mb_s"], s["baseline_produce_mb_s"]
+            )
     if "tansu" in systems:
         third = system_summary(rows, "tansu")
         out["tansu_produce_mb_s"] = third["produce_mb_s"]

@@ -6,12 +6,18 @@ from __future__ import annotations
 import time
 
 
-def create_topics(bootstrap: str, names: list[str], partitions: int) -> None:
+def create_topics(
+    bootstrap: str,
+    names: list[str],
+    partitions: int,
+    replication_factor: int = 1,
+    config: dict[str, str] | None = None,
+) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics(
-        [NewTopic(n, num_partitions=partitions, replication_factor=1) for n in names],
+        [NewTopic(n, partitions, replication_factor, config=dict(config or {})) for n in names],
         operation_timeout=30,
     )
     for name, fut in futures.items():

@@ -47,6 +47,13 @@ class Workload:
     consumer_backlog_size_bytes: int = 0
     # Latency sweep: fixed-rate runs at these fractions of the measured maximum rate.
     producer_rate_fractions: tuple[float, ...] = ()
+    # A cluster of this many broker processes per system (1: the single-broker systems).
+    brokers: int = 1
+    replication_factor: int = 1
+    min_insync_replicas: int = 1
+    # When set, a second produce phase on a topic of this replication factor: the cost of
+    # replication is the ratio of the two.
+    baseline_replication_factor: int = 0
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -75,6 +82,10 @@ class Workload:
             "keyed": self.keyed,
             "consumerBacklogSizeGB": self.consumer_backlog_size_bytes / (1 << 30),
             "producerRateFractions": list(self.producer_rate_fractions),
+            "brokers": self.brokers,
+            "replicationFactor": self.replication_factor,
+            "minInsyncReplicas": self.min_insync_replicas,
+            "baselineReplicationFactor": self.baseline_replication_factor,
         }
 
 
@@ -151,6 +162,10 @@ FIELDS = {
     "keyed": ("keyed", _bool),
     "consumerBacklogSizeGB": ("consumer_backlog_size_bytes", _backlog),
     "producerRateFractions": ("producer_rate_fractions", _fractions),
+    "brokers": ("brokers", _int(1, 9)),
+    "replicationFactor": ("replication_factor", _int(1, 9)),
+    "minInsyncReplicas": ("min_insync_replicas", _int(1, 9)),
+    "baselineReplicationFactor": ("baseline_replication_factor", _int(0, 9)),
 }
 
 
@@ -175,6 +190,17 @@ def parse_workload(data: Any, source: str = "<workload>") -> Workload:
         raise WorkloadError(
             f"{source}: warmupSeconds ({w.warmup_seconds:g}) must be less than "
             f"testDurationSeconds ({w.test_duration_seconds:g})"
+        )
+    for key, value in (
+        ("replicationFactor", w.replication_factor),
+        ("baselineReplicationFactor", w.baseline_replication_factor),
+    ):
+        if value > w.brokers:
+            raise WorkloadError(f"{source}: {key} ({value}) exceeds brokers ({w.brokers})")
+    if w.min_insync_replicas > w.replication_factor:
+        raise WorkloadError(
+            f"{source}: minInsyncReplicas ({w.min_insync_replicas}) exceeds "
+            f"replicationFactor ({w.replication_factor})"
         )
     if w.producer_rate_fractions and w.producer_rate:
         raise WorkloadError(
