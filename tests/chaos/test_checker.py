@@ -24,7 +24,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def written(cluster: Cluster, topic: str, seconds: float = 2.0) -> Writers:
-    w = Writers(cluster.bootstrap_servers, topic, writers=2, rate=150).start()
+    # One writer: two idempotent producers may be given the same producer id by two
+    # brokers today (see test_faults), which is not what these tests are about.
+    w = Writers(cluster.bootstrap_servers, topic, writers=1, rate=300).start()
     try:
         w.wait_acked(50)
         time.sleep(seconds)
@@ -60,7 +62,7 @@ def test_planted_duplicates_and_reorderings_are_counted(cluster: Cluster) -> Non
     # A second, non-idempotent producer writes three acknowledged records again, and a
     # writer of its own whose sequence goes backwards once.
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": False})
-    for key, seq in [("w0", 0), ("w0", 1), ("w1", 0), ("x", 0), ("x", 2), ("x", 1)]:
+    for key, seq in [("w0", 0), ("w0", 1), ("w0", 2), ("x", 0), ("x", 2), ("x", 1)]:
         p.produce("planted", key=key.encode(), value=str(seq).encode())
         p.flush(10)  # one at a time: their order in the log is the order sent
     r = check(w, cluster.bootstrap_servers, "planted")

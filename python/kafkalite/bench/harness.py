@@ -306,7 +306,10 @@ def measure_system(
     else:
         system = make_system(name, opts.data_root / f"{name}-data", host, wrap)
     rf = w.replication_factor
-    topic_config = {"min.insync.replicas": str(w.min_insync_replicas)}
+    # Only when asked for: the single-broker workloads keep creating plain topics.
+    topic_config = (
+        {"min.insync.replicas": str(w.min_insync_replicas)} if w.min_insync_replicas > 1 else None
+    )
     base = {"kind": "result", "system": name, "run_index": run_index, "driver": "confluent-kafka"}
     with progress.step(f"{name}: start broker", 15):
         system.start()
@@ -382,9 +385,7 @@ def baseline_phase(
     replication costs is the ratio of the two produce rates."""
     brf = w.baseline_replication_factor
     topics = topic_names(w, f"rf{brf}")
-    create_topics(
-        system.bootstrap, topics, w.partitions_per_topic, brf, {"min.insync.replicas": "1"}
-    )
+    create_topics(system.bootstrap, topics, w.partitions_per_topic, brf)
     with progress.step(
         f"{system.name}: produce at RF={brf} for {w.test_duration_seconds:g} s",
         w.test_duration_seconds + 10,

@@ -41,6 +41,7 @@ class CheckResult:
     reordered: int = 0
     unacked_present: int = 0
     faults: int = 0
+    producers_replaced: int = 0  # after fatal producer errors
     fault_log: list[str] = field(default_factory=list)
     lost_examples: list[tuple[str, int]] = field(default_factory=list)
 
@@ -56,6 +57,8 @@ class CheckResult:
             f"{self.duplicated}, reordered {self.reordered}, unacknowledged but present "
             f"{self.unacked_present} (allowed)"
         )
+        if self.producers_replaced:
+            line += f"; {self.producers_replaced} producers replaced after fatal errors"
         if self.lost_examples:
             line += f"; lost e.g. {self.lost_examples}"
         return line
@@ -101,6 +104,18 @@ def analyse(
     )
 
 
+@dataclass
+class _Tally:
+    """One writer's counts, touched only by its own thread (delivery reports run in the
+    thread that polls the producer), so no lock is needed."""
+
+    acked: set[tuple[str, int]] = field(default_factory=set)
+    sent: int = 0
+    failed: int = 0
+    fatal: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
 class Writers:
     """Background writer threads, one confluent-kafka producer each, pacing themselves to
     ``rate`` records per second. ``stop()`` waits for the outstanding delivery reports."""
@@ -115,7 +130,6 @@ class Writers:
     ) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
-        self.count = writers
         self.rate = rate
         self.config: dict[str, object] = {
             "acks": "all",
@@ -123,22 +137,46 @@ class Writers:
             "linger.ms": 5,
             # Long enough to ride out a leader change; a write still unreported at the end
             # simply counts as unacknowledged.
-            "message.timeout.ms": 60000,
-            "request.timeout.ms": 10000,
+            "message.timeout.ms": 20000,
+            "request.timeout.ms": 5000,
             "retry.backoff.ms": 100,
             **(config or {}),
         }
-        self.acked: set[tuple[str, int]] = set()
-        self.sent = 0
-        self.failed = 0
-        self.errors: Counter[str] = Counter()
-        self._lock = threading.Lock()
+        self._tallies = {f"w{i}": _Tally() for i in range(writers)}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
+    @property
+    def acked(self) -> set[tuple[str, int]]:
+        return set().union(*(list(t.acked) for t in self._tallies.values()))
+
+    @property
+    def acked_count(self) -> int:
+        return sum(len(t.acked) for t in self._tallies.values())
+
+    @property
+    def sent(self) -> int:
+        return sum(t.sent for t in self._tallies.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(t.failed for t in self._tallies.values())
+
+    @property
+    def fatal(self) -> int:
+        """Producers replaced after a fatal error, over all writers."""
+        return sum(t.fatal for t in self._tallies.values())
+
+    @property
+    def errors(self) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for t in self._tallies.values():
+            out.update(dict(t.errors))
+        return out
+
     def start(self) -> Writers:
-        for i in range(self.count):
-            t = threading.Thread(target=self._run, args=(f"w{i}",), daemon=True)
+        for name, tally in self._tallies.items():
+            t = threading.Thread(target=self._run, args=(name, tally), daemon=True)
             t.start()
             self._threads.append(t)
         return self
@@ -146,10 +184,10 @@ class Writers:
     def wait_acked(self, n: int, timeout: float = 60.0) -> None:
         """Until ``n`` writes are acknowledged (the run is under way)."""
         deadline = time.monotonic() + timeout
-        while len(self.acked) < n:
+        while self.acked_count < n:
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"only {len(self.acked)} of {n} writes acknowledged after {timeout:g} s; "
+                    f"only {self.acked_count} of {n} writes acknowledged after {timeout:g} s; "
                     f"errors: {dict(self.errors)}"
                 )
             time.sleep(0.05)
@@ -159,21 +197,23 @@ class Writers:
         for t in self._threads:
             t.join()
 
-    def _report(self, writer: str, seq: int):
-        def on_delivery(err: object, _msg: object) -> None:
-            with self._lock:
-                if err is None:
-                    self.acked.add((writer, seq))
-                else:
-                    self.failed += 1
-                    name = err.name() if hasattr(err, "name") else str(err)
-                    self.errors[name] += 1
+    @staticmethod
+    def _report(tally: _Tally, writer: str, seq: int):
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            if err is None:
+                tally.acked.add((writer, seq))
+            else:
+                tally.failed += 1
+                tally.errors[err.name()] += 1
 
         return on_delivery
 
-    def _run(self, writer: str) -> None:
+    def _producer(self) -> Producer:
+        return Producer({"bootstrap.servers": self.bootstrap, **self.config})
+
+    def _run(self, writer: str, tally: _Tally) -> None:
         seq = 0
-        producer = Producer({"bootstrap.servers": self.bootstrap, **self.config})
+        producer = self._producer()
         interval = 1.0 / self.rate if self.rate else 0.0
         next_at = time.monotonic()
         while not self._stop.is_set():
@@ -182,34 +222,43 @@ class Writers:
                     self.topic,
                     key=writer.encode(),
                     value=str(seq).encode(),
-                    on_delivery=self._report(writer, seq),
+                    on_delivery=self._report(tally, writer, seq),
                 )
+                tally.sent += 1
+                seq += 1
+                producer.poll(0)
             except BufferError:
-                producer.poll(0.1)
+                _drain(producer, 0.1)
                 continue
             except KafkaException as e:
                 err = e.args[0]
-                with self._lock:
-                    self.errors[err.name()] += 1
+                tally.errors[err.name()] += 1
                 if not err.fatal():
                     self._stop.wait(0.1)
                     continue
                 # An idempotent producer that hit a fatal error (e.g. its sequence state is
                 # gone) cannot go on; a new one carries on with the next numbers.
-                producer.flush(5)
-                producer = Producer({"bootstrap.servers": self.bootstrap, **self.config})
+                _drain(producer, 1)  # its queued writes fail: their reports come now
+                tally.fatal += 1
+                self._stop.wait(1.0)
+                producer = self._producer()
                 continue
-            with self._lock:
-                self.sent += 1
-            seq += 1
-            producer.poll(0)
             next_at += interval
             pause = next_at - time.monotonic()
             if pause > 0:
                 self._stop.wait(pause)
             else:
                 next_at = time.monotonic()
-        producer.flush(float(self.config["message.timeout.ms"]) / 1000 + 5)  # type: ignore[arg-type]
+        _drain(producer, float(self.config["message.timeout.ms"]) / 1000 + 5)  # type: ignore[arg-type]
+
+
+def _drain(producer: Producer, timeout: float) -> None:
+    """Deliver the outstanding reports; a producer in a fatal state raises instead, and
+    its remaining writes simply stay unacknowledged."""
+    try:
+        producer.flush(timeout)
+    except KafkaException:
+        pass
 
 
 def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
@@ -279,4 +328,6 @@ def _high_watermark(consumer: Consumer, topic: str, partition: int) -> int | Non
 def check(writers: Writers, bootstrap: str, topic: str, timeout: float = 60.0) -> CheckResult:
     """After ``writers.stop()``: read the topic back and count."""
     records = read_all(bootstrap, topic, timeout)
-    return analyse(writers.acked, records, writers.sent, writers.failed)
+    result = analyse(writers.acked, records, writers.sent, writers.failed)
+    result.producers_replaced = writers.fatal
+    return result

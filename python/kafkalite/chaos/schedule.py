@@ -16,7 +16,7 @@ from kafkalite.chaos.checker import CheckResult, Writers, check
 from kafkalite.chaos.faults import FAULTS, Target
 from kafkalite.controller import znodes
 
-RECOVER_TIMEOUT_S = 30.0
+RECOVER_TIMEOUT_S = 5.0
 PROGRESS_ACKS = 20  # acknowledgements that prove writes flow again
 
 
@@ -24,7 +24,7 @@ PROGRESS_ACKS = 20  # acknowledgements that prove writes flow again
 class Schedule:
     faults: Sequence[str]
     count: int = 20
-    settle_s: float = 0.5
+    settle_s: float = 0.2
     recover_timeout_s: float = RECOVER_TIMEOUT_S
     log: list[str] = field(default_factory=list)
 
@@ -54,8 +54,8 @@ def recover(t: Target, writers: Writers | None, timeout: float, say: Callable[[s
             break
         time.sleep(0.1)
     if writers is not None:
-        target = len(writers.acked) + PROGRESS_ACKS
-        while len(writers.acked) < target:
+        target = writers.acked_count + PROGRESS_ACKS
+        while writers.acked_count < target:
             if time.monotonic() > deadline:
                 say(f"writes not acknowledged again in time; errors {dict(writers.errors)}")
                 break
