@@ -230,10 +230,12 @@ class Writers:
             except BufferError:
                 _drain(producer, 0.1)
                 continue
-            except KafkaException as e:
-                err = e.args[0]
-                tally.errors[err.name()] += 1
-                if not err.fatal():
+            except (KafkaException, SystemError) as e:
+                # SystemError: confluent-kafka ran a delivery report while its fatal error
+                # was pending; the producer is as dead as after a fatal KafkaException.
+                err = e.args[0] if isinstance(e, KafkaException) else None
+                tally.errors[err.name() if err is not None else "_FATAL"] += 1
+                if err is not None and not err.fatal():
                     self._stop.wait(0.1)
                     continue
                 # An idempotent producer that hit a fatal error (e.g. its sequence state is
@@ -257,7 +259,7 @@ def _drain(producer: Producer, timeout: float) -> None:
     its remaining writes simply stay unacknowledged."""
     try:
         producer.flush(timeout)
-    except KafkaException:
+    except (KafkaException, SystemError):  # SystemError: see Writers._run
         pass
 
 
