@@ -171,6 +171,19 @@ def _table(header: list[str], body: list[list[Any]]) -> list[str]:
     return [*out, ""]
 
 
+def _replication_rows(head: dict[str, Any]) -> list[list[Any]]:
+    """Produce MB/s per replication factor and their ratio, when a baseline ran."""
+    rows = []
+    for key in sorted(k for k in head if k.endswith("_produce_mb_s") and k.startswith("rf")):
+        rows.append([f"produce MB/s at {key.split('_')[0].upper()}", _fmt(head[key]),
+                     _fmt(head.get(f"kafka_{key}")), ""])  # fmt: skip
+    for key in (k for k in head if k.startswith("rf") and k.endswith("_throughput")):
+        label = key.removesuffix("_throughput").replace("_vs_", " / ").upper()
+        rows.append([f"throughput {label} (the cost of replication)", _fmt(head[key], 2),
+                     _fmt(head.get(f"kafka_{key}"), 2), ""])  # fmt: skip
+    return rows
+
+
 def _pcts(s: dict[str, Any], prefix: str) -> str:
     return " / ".join(_fmt(s[f"{prefix}_{p}_ms"], 2) for p in ("p50", "p99", "p999"))
 
@@ -227,6 +240,13 @@ def markdown(rows: list[dict[str, Any]], systems: list[str], plots: list[str]) -
                     _fmt(head["kafka_e2e_p99_ms"], 2),
                     ratio("e2e_p99_ms", "kafka_e2e_p99_ms"),
                 ],
+                [
+                    "broker CPU s per GiB produced (all broker processes)",
+                    _fmt(head["broker_cpu_s_per_gib"], 2),
+                    _fmt(head["kafka_broker_cpu_s_per_gib"], 2),
+                    ratio("broker_cpu_s_per_gib", "kafka_broker_cpu_s_per_gib"),
+                ],
+                *_replication_rows(head),
             ],
         ),
         "## The machine's limits (same run)",
