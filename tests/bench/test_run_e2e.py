@@ -66,3 +66,37 @@ def test_bad_input_exits_2_naming_the_value(tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 2 and needle in done.stderr, done.stderr
+
+
+@pytest.mark.timeout(240)
+def test_tiny_replicated_run_against_a_kafkalite_cluster(tmp_path: Path) -> None:
+    """A workload with brokers: 3 runs against Cluster(brokers=3), measures the broker
+    CPU of all three processes and adds the RF=1 baseline phase."""
+    workload = tmp_path / "tiny-rf3.yaml"
+    tiny = TINY.read_text().replace("name: tiny", "name: tiny-rf3").replace('acks: "1"', "")
+    workload.write_text(
+        tiny + "acks: all\nbrokers: 3\nreplicationFactor: 3\nminInsyncReplicas: 2\n"
+        "baselineReplicationFactor: 1\n"
+    )
+    out = tmp_path / "out"
+    args = ["--systems", "kafkalite", "--quick", "--no-limits", "--out", str(out)]
+    args += ["--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(
+        [sys.executable, "-m", "kafkalite.bench", "run", str(workload), *args],
+        capture_output=True,
+        text=True,
+        timeout=230,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    head = json.loads(done.stdout.strip().splitlines()[-1])
+    assert head["broker_cpu_s_per_gib"] > 0
+    assert head["rf3_produce_mb_s"] > 0 and head["rf1_produce_mb_s"] > 0
+    assert head["rf3_vs_rf1_throughput"] > 0
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    system = next(r for r in rows if r.get("kind") == "system")
+    assert system["settings"]["brokers"] == "3"
+    phases = {r.get("phase"): r for r in rows if r.get("kind") == "result"}
+    assert phases["produce"]["replication_factor"] == 3 and phases["produce"]["errors"] == 0
+    assert phases["baseline-produce"]["replication_factor"] == 1
+    assert "RF3 / RF1" in (out / "report.md").read_text()
