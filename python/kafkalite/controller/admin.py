@@ -6,6 +6,7 @@ controller has acted on it (``complete_admin_request``)."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,15 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kafkalite import _core
 from kafkalite.controller import znodes
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
+
+_log = logging.getLogger("kafkalite.controller")
+
+# Topics the brokers create for their coordinators (on the first FindCoordinator), with
+# the replication factor of a broker key.
+INTERNAL_TOPICS = {
+    "__consumer_offsets": "offsets.topic.replication.factor",
+    "__transaction_state": "transaction.state.log.replication.factor",
+}
 
 # How long to wait for the controller: under the broker's own ADMIN_WAIT_MS (25 s), so
 # the client gets this side's answer rather than the broker's REQUEST_TIMED_OUT.
@@ -91,7 +101,21 @@ class AdminHandler:
             assignment = {p: list(r) for p, r in op["assignments"]}
             check_manual(assignment, set(live))
         else:
-            assignment = assign(op["partitions"], op["replication_factor"], live)
+            factor = op["replication_factor"]
+            if name in INTERNAL_TOPICS and factor > len(live):
+                # Kafka's early behaviour: the coordinator's topic must exist for groups to
+                # work at all, so take the brokers there are (it stays at that factor).
+                _log.warning(
+                    "creating %s with replication factor %d: only %d broker(s) are alive, "
+                    "fewer than %s=%d",
+                    name,
+                    len(live),
+                    len(live),
+                    INTERNAL_TOPICS[name],
+                    factor,
+                )
+                factor = len(live)
+            assignment = assign(op["partitions"], factor, live)
         if op["validate_only"]:
             return
         # Configs first, then the topic, as AdminZkClient does: the controller and the

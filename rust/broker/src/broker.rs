@@ -33,6 +33,9 @@ impl Broker {
             .build()?;
         let listeners = config.listeners.clone();
         let state = BrokerState::open(config)?;
+        if let Some(link) = &state.cluster {
+            let _ = link.runtime.set(runtime.handle().clone());
+        }
         let (shutdown, watcher) = watch::channel(false);
         let mut addrs = Vec::new();
         for listener in listeners {

@@ -3,9 +3,14 @@
 //! (existing data is recovered), takes each partition's leader, epoch, replicas and ISR,
 //! applies topic config overrides and drops the topics that are gone. Pushing a whole
 //! snapshot rather than deltas keeps the binding one call and makes it idempotent.
+//!
+//! `__consumer_offsets` is one of those topics; once the snapshot is in, the group
+//! coordinator follows its leaders (`cluster::coordination`): it loads the groups of the
+//! partitions this broker now leads and unloads those of the partitions it lost.
 
 use std::collections::BTreeSet;
 
+use crate::cluster::coordination::follow_leadership;
 use crate::cluster::{ClusterInfo, ClusterSnapshot, TopicRecord, TopicRegistry};
 use crate::errors::{codes, ApiError};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
@@ -26,16 +31,13 @@ impl BrokerState {
             let _guard = self.admin_lock();
             let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
             for name in self.topics.names() {
-                if name != INTERNAL_OFFSETS_TOPIC && !wanted.contains(name.as_str()) {
+                if !wanted.contains(name.as_str()) {
                     let removed = self.topics.remove(&name)?;
                     TopicRegistry::delete_data(&removed);
                     deleted.push(name);
                 }
             }
             for t in &snapshot.topics {
-                if t.name == INTERNAL_OFFSETS_TOPIC {
-                    continue;
-                }
                 // A bad override must not keep the rest of the cluster from this broker.
                 let log_config = self
                     .log_config(&t.configs)
@@ -92,8 +94,15 @@ impl BrokerState {
                 brokers: snapshot.brokers,
             };
         }
-        // Committed offsets of deleted topics are tombstoned outside the admin lock (lock
-        // order: groups, group, admin, partition log).
+        // Outside the admin lock (lock order: groups, group, admin, partition log): groups
+        // follow the offsets topic's leaders, and committed offsets of deleted topics are
+        // tombstoned.
+        follow_leadership(
+            &self.groups,
+            self.topics.get(INTERNAL_OFFSETS_TOPIC).as_ref(),
+            node,
+            link.runtime.get().cloned(),
+        );
         for name in deleted {
             self.groups.topic_deleted(&name);
         }
@@ -219,5 +228,64 @@ mod tests {
         state.apply_snapshot(snapshot(Vec::new())).unwrap();
         assert!(state.topic("orders").is_none());
         assert!(!p0_dir.exists());
+    }
+
+    #[test]
+    fn groups_follow_the_offsets_topic_leaders() {
+        use crate::groups::{errors, Committed};
+        let dir = tempfile::tempdir().unwrap();
+        let state = cluster_state(dir.path());
+        let id = uuid::Uuid::new_v4();
+        let offsets = |leader: i32, epoch: i32| TopicSnapshot {
+            name: INTERNAL_OFFSETS_TOPIC.into(),
+            id,
+            configs: BTreeMap::new(),
+            partitions: vec![(0, replica(leader, epoch))],
+        };
+        let fetch = || {
+            state
+                .groups
+                .fetch_offsets("g", Some(vec![("t".into(), vec![0])]))
+        };
+        let wait_loaded = || {
+            for _ in 0..500 {
+                if fetch() != Err(errors::COORDINATOR_LOAD_IN_PROGRESS) {
+                    return fetch();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            panic!("partition never loaded");
+        };
+        assert_eq!(
+            fetch(),
+            Err(errors::NOT_COORDINATOR),
+            "no offsets topic yet"
+        );
+        state.apply_snapshot(snapshot(vec![offsets(2, 0)])).unwrap();
+        assert_eq!(wait_loaded(), Ok(vec![("t".to_string(), vec![(0, None)])]));
+        let committed = Committed {
+            offset: 42,
+            leader_epoch: -1,
+            metadata: String::new(),
+            commit_ms: 1,
+            expire_ms: None,
+        };
+        state
+            .groups
+            .commit_offsets("g", -1, "", None, vec![("t".into(), 0, committed.clone())])
+            .unwrap();
+        // Broker 1 leads the partition now: the group is not this broker's any more.
+        state.apply_snapshot(snapshot(vec![offsets(1, 1)])).unwrap();
+        assert_eq!(fetch(), Err(errors::NOT_COORDINATOR));
+        assert_eq!(state.groups.list(&[]), Vec::new());
+        // Back again: the group comes back from the partition's log.
+        state.apply_snapshot(snapshot(vec![offsets(2, 2)])).unwrap();
+        assert_eq!(
+            wait_loaded(),
+            Ok(vec![("t".to_string(), vec![(0, Some(committed))])])
+        );
+        // Metadata lists the offsets topic as internal.
+        let view = state.metadata_view();
+        assert!(view.topics.iter().any(|t| t.is_internal));
     }
 }

@@ -62,8 +62,7 @@ impl BrokerState {
             config.log_dirs.clone(),
             ReplicaState::single_node(config.node_id),
         );
-        // In cluster mode topics come from the controller; only this broker's own
-        // `__consumer_offsets` is kept locally (groups are not yet cluster-wide).
+        // In cluster mode topics come from the controller, `__consumer_offsets` too.
         let cluster = config
             .zookeeper_connect
             .as_ref()
@@ -86,7 +85,7 @@ impl BrokerState {
         partition_dirs::clean(&state.config.log_dirs, &stored.topics);
         for (name, record) in stored.topics {
             // In cluster mode the controller's first snapshot opens them.
-            if state.cluster.is_some() && name != INTERNAL_OFFSETS_TOPIC {
+            if state.cluster.is_some() {
                 continue;
             }
             let log_config = state.log_config(&record.configs)?;
@@ -185,17 +184,12 @@ impl BrokerState {
     /// The cluster as Metadata describes it (this node is the controller).
     #[must_use]
     pub fn metadata_view(&self) -> MetadataView {
-        let mut view = MetadataView::snapshot(
+        MetadataView::snapshot(
             &self.cluster_id(),
             self.controller_id(),
             self.live_brokers(),
             &self.topics,
-        );
-        if self.cluster.is_some() {
-            // This broker's local offsets topic is not part of the cluster's metadata.
-            view.topics.retain(|t| !t.is_internal);
-        }
-        view
+        )
     }
 
     /// Hand a metadata change to the controller side and wait for it (cluster mode only).

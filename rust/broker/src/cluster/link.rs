@@ -40,6 +40,9 @@ pub struct ClusterInfo {
 pub struct ClusterLink {
     pub info: RwLock<ClusterInfo>,
     pub admin: AdminBridge,
+    /// The broker's runtime, once it runs: coordinators load partitions inside it (their
+    /// timers are tokio tasks) while snapshots arrive on a Python thread.
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
 
 impl ClusterLink {
@@ -52,6 +55,7 @@ impl ClusterLink {
                 brokers: Vec::new(),
             }),
             admin: AdminBridge::default(),
+            runtime: std::sync::OnceLock::new(),
         }
     }
 

@@ -10,11 +10,14 @@
 //!   what a crash left at start);
 //! - `producer_ids`: InitProducerId's id counter;
 //! - `link`: cluster mode's snapshots from the controller and leadership checks;
-//! - `admin_bridge`: metadata-changing admin requests handed to the controller side.
+//! - `admin_bridge`: metadata-changing admin requests handed to the controller side;
+//! - `coordination`: coordinators partitioned over an internal topic (groups, and
+//!   transactions alike): placement of keys, loading and unloading on leadership changes.
 //!
 //! Nothing here reaches back into `state`: `BrokerState` composes these parts.
 
 pub mod admin_bridge;
+pub mod coordination;
 pub mod file_store;
 pub mod link;
 pub mod metadata_view;

@@ -19,6 +19,9 @@ pub struct GroupConfig {
     pub max_size: usize,
     /// `offsets.topic.num.partitions`: partitions of `__consumer_offsets` when it is created.
     pub offsets_topic_partitions: i32,
+    /// `offsets.topic.replication.factor`: its replication factor in a cluster (capped by
+    /// the controller side to the live brokers, with a warning).
+    pub offsets_topic_replication_factor: i16,
     /// `offsets.topic.segment.bytes`.
     pub offsets_topic_segment_bytes: i64,
     /// `offsets.retention.minutes`, in ms.
@@ -52,6 +55,10 @@ impl GroupConfig {
             max_session_timeout_ms: s.int("group.max.session.timeout.ms"),
             max_size: count("group.max.size"),
             offsets_topic_partitions: s.int("offsets.topic.num.partitions"),
+            offsets_topic_replication_factor: i16::try_from(
+                s.int("offsets.topic.replication.factor"),
+            )
+            .unwrap_or(i16::MAX),
             offsets_topic_segment_bytes: i64::from(s.int("offsets.topic.segment.bytes")),
             offsets_retention_ms: i64::from(s.int("offsets.retention.minutes")) * 60_000,
             offsets_retention_check_interval_ms: s.long("offsets.retention.check.interval.ms"),

@@ -8,12 +8,16 @@
 //! last stored (Stable with their members, who keep their assignments if they heartbeat
 //! within their session timeout, or Empty).
 //!
-//! Lock order: the groups map, then a group, then the internal topic's creation (and the
-//! registry's admin lock inside it), then a partition log.
+//! In cluster mode the topic is the cluster's: this broker holds only the groups of the
+//! partitions it leads (`shards`), loads and unloads them as leadership moves (see
+//! `placement`), and answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS for the rest.
+//!
+//! Lock order: the groups map, then the shards, then a group, then the internal topic's
+//! creation (and the registry's admin lock inside it), then a partition log.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use kafkalite_core::storage::clock::now_ms;
@@ -25,6 +29,7 @@ use super::member::{JoinResult, Reply, SyncResult};
 use super::offsets::Committed;
 use super::offsets_topic::{OffsetsTopic, Write};
 use super::timers;
+use crate::cluster::coordination::Shards;
 use crate::config::{BrokerConfig, ConfigError};
 use crate::errors::ApiError;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
@@ -44,8 +49,11 @@ pub type FetchedTopic = (String, Vec<(i32, Option<Committed>)>);
 
 pub struct GroupCoordinator {
     config: GroupConfig,
-    groups: Mutex<HashMap<String, Arc<GroupCell>>>,
-    store: OnceLock<OffsetsTopic>,
+    pub(super) groups: Mutex<HashMap<String, Arc<GroupCell>>>,
+    /// `__consumer_offsets` once it exists (in cluster mode: as the cluster has it).
+    pub(super) store: RwLock<Option<Arc<OffsetsTopic>>>,
+    /// Which groups this broker coordinates (all of them on a single node).
+    pub(super) shards: Shards,
     /// The broker whose registry holds `__consumer_offsets` (set by `open`).
     broker: OnceLock<Weak<BrokerState>>,
     creating: Mutex<()>,
@@ -56,15 +64,26 @@ pub struct GroupCoordinator {
 impl GroupCoordinator {
     /// A coordinator with the broker's `group.*` and `offsets.*` settings.
     pub fn new(config: &BrokerConfig) -> Result<Arc<GroupCoordinator>, ConfigError> {
-        Ok(Self::with_config(GroupConfig::from_raw(&config.raw)?))
+        let shards = if config.zookeeper_connect.is_some() {
+            Shards::none()
+        } else {
+            Shards::everything()
+        };
+        Ok(Self::build(GroupConfig::from_raw(&config.raw)?, shards))
     }
 
+    /// A single node's coordinator (every group is its own).
     #[must_use]
     pub fn with_config(config: GroupConfig) -> Arc<GroupCoordinator> {
+        Self::build(config, Shards::everything())
+    }
+
+    fn build(config: GroupConfig, shards: Shards) -> Arc<GroupCoordinator> {
         Arc::new(GroupCoordinator {
             config,
             groups: Mutex::new(HashMap::new()),
-            store: OnceLock::new(),
+            store: RwLock::new(None),
+            shards,
             broker: OnceLock::new(),
             creating: Mutex::new(()),
             started: AtomicBool::new(false),
@@ -78,15 +97,19 @@ impl GroupCoordinator {
     }
 
     /// Bind to the broker (after its topics are loaded) and replay `__consumer_offsets` if
-    /// it exists, expiring offsets whose retention passed while the broker was down.
+    /// it exists, expiring offsets whose retention passed while the broker was down. In
+    /// cluster mode groups are loaded partition by partition as leadership arrives.
     pub fn open(self: &Arc<Self>, broker: &Arc<BrokerState>) -> anyhow::Result<()> {
         let _ = self.broker.set(Arc::downgrade(broker));
+        if self.shards.is_cluster() {
+            return Ok(());
+        }
         let Some(topic) = broker.topic(INTERNAL_OFFSETS_TOPIC) else {
             return Ok(());
         };
-        let store = OffsetsTopic::new(topic.partitions.read().expect("lock").clone());
+        let store = OffsetsTopic::new(topic.id, topic.partitions.read().expect("lock").clone());
         let loaded = store.replay()?;
-        let _ = self.store.set(store);
+        *self.store.write().expect("lock") = Some(Arc::new(store));
         let cx = self.ctx();
         let mut groups = self.groups.lock().expect("lock");
         for (id, g) in loaded {
@@ -98,7 +121,7 @@ impl GroupCoordinator {
         Ok(())
     }
 
-    fn ctx(&self) -> Ctx<'_> {
+    pub(super) fn ctx(&self) -> Ctx<'_> {
         Ctx {
             now: tokio::time::Instant::now(),
             now_ms: now_ms(),
@@ -110,7 +133,7 @@ impl GroupCoordinator {
 
     /// Start the background work once a runtime is there: expiry timers of replayed
     /// members, and the periodic offset-retention check.
-    fn ensure_started(self: &Arc<Self>) {
+    pub(super) fn ensure_started(self: &Arc<Self>) {
         if self.started.load(Ordering::Acquire) || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
@@ -128,7 +151,7 @@ impl GroupCoordinator {
         timers::every(Arc::downgrade(self), interval, |c| c.expire_offsets());
     }
 
-    fn snapshot(&self) -> Vec<(String, Arc<GroupCell>)> {
+    pub(super) fn snapshot(&self) -> Vec<(String, Arc<GroupCell>)> {
         self.groups
             .lock()
             .expect("lock")
@@ -138,17 +161,24 @@ impl GroupCoordinator {
     }
 
     /// Run `f` on the live group `id` (created first if `create`), then carry out its
-    /// effects. `None`: no such group.
+    /// effects. `Ok(None)`: no such group; `Err`: this broker does not coordinate it now
+    /// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS).
     fn with_group<R>(
         self: &Arc<Self>,
         id: &str,
         create: bool,
         f: impl FnOnce(&mut Group, &mut Ctx) -> R,
-    ) -> Option<R> {
+    ) -> Result<Option<R>, i16> {
         self.ensure_started();
         loop {
             let cell = {
                 let mut groups = self.groups.lock().expect("lock");
+                // Asked under the map's lock: an unload takes it too, so no group of a
+                // partition that is leaving is created or found after it went.
+                let code = self.shards.check(id);
+                if code != errors::NONE {
+                    return Err(code);
+                }
                 match groups.get(id) {
                     Some(cell) => Arc::clone(cell),
                     None if create => {
@@ -156,7 +186,7 @@ impl GroupCoordinator {
                         groups.insert(id.to_string(), Arc::clone(&cell));
                         cell
                     }
-                    None => return None,
+                    None => return Ok(None),
                 }
             };
             let mut group = cell.lock().expect("lock");
@@ -172,7 +202,7 @@ impl GroupCoordinator {
             if vacant {
                 self.remove_group(id, &cell, is_vacant);
             }
-            return Some(result);
+            return Ok(Some(result));
         }
     }
 
@@ -211,7 +241,12 @@ impl GroupCoordinator {
         });
     }
 
-    fn apply(self: &Arc<Self>, cell: &Arc<GroupCell>, group: &Group, effects: Vec<Effect>) {
+    pub(super) fn apply(
+        self: &Arc<Self>,
+        cell: &Arc<GroupCell>,
+        group: &Group,
+        effects: Vec<Effect>,
+    ) {
         for effect in effects {
             match effect {
                 Effect::JoinTimer {
@@ -259,13 +294,24 @@ impl GroupCoordinator {
         }
     }
 
-    /// The internal topic, created on first use.
-    fn store(&self) -> Result<&OffsetsTopic, ApiError> {
-        if let Some(store) = self.store.get() {
+    fn current_store(&self) -> Option<Arc<OffsetsTopic>> {
+        self.store.read().expect("lock").clone()
+    }
+
+    /// The internal topic, created on first use (on a single node; in cluster mode the
+    /// controller creates it, and a broker without it coordinates nothing).
+    fn store(&self) -> Result<Arc<OffsetsTopic>, ApiError> {
+        if let Some(store) = self.current_store() {
             return Ok(store);
         }
+        if self.shards.is_cluster() {
+            return Err(ApiError::new(
+                errors::NOT_COORDINATOR,
+                "__consumer_offsets does not exist yet",
+            ));
+        }
         let _creating = self.creating.lock().expect("lock");
-        if let Some(store) = self.store.get() {
+        if let Some(store) = self.current_store() {
             return Ok(store);
         }
         let broker = self.broker.get().and_then(Weak::upgrade).ok_or_else(|| {
@@ -280,7 +326,9 @@ impl GroupCoordinator {
             self.config.offsets_topic_configs(),
         )?;
         let partitions = topic.partitions.read().expect("lock").clone();
-        Ok(self.store.get_or_init(|| OffsetsTopic::new(partitions)))
+        let store = Arc::new(OffsetsTopic::new(topic.id, partitions));
+        *self.store.write().expect("lock") = Some(Arc::clone(&store));
+        Ok(store)
     }
 
     /// Write a group's records. `create`: create the internal topic if needed (tombstones
@@ -289,7 +337,7 @@ impl GroupCoordinator {
         let store = if create {
             self.store()?
         } else {
-            match self.store.get() {
+            match self.current_store() {
                 Some(store) => store,
                 None => return Ok(()),
             }
@@ -313,16 +361,22 @@ impl GroupCoordinator {
             ));
         }
         let member_id = req.member_id.clone();
-        self.with_group(group_id, member_id.is_empty(), |g, cx| g.join(req, cx))
-            .unwrap_or_else(|| Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)))
+        match self.with_group(group_id, member_id.is_empty(), |g, cx| g.join(req, cx)) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)),
+            Err(code) => Reply::Now(JoinResult::error(&member_id, code)),
+        }
     }
 
     pub fn sync(self: &Arc<Self>, group_id: &str, req: SyncRequest) -> Reply<SyncResult> {
         if group_id.is_empty() {
             return Reply::Now(SyncResult::error(errors::INVALID_GROUP_ID));
         }
-        self.with_group(group_id, false, |g, cx| g.sync(req, cx))
-            .unwrap_or(Reply::Now(SyncResult::error(errors::UNKNOWN_MEMBER_ID)))
+        match self.with_group(group_id, false, |g, cx| g.sync(req, cx)) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => Reply::Now(SyncResult::error(errors::UNKNOWN_MEMBER_ID)),
+            Err(code) => Reply::Now(SyncResult::error(code)),
+        }
     }
 
     pub fn heartbeat(
@@ -338,7 +392,7 @@ impl GroupCoordinator {
         self.with_group(group_id, false, |g, cx| {
             g.heartbeat(member_id, instance, generation, cx)
         })
-        .unwrap_or(errors::UNKNOWN_MEMBER_ID)
+        .map_or_else(|code| code, |r| r.unwrap_or(errors::UNKNOWN_MEMBER_ID))
     }
 
     /// LeaveGroup: an error per (member id, group.instance.id), or a group-level error.
@@ -351,7 +405,7 @@ impl GroupCoordinator {
             return Err(errors::INVALID_GROUP_ID);
         }
         Ok(self
-            .with_group(group_id, false, |g, cx| g.leave(members, cx))
+            .with_group(group_id, false, |g, cx| g.leave(members, cx))?
             .unwrap_or_else(|| vec![errors::UNKNOWN_MEMBER_ID; members.len()]))
     }
 
@@ -384,16 +438,17 @@ impl GroupCoordinator {
                 g.offsets.insert(topic, partition, c);
             }
             Ok(())
-        })
+        })?
         .unwrap_or(Err(errors::ILLEGAL_GENERATION))
     }
 
-    /// OffsetFetch: the requested partitions (`None`: everything the group committed).
+    /// OffsetFetch: the requested partitions (`None`: everything the group committed), or
+    /// a group-level error.
     pub fn fetch_offsets(
         self: &Arc<Self>,
         group_id: &str,
         topics: Option<Vec<(String, Vec<i32>)>>,
-    ) -> Vec<FetchedTopic> {
+    ) -> Result<Vec<FetchedTopic>, i16> {
         let fetched = self.with_group(group_id, false, |g, _| {
             let wanted = topics.clone().unwrap_or_else(|| g.offsets.by_topic());
             wanted
@@ -406,14 +461,14 @@ impl GroupCoordinator {
                     (topic, partitions)
                 })
                 .collect()
-        });
-        fetched.unwrap_or_else(|| {
+        })?;
+        Ok(fetched.unwrap_or_else(|| {
             topics
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(t, parts)| (t, parts.into_iter().map(|p| (p, None)).collect()))
                 .collect()
-        })
+        }))
     }
 
     /// OffsetDelete: per-partition errors, or a group-level error.
@@ -455,7 +510,7 @@ impl GroupCoordinator {
                 g.offsets.remove(topic, partition);
             }
             Ok(result)
-        })
+        })?
         .unwrap_or(Err(errors::GROUP_ID_NOT_FOUND))
     }
 
@@ -544,8 +599,9 @@ impl GroupCoordinator {
     // -----------------------------------------------------------------------------------
     // Administration
 
-    /// DescribeGroups: `None` for an unknown group (described as Dead).
-    pub fn describe(self: &Arc<Self>, group_id: &str) -> Option<GroupDescription> {
+    /// DescribeGroups: `Ok(None)` for an unknown group (described as Dead), `Err` when
+    /// this broker does not coordinate it.
+    pub fn describe(self: &Arc<Self>, group_id: &str) -> Result<Option<GroupDescription>, i16> {
         self.with_group(group_id, false, |g, _| g.describe())
     }
 
@@ -576,7 +632,14 @@ impl GroupCoordinator {
     /// DeleteGroups of one group: only an Empty group goes (with its offsets).
     pub fn delete_group(self: &Arc<Self>, group_id: &str) -> i16 {
         self.ensure_started();
-        let cell = self.groups.lock().expect("lock").get(group_id).cloned();
+        let cell = {
+            let groups = self.groups.lock().expect("lock");
+            let code = self.shards.check(group_id);
+            if code != errors::NONE {
+                return code;
+            }
+            groups.get(group_id).cloned()
+        };
         match cell {
             None => errors::GROUP_ID_NOT_FOUND,
             Some(cell) => self.remove_group(group_id, &cell, |g| g.state == GroupState::Empty),

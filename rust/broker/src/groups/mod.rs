@@ -5,10 +5,13 @@
 //! - `offsets`: a group's committed offsets and their retention;
 //! - `records`: Kafka's key/value schemas of `__consumer_offsets`;
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
+//! - `placement`: in cluster mode, loading and unloading the groups of the partitions
+//!   this broker leads (`cluster::coordination`);
 //! - `timers`: session, rebalance and retention timers (tokio tasks);
 //! - `config`: the `group.*` / `offsets.*` broker settings.
 //!
-//! On a single node this broker coordinates every group.
+//! On a single node this broker coordinates every group; in a cluster, the groups of the
+//! `__consumer_offsets` partitions it leads.
 
 pub mod config;
 pub mod coordinator;
@@ -16,6 +19,7 @@ pub mod group;
 pub mod member;
 pub mod offsets;
 pub mod offsets_topic;
+mod placement;
 pub mod records;
 mod timers;
 

@@ -21,16 +21,8 @@ use super::records::{
 use crate::cluster::Partition;
 use crate::errors::ApiError;
 
-/// Kafka's partition of a group: `Utils.abs(groupId.hashCode()) % partitions`, with Java's
-/// String.hashCode over UTF-16 code units.
-#[must_use]
-pub fn partition_for(group: &str, partitions: i32) -> i32 {
-    let hash = group
-        .encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
-    let abs = if hash == i32::MIN { 0 } else { hash.abs() };
-    abs % partitions.max(1)
-}
+/// Kafka's partition of a group (the placement every partitioned coordinator shares).
+pub use crate::cluster::coordination::partition_for;
 
 /// One record to write for a group.
 pub enum Write<'a> {
@@ -46,13 +38,23 @@ pub struct LoadedGroup {
 }
 
 pub struct OffsetsTopic {
+    /// The topic's id: a recreated topic is a new store.
+    pub topic_id: uuid::Uuid,
     partitions: Vec<Arc<Partition>>,
 }
 
 impl OffsetsTopic {
     #[must_use]
-    pub fn new(partitions: Vec<Arc<Partition>>) -> OffsetsTopic {
-        OffsetsTopic { partitions }
+    pub fn new(topic_id: uuid::Uuid, partitions: Vec<Arc<Partition>>) -> OffsetsTopic {
+        OffsetsTopic {
+            topic_id,
+            partitions,
+        }
+    }
+
+    #[must_use]
+    pub fn partition_count(&self) -> i32 {
+        self.partitions.len() as i32
     }
 
     fn partition(&self, group: &str) -> &Arc<Partition> {
@@ -93,36 +95,52 @@ impl OffsetsTopic {
     pub fn replay(&self) -> anyhow::Result<HashMap<String, LoadedGroup>> {
         let mut groups: HashMap<String, LoadedGroup> = HashMap::new();
         for partition in &self.partitions {
-            let log = partition.log.lock().expect("lock");
-            let mut position = log.log_start_offset();
-            while let Some(slice) = log.read(position, 4 << 20, None)? {
-                let mut buf = vec![0u8; slice.len as usize];
-                slice.file.read_exact_at(&mut buf, slice.position)?;
-                let mut rest = &buf[..];
-                let mut advanced = false;
-                while let Ok(header) = BatchHeader::parse(rest) {
-                    let size = header.total_size();
-                    if size > rest.len() {
-                        break;
-                    }
-                    position = position.max(header.last_offset() + 1);
-                    advanced = true;
-                    if !header.is_control() {
-                        for record in decode_records(&rest[..size]).unwrap_or_default() {
-                            apply(&mut groups, record.key.as_deref(), record.value.as_deref());
-                        }
-                    }
-                    rest = &rest[size..];
-                }
-                if !advanced {
-                    // Not even one whole batch: skip past it rather than loop.
-                    position = position.max(slice.first_offset + 1);
-                }
-            }
+            replay_into(partition, &mut groups)?;
         }
         groups.retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
         Ok(groups)
     }
+}
+
+/// Rebuild the groups stored in one partition (what a new coordinator of it loads).
+pub fn replay_partition(partition: &Partition) -> anyhow::Result<HashMap<String, LoadedGroup>> {
+    let mut groups: HashMap<String, LoadedGroup> = HashMap::new();
+    replay_into(partition, &mut groups)?;
+    groups.retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
+    Ok(groups)
+}
+
+fn replay_into(
+    partition: &Partition,
+    groups: &mut HashMap<String, LoadedGroup>,
+) -> anyhow::Result<()> {
+    let log = partition.log.lock().expect("lock");
+    let mut position = log.log_start_offset();
+    while let Some(slice) = log.read(position, 4 << 20, None)? {
+        let mut buf = vec![0u8; slice.len as usize];
+        slice.file.read_exact_at(&mut buf, slice.position)?;
+        let mut rest = &buf[..];
+        let mut advanced = false;
+        while let Ok(header) = BatchHeader::parse(rest) {
+            let size = header.total_size();
+            if size > rest.len() {
+                break;
+            }
+            position = position.max(header.last_offset() + 1);
+            advanced = true;
+            if !header.is_control() {
+                for record in decode_records(&rest[..size]).unwrap_or_default() {
+                    apply(groups, record.key.as_deref(), record.value.as_deref());
+                }
+            }
+            rest = &rest[size..];
+        }
+        if !advanced {
+            // Not even one whole batch: skip past it rather than loop.
+            position = position.max(slice.first_offset + 1);
+        }
+    }
+    Ok(())
 }
 
 fn apply(groups: &mut HashMap<String, LoadedGroup>, key: Option<&[u8]>, value: Option<&[u8]>) {
@@ -145,26 +163,5 @@ fn apply(groups: &mut HashMap<String, LoadedGroup>, key: Option<&[u8]>, value: O
             Some(None) => {}
             None => group.metadata = None,
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn partition_matches_kafka() {
-        // Java: "test".hashCode() == 3556498; "my-group".hashCode() == 1376359548... checked
-        // against Kafka's GroupMetadataManager.partitionFor with 50 partitions.
-        assert_eq!(partition_for("test", 50), 3_556_498 % 50);
-        assert_eq!(partition_for("", 50), 0);
-        // A hash of i32::MIN maps to partition 0 (Kafka's Utils.abs).
-        assert_eq!(partition_for("polygenelubricants", 50), 0);
-        // Non-ASCII: UTF-16 code units, as Java hashes them.
-        let h = "é".encode_utf16().next().unwrap() as i32;
-        assert_eq!(partition_for("é", 50), h % 50);
-        for g in ["a", "group-1", "ünïcode", "x".repeat(1000).as_str()] {
-            assert!((0..50).contains(&partition_for(g, 50)));
-        }
     }
 }

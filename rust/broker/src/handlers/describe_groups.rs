@@ -41,8 +41,14 @@ pub async fn handle(
                 .with_error_code(errors::NONE)
                 .with_group_id(id.clone())
                 .with_authorized_operations(operations);
-            let Some(d) = state.groups.describe(&id.0) else {
-                return base.with_group_state(StrBytes::from_static_str(GroupState::Dead.name()));
+            let d = match state.groups.describe(&id.0) {
+                Ok(Some(d)) => d,
+                Ok(None) => {
+                    return base
+                        .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                }
+                // Not this broker's group (any more): Kafka answers with an empty state.
+                Err(code) => return base.with_error_code(code),
             };
             let members = d
                 .members

@@ -1,5 +1,9 @@
-//! FindCoordinator: on a single node this broker coordinates every group. Transactions are
-//! not supported, so a transaction coordinator is never available.
+//! FindCoordinator (v0-6, batched keys from v4): on a single node this broker coordinates
+//! every group; in a cluster the coordinator of a group is the leader of its
+//! `__consumer_offsets` partition (`cluster::coordination::locate`), and the first request
+//! asks the controller side to create that topic, as Kafka does, answering
+//! COORDINATOR_NOT_AVAILABLE meanwhile. Transactions are not supported, so a transaction
+//! coordinator is never available.
 
 use std::sync::Arc;
 
@@ -10,7 +14,9 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::errors::codes;
+use crate::cluster::coordination::{locate, PartitionedCoordinator};
+use crate::cluster::{AdminOp, BrokerNode};
+use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
@@ -26,55 +32,86 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = FindCoordinatorRequest::decode(&mut body, version)?;
-    let node = BrokerId(state.config.node_id);
-    let (host, port) = state.advertised_endpoint().unwrap_or_default();
-    let available = request.key_type == KEY_TYPE_GROUP;
-    // Kafka: a key type it does not know (neither group nor transaction) is a bad
-    // request; a known one it cannot serve is an unavailable coordinator.
-    let known = request.key_type == KEY_TYPE_GROUP || request.key_type == KEY_TYPE_TRANSACTION;
-    let (error, message) = if available {
-        // Kafka names success with an empty message in the per-key answers (v4+).
-        (0, (version >= 4).then(|| StrBytes::from_static_str("")))
-    } else if known {
-        let text = "transactions are not supported";
-        (
-            codes::COORDINATOR_NOT_AVAILABLE,
-            Some(StrBytes::from_static_str(text)),
-        )
-    } else {
-        let text = format!("unknown key type {}", request.key_type);
-        (codes::INVALID_REQUEST, Some(StrBytes::from_string(text)))
+    let answer = |key: &str| -> Result<BrokerNode, ApiError> {
+        match request.key_type {
+            KEY_TYPE_GROUP => group_coordinator(state, key),
+            // Kafka: a key type it knows but cannot serve is an unavailable coordinator;
+            // one it does not know (neither group nor transaction) is a bad request.
+            KEY_TYPE_TRANSACTION => Err(ApiError::new(
+                codes::COORDINATOR_NOT_AVAILABLE,
+                "transactions are not supported",
+            )),
+            other => Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                format!("unknown key type {other}"),
+            )),
+        }
     };
     let response = if version >= 4 {
         let coordinators = request
             .coordinator_keys
             .iter()
             .map(|key| {
-                Coordinator::default()
-                    .with_key(key.clone())
-                    .with_node_id(if available { node } else { BrokerId(-1) })
-                    .with_host(StrBytes::from_string(if available {
-                        host.clone()
-                    } else {
-                        String::new()
-                    }))
-                    .with_port(if available { port } else { -1 })
-                    .with_error_code(error)
-                    .with_error_message(message.clone())
+                let base = Coordinator::default().with_key(key.clone());
+                match answer(key) {
+                    // Kafka names success with an empty message in the per-key answers.
+                    Ok(node) => base
+                        .with_node_id(BrokerId(node.node_id))
+                        .with_host(StrBytes::from_string(node.host))
+                        .with_port(node.port)
+                        .with_error_message(Some(StrBytes::from_static_str(""))),
+                    Err(e) => base
+                        .with_node_id(BrokerId(-1))
+                        .with_port(-1)
+                        .with_error_code(e.code)
+                        .with_error_message(Some(StrBytes::from_string(e.message))),
+                }
             })
             .collect();
         FindCoordinatorResponse::default().with_coordinators(coordinators)
-    } else if available {
-        FindCoordinatorResponse::default()
-            .with_node_id(node)
-            .with_host(StrBytes::from_string(host))
-            .with_port(port)
     } else {
-        FindCoordinatorResponse::default()
-            .with_error_code(error)
-            .with_error_message(message)
-            .with_node_id(BrokerId(-1))
-            .with_port(-1)
+        match answer(&request.key) {
+            Ok(node) => FindCoordinatorResponse::default()
+                .with_node_id(BrokerId(node.node_id))
+                .with_host(StrBytes::from_string(node.host))
+                .with_port(node.port),
+            Err(e) => FindCoordinatorResponse::default()
+                .with_error_code(e.code)
+                .with_error_message(Some(StrBytes::from_string(e.message)))
+                .with_node_id(BrokerId(-1))
+                .with_port(-1),
+        }
     };
     encode(&response, version).map(Some)
+}
+
+/// The broker coordinating group `key`.
+fn group_coordinator(state: &BrokerState, key: &str) -> Result<BrokerNode, ApiError> {
+    let Some(link) = &state.cluster else {
+        let (host, port) = state.advertised_endpoint().unwrap_or_default();
+        return Ok(BrokerNode {
+            node_id: state.config.node_id,
+            host,
+            port,
+            rack: None,
+        });
+    };
+    let groups = &state.groups;
+    let topic = state.topic(groups.topic_name());
+    if topic.is_none()
+        && groups
+            .shards()
+            .should_ask_creation(kafkalite_core::storage::clock::now_ms())
+    {
+        let config = groups.config();
+        link.admin.submit(AdminOp::CreateTopic {
+            name: groups.topic_name().to_string(),
+            partitions: config.offsets_topic_partitions,
+            replication_factor: config.offsets_topic_replication_factor,
+            assignments: Vec::new(),
+            configs: config.offsets_topic_configs(),
+            validate_only: false,
+        });
+    }
+    locate(topic.as_deref(), key, &link.info().brokers)
 }

@@ -11,6 +11,7 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestHeader, TopicName};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::groups::coordinator::FetchedTopic;
 use crate::groups::{errors, Committed};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -36,9 +37,8 @@ pub async fn handle(
                         .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
                         .collect()
                 });
-                let topics = state
-                    .groups
-                    .fetch_offsets(&g.group_id.0, wanted)
+                let (fetched, error) = split(state.groups.fetch_offsets(&g.group_id.0, wanted));
+                let topics = fetched
                     .into_iter()
                     .map(|(topic, partitions)| {
                         OffsetFetchResponseTopics::default()
@@ -61,7 +61,7 @@ pub async fn handle(
                 OffsetFetchResponseGroup::default()
                     .with_group_id(g.group_id.clone())
                     .with_topics(topics)
-                    .with_error_code(errors::NONE)
+                    .with_error_code(error)
             })
             .collect();
         OffsetFetchResponse::default().with_groups(groups)
@@ -72,9 +72,8 @@ pub async fn handle(
                 .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
                 .collect()
         });
-        let topics = state
-            .groups
-            .fetch_offsets(&request.group_id.0, wanted)
+        let (fetched, error) = split(state.groups.fetch_offsets(&request.group_id.0, wanted));
+        let topics = fetched
             .into_iter()
             .map(|(topic, partitions)| {
                 OffsetFetchResponseTopic::default()
@@ -94,9 +93,20 @@ pub async fn handle(
                     )
             })
             .collect();
-        OffsetFetchResponse::default().with_topics(topics)
+        // v1 has no group-level error: a client of it sees no offsets instead.
+        OffsetFetchResponse::default()
+            .with_topics(topics)
+            .with_error_code(error)
     };
     encode(&response, version).map(Some)
+}
+
+/// The fetched offsets and the group-level error (NOT_COORDINATOR and the like: nothing).
+fn split(fetched: Result<Vec<FetchedTopic>, i16>) -> (Vec<FetchedTopic>, i16) {
+    match fetched {
+        Ok(topics) => (topics, errors::NONE),
+        Err(code) => (Vec::new(), code),
+    }
 }
 
 /// (offset, leader epoch, metadata) of a commit, or Kafka's "nothing committed".

@@ -4,7 +4,8 @@
 use bytes::Bytes;
 
 use super::{timeout, Ctx, Effect, Group, GroupDescription, GroupState, MemberDescription};
-use crate::groups::member::Member;
+use crate::groups::errors;
+use crate::groups::member::{JoinResult, Member, SyncResult};
 use crate::groups::offsets::Offsets;
 use crate::groups::records::{GroupRecord, MemberRecord};
 
@@ -133,5 +134,17 @@ impl Group {
                 deadline: m.heartbeat_deadline,
             });
         }
+    }
+
+    /// This broker stops coordinating the group (its partition's leadership moved): members
+    /// waiting in JoinGroup or SyncGroup are told NOT_COORDINATOR, so they look for the new
+    /// coordinator, and the group is Dead here (its timers do nothing any more).
+    pub fn unload(&mut self) {
+        for m in self.members.values_mut() {
+            let id = m.id.clone();
+            m.answer_join(JoinResult::error(&id, errors::NOT_COORDINATOR));
+            m.answer_sync(SyncResult::error(errors::NOT_COORDINATOR));
+        }
+        self.state = GroupState::Dead;
     }
 }

@@ -1,0 +1,97 @@
+//! The group coordinator as one partitioned coordinator of a cluster
+//! (`cluster::coordination`): a broker coordinates the groups of the `__consumer_offsets`
+//! partitions it leads. Gaining a partition loads its groups (committed offsets and group
+//! metadata) from the partition's log, as Kafka's `GroupMetadataManager.loadGroupsForPartition`
+//! does; losing it unloads them: they are forgotten here, and members waiting in JoinGroup
+//! or SyncGroup are told NOT_COORDINATOR, so they find the new coordinator and rejoin.
+
+use std::sync::{Arc, Mutex};
+
+use super::coordinator::GroupCoordinator;
+use super::group::Group;
+use super::offsets_topic::{replay_partition, OffsetsTopic};
+use crate::cluster::coordination::{PartitionedCoordinator, Shards};
+use crate::cluster::{Partition, Topic};
+use crate::state::INTERNAL_OFFSETS_TOPIC;
+
+impl PartitionedCoordinator for GroupCoordinator {
+    fn topic_name(&self) -> &'static str {
+        INTERNAL_OFFSETS_TOPIC
+    }
+
+    fn shards(&self) -> &Shards {
+        &self.shards
+    }
+
+    fn attach(&self, topic: Option<&Arc<Topic>>) {
+        let mut store = self.store.write().expect("lock");
+        match topic {
+            None => *store = None,
+            Some(topic) => {
+                let same = store.as_ref().is_some_and(|s| {
+                    s.topic_id == topic.id && s.partition_count() == topic.partition_count()
+                });
+                if !same {
+                    let partitions = topic.partitions.read().expect("lock").clone();
+                    *store = Some(Arc::new(OffsetsTopic::new(topic.id, partitions)));
+                }
+            }
+        }
+    }
+
+    fn load(self: &Arc<Self>, partition: &Arc<Partition>, generation: u64) {
+        let loaded = match replay_partition(partition) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                // Left loading: clients keep retrying (COORDINATOR_LOAD_IN_PROGRESS) and
+                // the error names the partition, as Kafka logs a failed load.
+                kafkalite_core::logging::error(
+                    "kafkalite.coordinator.group.GroupMetadataManager",
+                    &format!(
+                        "Loading partition {} of {INTERNAL_OFFSETS_TOPIC} failed: {e}",
+                        partition.index
+                    ),
+                );
+                return;
+            }
+        };
+        let mut restored = Vec::new();
+        {
+            let mut groups = self.groups.lock().expect("lock");
+            if !self.shards.finish(partition.index, generation) {
+                return;
+            }
+            let cx = self.ctx();
+            for (id, g) in loaded {
+                let cell = Arc::new(Mutex::new(Group::restore(&id, g.metadata, g.offsets, &cx)));
+                groups.insert(id, Arc::clone(&cell));
+                restored.push(cell);
+            }
+        }
+        self.ensure_started();
+        // Members come back with their assignments and must heartbeat within their session
+        // timeout (to this broker, once they find it) or leave the group.
+        for cell in restored {
+            let group = cell.lock().expect("lock");
+            let mut cx = self.ctx();
+            group.watch_all(&mut cx);
+            self.apply(&cell, &group, cx.effects);
+        }
+    }
+
+    fn unload(&self, index: i32) {
+        let gone: Vec<_> = {
+            let mut groups = self.groups.lock().expect("lock");
+            self.shards.release(index);
+            let ids: Vec<String> = groups
+                .keys()
+                .filter(|id| self.shards.partition_of(id) == index)
+                .cloned()
+                .collect();
+            ids.iter().filter_map(|id| groups.remove(id)).collect()
+        };
+        for cell in gone {
+            cell.lock().expect("lock").unload();
+        }
+    }
+}
