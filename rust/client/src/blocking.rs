@@ -88,6 +88,11 @@ impl BlockingClient {
         )
     }
 
+    pub fn find_coordinator(&mut self, key: &str, key_type: i8) -> Result<(i32, String, i32)> {
+        self.runtime
+            .block_on(self.client.find_coordinator(key, key_type))
+    }
+
     /// Close every connection (they reopen on the next request).
     pub fn close(&mut self) {
         self.client.close();

@@ -2,7 +2,8 @@
 //! connection per broker with size-bounded response framing and ApiVersions negotiation,
 //! and the requests the broker's own outgoing traffic and the Spark source need —
 //! Metadata, ListOffsets, Fetch (raw record-batch bytes, no per-record work), Produce
-//! (raw batch bytes) and InitProducerId (an idempotent producer's id and epoch).
+//! (raw batch bytes), InitProducerId (an idempotent producer's id and epoch) and
+//! FindCoordinator.
 //!
 //! [`Client`] is async on tokio (the replication follower fetcher runs it inside the
 //! broker's runtime); [`BlockingClient`] wraps it in a current-thread runtime for callers
@@ -16,6 +17,7 @@ mod config;
 mod connection;
 mod error;
 mod fetch;
+mod find_coordinator;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;

@@ -16,6 +16,8 @@ pub(crate) const FETCH: VersionRange = VersionRange { min: 4, max: 12 };
 pub(crate) const PRODUCE: VersionRange = VersionRange { min: 3, max: 9 };
 /// Up to v4: later versions add transaction fields (two-phase commit) this client leaves out.
 pub(crate) const INIT_PRODUCER_ID: VersionRange = VersionRange { min: 0, max: 4 };
+/// Up to v4: v5 and v6 only add error codes and key types this client does not ask about.
+pub(crate) const FIND_COORDINATOR: VersionRange = VersionRange { min: 0, max: 4 };
 
 /// A broker's supported range per API key.
 #[derive(Debug, Default, Clone)]

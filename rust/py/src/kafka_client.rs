@@ -272,6 +272,18 @@ impl KafkaClient {
         })
     }
 
+    /// The coordinator of `key` (`key_type` 0: a group, 1: a transactional id) as the
+    /// first reachable bootstrap broker answers: (node id, host, port).
+    #[pyo3(signature = (key, key_type=0))]
+    fn find_coordinator(
+        &self,
+        py: Python<'_>,
+        key: String,
+        key_type: i8,
+    ) -> PyResult<(i32, String, i32)> {
+        self.detached(py, |c| c.find_coordinator(&key, key_type))
+    }
+
     /// Close every connection (they reopen on the next call).
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.detached(py, |c| {

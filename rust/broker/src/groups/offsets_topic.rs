@@ -86,7 +86,12 @@ impl OffsetsTopic {
             })
             .collect();
         let batch = encode_batch(&records, Compression::None, 0)?;
-        self.partition(group).append(&batch, now_ms)?;
+        let partition = self.partition(group);
+        partition.append(&batch, now_ms)?;
+        // As Produce does until replication lands (issue 13): the leader commits its own
+        // append. Then an offset commit should wait until the ISR has it (Kafka writes
+        // them with acks=all).
+        partition.commit_unreplicated();
         Ok(())
     }
 
