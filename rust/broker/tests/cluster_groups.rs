@@ -215,28 +215,26 @@ fn the_offsets_topic_is_asked_for_then_groups_go_to_its_leaders() {
         assert_eq!(find(&mut c, &mine, version), (codes::NONE, ME, port));
         assert_eq!(find(&mut c, &theirs, version), (codes::NONE, 1, 1001));
     }
-    // v4+: batched keys, each answered on its own.
+    // v4: batched keys, each answered on its own.
     let request = FindCoordinatorRequest::default()
         .with_key_type(0)
         .with_coordinator_keys(vec![
             StrBytes::from_string(mine.clone()),
             StrBytes::from_string(theirs.clone()),
         ]);
-    for version in [4] {
-        let r: FindCoordinatorResponse = c.call(ApiKey::FindCoordinator, version, &request);
-        let got: Vec<(String, i32, i32, i16)> = r
-            .coordinators
-            .iter()
-            .map(|k| (k.key.to_string(), k.node_id.0, k.port, k.error_code))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                (mine.clone(), ME, port, codes::NONE),
-                (theirs.clone(), 1, 1001, codes::NONE)
-            ]
-        );
-    }
+    let r: FindCoordinatorResponse = c.call(ApiKey::FindCoordinator, 4, &request);
+    let got: Vec<(String, i32, i32, i16)> = r
+        .coordinators
+        .iter()
+        .map(|k| (k.key.to_string(), k.node_id.0, k.port, k.error_code))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (mine.clone(), ME, port, codes::NONE),
+            (theirs.clone(), 1, 1001, codes::NONE)
+        ]
+    );
 
     // This broker coordinates `mine` (once loaded), not `theirs`.
     eventually(|| offset_fetch(&mut c, &mine, 8) == codes::NONE);
