@@ -139,6 +139,15 @@ impl Shards {
         }
     }
 
+    /// Whether a partition is still being loaded.
+    #[must_use]
+    pub fn is_loading(&self) -> bool {
+        let owned = self.owned.read().expect("lock");
+        owned
+            .as_ref()
+            .is_some_and(|o| o.values().any(|s| matches!(s, Shard::Loading(_))))
+    }
+
     /// Partitions this broker coordinates (loading or loaded).
     #[must_use]
     pub fn owned(&self) -> Vec<i32> {
@@ -320,12 +329,14 @@ mod tests {
         let first = s.begin(0).unwrap();
         assert_eq!(s.begin(0), None, "already this broker's");
         assert_eq!(s.check("g"), codes::COORDINATOR_LOAD_IN_PROGRESS);
+        assert!(s.is_loading());
         // Unloaded and taken again while the first load ran: that load's result is stale.
         s.release(0);
         let second = s.begin(0).unwrap();
         assert!(!s.finish(0, first));
         assert_eq!(s.check("g"), codes::COORDINATOR_LOAD_IN_PROGRESS);
         assert!(s.finish(0, second));
+        assert!(!s.is_loading());
         assert_eq!(s.check("g"), codes::NONE);
         assert_eq!(s.owned(), vec![0]);
         s.release(0);

@@ -1,5 +1,6 @@
-//! ListGroups (v0-4): every group with its protocol type, and its state from v4 (which
-//! may filter by state names).
+//! ListGroups (v0-4): every group this broker coordinates with its protocol type, and its
+//! state from v4 (which may filter by state names); COORDINATOR_LOAD_IN_PROGRESS alongside
+//! them while a `__consumer_offsets` partition is still loading, as Kafka answers.
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::cluster::coordination::PartitionedCoordinator;
 use crate::groups::errors;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -41,8 +43,13 @@ pub async fn handle(
             }
         })
         .collect();
+    let error = if state.groups.shards().is_loading() {
+        errors::COORDINATOR_LOAD_IN_PROGRESS
+    } else {
+        errors::NONE
+    };
     let response = ListGroupsResponse::default()
-        .with_error_code(errors::NONE)
+        .with_error_code(error)
         .with_groups(groups);
     encode(&response, version).map(Some)
 }
