@@ -274,8 +274,27 @@ mod tests {
             .groups
             .commit_offsets("g", -1, "", None, vec![("t".into(), 0, committed.clone())])
             .unwrap();
-        // Broker 1 leads the partition now: the group is not this broker's any more.
+        // A member waits in JoinGroup (the first rebalance's delay; no runtime runs its
+        // timer here) when the partition's leadership moves away: it is told to look for
+        // the new coordinator.
+        let join = crate::groups::JoinRequest {
+            member_id: String::new(),
+            group_instance_id: None,
+            require_known_member_id: false,
+            supports_skip_assignment: false,
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            rebalance_timeout_ms: 10_000,
+            session_timeout_ms: 10_000,
+            protocol_type: "consumer".into(),
+            protocols: vec![("range".into(), bytes::Bytes::new())],
+        };
+        let crate::groups::Reply::Later(mut waiting) = state.groups.join("joining", join) else {
+            panic!("the first rebalance waits");
+        };
+        // Broker 1 leads the partition now: the groups are not this broker's any more.
         state.apply_snapshot(snapshot(vec![offsets(1, 1)])).unwrap();
+        assert_eq!(waiting.try_recv().unwrap().error, errors::NOT_COORDINATOR);
         assert_eq!(fetch(), Err(errors::NOT_COORDINATOR));
         assert_eq!(state.groups.list(&[]), Vec::new());
         // Back again: the group comes back from the partition's log.

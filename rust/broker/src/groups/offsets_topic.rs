@@ -86,12 +86,9 @@ impl OffsetsTopic {
             })
             .collect();
         let batch = encode_batch(&records, Compression::None, 0)?;
-        let partition = self.partition(group);
-        partition.append(&batch, now_ms)?;
-        // As Produce does until replication lands (issue 13): the leader commits its own
-        // append. Then an offset commit should wait until the ISR has it (Kafka writes
-        // them with acks=all).
-        partition.commit_unreplicated();
+        // Replayed up to the log end, not the high watermark, so a commit counts once the
+        // leader has it. With followers (issue 13), Kafka also waits for the ISR (acks=all).
+        self.partition(group).append(&batch, now_ms)?;
         Ok(())
     }
 
