@@ -3,6 +3,7 @@
 //! - `coordinator`: every group of this node, and the glue to timers and persistence;
 //! - `group`: one group's state machine; `member`: one member and its pending answers;
 //! - `offsets`: a group's committed offsets and their retention;
+//! - `offset_requests`: OffsetCommit, OffsetFetch, OffsetDelete and offset upkeep;
 //! - `records`: Kafka's key/value schemas of `__consumer_offsets`;
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
 //! - `placement`: in cluster mode, loading and unloading the groups of the partitions
@@ -17,6 +18,7 @@ pub mod config;
 pub mod coordinator;
 pub mod group;
 pub mod member;
+mod offset_requests;
 pub mod offsets;
 pub mod offsets_topic;
 mod placement;
