@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use kafkalite_core::error_codes as codes;
 
@@ -86,6 +86,9 @@ pub struct Shards {
     generations: AtomicU64,
     /// When this broker last asked the controller side to create the topic (ms).
     creation_asked_ms: AtomicI64,
+    /// One `follow_leadership` at a time: two snapshots applied at once must not decide
+    /// from different views.
+    following: Mutex<()>,
 }
 
 impl Shards {
@@ -107,6 +110,7 @@ impl Shards {
             partitions: AtomicI32::new(0),
             generations: AtomicU64::new(1),
             creation_asked_ms: AtomicI64::new(i64::MIN),
+            following: Mutex::new(()),
         }
     }
 
@@ -235,6 +239,7 @@ pub fn follow_leadership<C: PartitionedCoordinator>(
     if !shards.is_cluster() {
         return;
     }
+    let _following = shards.following.lock().expect("lock");
     let count = topic.map_or(0, |t| t.partition_count());
     if shards.partitions.load(Ordering::Acquire) != count {
         // A recreated topic (or its first sight): everything is placed anew.
