@@ -195,6 +195,11 @@ impl BrokerState {
     /// Hand a metadata change to the controller side and wait for it (cluster mode only).
     /// Runs under `block_in_place`: the caller is a handler on the broker's runtime.
     pub fn ask_controller(&self, op: AdminOp) -> Result<(), ApiError> {
+        self.ask_controller_for_answer(op).map(|_| ())
+    }
+
+    /// `ask_controller` for operations answered with data (JSON text).
+    pub fn ask_controller_for_answer(&self, op: AdminOp) -> Result<String, ApiError> {
         let Some(link) = &self.cluster else {
             return Err(ApiError::new(
                 codes::INVALID_REQUEST,
@@ -203,8 +208,8 @@ impl BrokerState {
         };
         let wait = std::time::Duration::from_millis(ADMIN_WAIT_MS);
         match tokio::runtime::Handle::try_current() {
-            Ok(_) => tokio::task::block_in_place(|| link.admin.call(op, wait)),
-            Err(_) => link.admin.call(op, wait),
+            Ok(_) => tokio::task::block_in_place(|| link.admin.call_for_answer(op, wait)),
+            Err(_) => link.admin.call_for_answer(op, wait),
         }
     }
 
@@ -355,6 +360,19 @@ impl BrokerState {
     /// Hand out a new producer id (InitProducerId) and persist the counter, serialised with
     /// the other metadata writes so an id is never reused after a restart.
     pub fn allocate_producer_id(&self) -> anyhow::Result<i64> {
+        if self.cluster.is_some() {
+            // Outside the admin lock: the controller side may need it to apply a snapshot.
+            return self.producer_ids.allocate_from_block(|| {
+                let answer = self
+                    .ask_controller_for_answer(AdminOp::Controller {
+                        op: "producer_id_block".into(),
+                        args: "{}".into(),
+                    })
+                    .map_err(|e| anyhow::anyhow!("no producer id block: {}", e.message))?;
+                let (first, last): (i64, i64) = serde_json::from_str(&answer)?;
+                anyhow::Ok((first, last))
+            });
+        }
         let _guard = self.admin.lock().expect("lock");
         let id = self.producer_ids.allocate();
         self.persist()?;

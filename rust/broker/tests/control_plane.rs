@@ -281,6 +281,10 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
         (ApiKey::IncrementalAlterConfigs, 0, 1),
         (ApiKey::DescribeCluster, 0, 1),
         (ApiKey::InitProducerId, 0, 4),
+        (ApiKey::DescribeLogDirs, 1, 4),
+        (ApiKey::ElectLeaders, 0, 2),
+        (ApiKey::AlterPartitionReassignments, 0, 1),
+        (ApiKey::ListPartitionReassignments, 0, 0),
     ] {
         assert_eq!(range(key), Some((min, max)), "{key:?}");
     }

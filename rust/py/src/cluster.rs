@@ -120,6 +120,10 @@ pub fn op_dict<'py>(py: Python<'py>, op: AdminOp) -> PyResult<Bound<'py, PyDict>
             d.set_item("configs", configs)?;
             d.set_item("validate_only", validate_only)?;
         }
+        AdminOp::Controller { op, args } => {
+            d.set_item("op", op)?;
+            d.set_item("args", args)?;
+        }
     }
     Ok(d)
 }

@@ -39,6 +39,13 @@ pub enum AdminOp {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     },
+    /// An operation the controller side answers with data (ElectLeaders, partition
+    /// reassignments): `args` and the answer are JSON text, so a new operation needs no
+    /// new variant here nor in the binding.
+    Controller {
+        op: String,
+        args: String,
+    },
 }
 
 type Reply = (i16, String);
@@ -55,6 +62,11 @@ impl AdminBridge {
     /// Queue `op` and block until it is answered or `timeout` passes. Blocking is
     /// deliberate: admin requests are rare and the caller runs it under `block_in_place`.
     pub fn call(&self, op: AdminOp, timeout: Duration) -> Result<(), ApiError> {
+        self.call_for_answer(op, timeout).map(|_| ())
+    }
+
+    /// `call`, keeping the answer's text (the message of a successful completion).
+    pub fn call_for_answer(&self, op: AdminOp, timeout: Duration) -> Result<String, ApiError> {
         let (tx, rx) = mpsc::channel();
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         self.waiting.lock().expect("lock").insert(id, tx);
@@ -62,7 +74,7 @@ impl AdminBridge {
         let outcome = rx.recv_timeout(timeout);
         self.waiting.lock().expect("lock").remove(&id);
         match outcome {
-            Ok((codes::NONE, _)) => Ok(()),
+            Ok((codes::NONE, answer)) => Ok(answer),
             Ok((code, message)) => Err(ApiError::new(code, message)),
             Err(_) => Err(ApiError::new(
                 codes::REQUEST_TIMED_OUT,

@@ -14,6 +14,8 @@ pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_log_dirs;
+pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -27,6 +29,7 @@ pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
+pub mod partition_reassignments;
 pub mod produce;
 pub mod sync_group;
 
@@ -67,6 +70,10 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::DescribeLogDirs, 1, 4),
+    (ApiKey::ElectLeaders, 0, 2),
+    (ApiKey::AlterPartitionReassignments, 0, 1),
+    (ApiKey::ListPartitionReassignments, 0, 0),
 ];
 
 #[must_use]
@@ -121,6 +128,16 @@ pub async fn dispatch(
         ApiKey::ListGroups => list_groups::handle(state, ctx, header, body, version).await,
         ApiKey::DeleteGroups => delete_groups::handle(state, ctx, header, body, version).await,
         ApiKey::OffsetDelete => offset_delete::handle(state, ctx, header, body, version).await,
+        ApiKey::DescribeLogDirs => {
+            describe_log_dirs::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ElectLeaders => elect_leaders::handle(state, ctx, header, body, version).await,
+        ApiKey::AlterPartitionReassignments => {
+            partition_reassignments::alter(state, ctx, header, body, version).await
+        }
+        ApiKey::ListPartitionReassignments => {
+            partition_reassignments::list(state, ctx, header, body, version).await
+        }
         other => anyhow::bail!("no handler for {other:?}"),
     }
 }

@@ -55,6 +55,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("advertised.listeners", Str, SameAs("listeners"), Any, PerBroker),
     key("authorizer.class.name", Str, Value(""), Any, ReadOnly),
     key("auto.create.topics.enable", Boolean, Value("true"), Any, ReadOnly),
+    key("auto.leader.rebalance.enable", Boolean, Value("true"), Any, ReadOnly),
     key("broker.id", Int, SameAs("node.id"), AtLeast(0), ReadOnly),
     key("broker.rack", Str, Null, Any, ReadOnly),
     log("compression.gzip.level", Int, Value("-1"), "compression.gzip.level", 1),
@@ -83,6 +84,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // it starts at once.
     key("kafkalite.log.scrub.bytes.per.second", Long, Value("52428800"), AtLeast(1), ReadOnly),
     key("kafkalite.log.scrub.interval.ms", Long, Value("604800000"), AtLeast(-1), ReadOnly),
+    key("leader.imbalance.check.interval.seconds", Long, Value("300"), AtLeast(1), ReadOnly),
+    key("leader.imbalance.per.broker.percentage", Int, Value("10"), AtLeast(0), ReadOnly),
     key("listener.security.protocol.map", Str, Value("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Any, PerBroker),
     // Parsed by the listener code, which owns the format; kafkalite binds loopback by default.
     key("listeners", Str, Value("PLAINTEXT://127.0.0.1:9092"), Any, PerBroker),

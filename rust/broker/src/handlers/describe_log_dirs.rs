@@ -1,0 +1,108 @@
+//! DescribeLogDirs (v1-v4): every log dir of this broker with the replicas it hosts there
+//! (the partitions whose replica list names this broker), each with its size on disk and
+//! offset lag (Kafka's: how far the log end trails the high watermark, 0 for a replica
+//! that has all committed records), plus the dir's filesystem capacity (v4).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::describe_log_dirs_response::{
+    DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
+};
+use kafka_protocol::messages::{
+    DescribeLogDirsRequest, DescribeLogDirsResponse, RequestHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::errors::codes;
+use crate::net::RequestContext;
+use crate::response::{encode, ResponseBody};
+use crate::state::{BrokerState, Partition};
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = DescribeLogDirsRequest::decode(&mut body, version)?;
+    let node = state.config.node_id;
+    // Null topics: every replica; a list: only the partitions it names.
+    let wanted = |p: &Partition| match &request.topics {
+        None => true,
+        Some(topics) => topics
+            .iter()
+            .any(|t| t.topic.0.as_str() == p.topic && t.partitions.contains(&p.index)),
+    };
+    let hosted: Vec<Arc<Partition>> = state
+        .topics
+        .partitions(None)
+        .into_iter()
+        .filter(|p| p.replica_state().replicas.contains(&node) && wanted(p))
+        .collect();
+    let results = state
+        .config
+        .log_dirs
+        .iter()
+        .map(|dir| describe_dir(dir, &hosted))
+        .collect();
+    encode(
+        &DescribeLogDirsResponse::default().with_results(results),
+        version,
+    )
+    .map(Some)
+}
+
+fn describe_dir(dir: &Path, hosted: &[Arc<Partition>]) -> DescribeLogDirsResult {
+    let mut topics: Vec<DescribeLogDirsTopic> = Vec::new();
+    for p in hosted.iter().filter(|p| p.dir.parent() == Some(dir)) {
+        let (size, end) = {
+            let log = p.log.lock().expect("lock");
+            (log.size_bytes(), log.log_end_offset())
+        };
+        let partition = DescribeLogDirsPartition::default()
+            .with_partition_index(p.index)
+            .with_partition_size(i64::try_from(size).unwrap_or(i64::MAX))
+            .with_offset_lag((p.high_watermark() - end).max(0));
+        match topics.iter_mut().find(|t| t.name.0.as_str() == p.topic) {
+            Some(t) => t.partitions.push(partition),
+            None => topics.push(
+                DescribeLogDirsTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(p.topic.clone())))
+                    .with_partitions(vec![partition]),
+            ),
+        }
+    }
+    for t in &mut topics {
+        t.partitions.sort_by_key(|p| p.partition_index);
+    }
+    let (error_code, total, usable) = match capacity(dir) {
+        Some((total, usable)) => (codes::NONE, total, usable),
+        None => (codes::KAFKA_STORAGE_ERROR, -1, -1),
+    };
+    DescribeLogDirsResult::default()
+        .with_error_code(error_code)
+        .with_log_dir(StrBytes::from_string(dir.display().to_string()))
+        .with_topics(topics)
+        .with_total_bytes(total)
+        .with_usable_bytes(usable)
+}
+
+/// (total, usable) bytes of the filesystem holding `dir`; None when it cannot be read
+/// (the dir is gone or its disk failed).
+fn capacity(dir: &Path) -> Option<(i64, i64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `path` is a valid NUL-terminated string and `stat` a plain struct statvfs
+    // fills in; nothing is kept past the call.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return None;
+    }
+    let block = i64::try_from(stat.f_frsize).ok()?;
+    let total = i64::try_from(stat.f_blocks).ok()? * block;
+    let usable = i64::try_from(stat.f_bavail).ok()? * block;
+    Some((total, usable))
+}
