@@ -6,6 +6,7 @@ controller has acted on it (``complete_admin_request``)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -17,6 +18,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkalite import _core
 from kafkalite.controller import znodes
+from kafkalite.controller.admin_moves import LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 
 _log = logging.getLogger("kafkalite.controller")
@@ -39,22 +41,24 @@ class AdminError(Exception):
         self.code = _core.error_code(code_name)
 
 
-class AdminHandler:
+class AdminHandler(LeaderAndReplicaOps):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
-    so its next Metadata request sees what was just done."""
+    so its next Metadata request sees what was just done. Operations that answer with
+    data (``admin_moves``) have it sent back as JSON."""
 
-    def __init__(self, zk: KazooClient, sync_now: Callable[[], None]) -> None:
+    def __init__(self, zk: KazooClient, sync_now: Callable[[], None], broker_id: int = -1) -> None:
         self.zk = zk
         self.sync_now = sync_now
+        self.broker_id = broker_id
 
     def handle(self, op: dict[str, Any]) -> tuple[int, str]:
         try:
-            getattr(self, op["op"])(op)
+            answer = getattr(self, op["op"])(op)
         except AdminError as e:
             return e.code, str(e)
         except AssignmentError as e:
             return _core.error_code(e.code_name), str(e)
-        return 0, ""
+        return 0, "" if answer is None else json.dumps(answer)
 
     def _live(self) -> dict[int, str | None]:
         out: dict[int, str | None] = {}

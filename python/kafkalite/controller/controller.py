@@ -1,18 +1,25 @@
 """The active controller's work, run whenever ZooKeeper changes (broker up or down, topic
 created, grown or marked for deletion): give every new partition its first leader and
 ISR, elect a new leader from the live ISR with a new leader epoch when a leader's broker
-is gone, drop dead brokers from the ISR, and delete topics queued under
-``/admin/delete_topics``. Each partition-state write is compare-and-set on the znode's
+is gone, drop dead brokers from the ISR, delete topics queued under
+``/admin/delete_topics``, run the leader elections clients ask for
+(``/admin/preferred_replica_election``, ``/admin/unclean_leader_election``) and the
+periodic preferred-leader rebalance, and drive partition reassignments
+(``reassignment``). Each partition-state write is compare-and-set on the znode's
 version inside a transaction that also checks the controller epoch (see ``election``)."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NoNodeError
 
-from kafkalite.controller import znodes
+from kafkalite.controller import leadership, reassignment, znodes
 from kafkalite.controller.election import Term
 
 _log = logging.getLogger("kafkalite.controller")
@@ -48,12 +55,53 @@ def elect_leader(
     return -1, state.isr
 
 
+@dataclass(frozen=True)
+class Rebalance:
+    """``auto.leader.rebalance.enable`` and its two knobs (Kafka's defaults)."""
+
+    enabled: bool = True
+    interval_s: float = 300.0
+    percentage: int = 10
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, str]) -> Rebalance:
+        return cls(
+            settings.get("auto.leader.rebalance.enable", "true").lower() == "true",
+            float(settings.get("leader.imbalance.check.interval.seconds", "300")),
+            int(settings.get("leader.imbalance.per.broker.percentage", "10")),
+        )
+
+
+# Kafka's first rebalance check comes 5 s after a controller takes office.
+FIRST_REBALANCE_DELAY_S = 5.0
+
+
 class Controller:
-    def __init__(self, zk: KazooClient, broker_id: int, term: Term, unclean: bool) -> None:
+    def __init__(
+        self,
+        zk: KazooClient,
+        broker_id: int,
+        term: Term,
+        unclean: bool,
+        watch: Callable[[Any], None] | None = None,
+        rebalance: Rebalance | None = None,
+    ) -> None:
         self.zk = zk
         self.broker_id = broker_id
         self.term = term
         self.unclean = unclean
+        # Called by ZooKeeper when a znode the controller waits on changes; also to ask
+        # for another pass soon.
+        self.watch = watch
+        self.rebalance = rebalance or Rebalance()
+        self._next_rebalance = time.monotonic() + FIRST_REBALANCE_DELAY_S
+
+    def watch_soon(self) -> None:
+        if self.watch is not None:
+            self.watch(None)
+
+    def commit(self, build: object) -> bool:
+        return self._commit(build)
 
     def _commit(self, build: object) -> bool:
         """Run a transaction guarded by the controller epoch. False when its own CAS lost
@@ -68,17 +116,105 @@ class Controller:
 
     def reconcile(self) -> None:
         live = {int(c) for c in self.zk.get_children(znodes.BROKER_IDS)}
-        for topic in self.zk.get_children(znodes.DELETE_TOPICS):
+        for topic in self.zk.get_children(znodes.DELETE_TOPICS, watch=self.watch):
             self._delete_topic(topic)
+        reassignment.take_requests(self, live)
+        topics: dict[str, znodes.TopicZNode] = {}
         for topic in self.zk.get_children(znodes.TOPICS):
             try:
                 data, _ = self.zk.get(znodes.topic_path(topic))
             except NoNodeError:
                 continue
-            assignment, _topic_id = znodes.parse_topic(data)
+            tz = znodes.parse_topic_znode(data)
+            topics[topic] = tz
             unclean = self._unclean(topic)
-            for partition, replicas in sorted(assignment.items()):
+            for partition, replicas in sorted(tz.assignment.items()):
                 self._partition(topic, partition, replicas, live, unclean)
+            if tz.adding or tz.removing:
+                reassignment.progress(self, topic, tz, live)
+        self._requested_elections(live)
+        if self.rebalance.enabled and time.monotonic() >= self._next_rebalance:
+            self._next_rebalance = time.monotonic() + self.rebalance.interval_s
+            self._auto_rebalance(topics, live)
+
+    def _state(self, topic: str, partition: int) -> tuple[znodes.LeaderAndIsr, int] | None:
+        try:
+            data, stat = self.zk.get(znodes.partition_state_path(topic, partition))
+        except NoNodeError:
+            return None
+        return znodes.parse_state(data), stat.version
+
+    def _replicas(self, topic: str, partition: int) -> list[int] | None:
+        try:
+            data, _ = self.zk.get(znodes.topic_path(topic))
+        except NoNodeError:
+            return None
+        return znodes.parse_topic(data)[0].get(partition)
+
+    def elect(self, topic: str, partition: int, kind: int, live: set[int]) -> None:
+        """One preferred or unclean election (ElectLeaders, the rebalance); retried when
+        a concurrent write to the partition state wins."""
+        for _attempt in range(5):
+            replicas = self._replicas(topic, partition)
+            read = self._state(topic, partition)
+            if replicas is None or read is None:
+                return
+            state, version = read
+            if kind == leadership.PREFERRED:
+                leader, error = leadership.preferred_choice(replicas, state, live)
+                isr = state.isr
+            else:
+                leader, isr, error = leadership.unclean_choice(replicas, state, live)
+            if error is not None:
+                return
+            new = znodes.LeaderAndIsr(leader, state.leader_epoch + 1, isr, self.term.epoch)
+            path = znodes.partition_state_path(topic, partition)
+            if self._commit(
+                lambda tx, p=path, s=new, v=version: tx.set_data(p, znodes.state_json(s), version=v)
+            ):
+                _log.info(
+                    "%s-%d: %s election, leader %d -> %d, epoch %d",
+                    topic,
+                    partition,
+                    "preferred" if kind == leadership.PREFERRED else "unclean",
+                    state.leader,
+                    leader,
+                    new.leader_epoch,
+                )
+                return
+
+    def _requested_elections(self, live: set[int]) -> None:
+        for path, kind in (
+            (znodes.PREFERRED_ELECTION, leadership.PREFERRED),
+            (znodes.UNCLEAN_ELECTION, leadership.UNCLEAN),
+        ):
+            try:
+                data, _ = self.zk.get(path, watch=self.watch)
+            except NoNodeError:
+                self.zk.exists(path, watch=self.watch)
+                continue
+            for topic, partition in znodes.parse_partitions(data):
+                self.elect(topic, partition, kind, live)
+            try:
+                self.zk.delete(path)
+            except NoNodeError:
+                pass
+
+    def _auto_rebalance(self, topics: dict[str, znodes.TopicZNode], live: set[int]) -> None:
+        """Kafka's checkAndTriggerAutoLeaderRebalance; partitions being reassigned are
+        left alone."""
+        partitions = []
+        for topic, tz in topics.items():
+            for p, replicas in tz.assignment.items():
+                if p in tz.adding or p in tz.removing:
+                    continue
+                read = self._state(topic, p)
+                if read is not None:
+                    partitions.append((topic, p, replicas, read[0]))
+        for topic, p in leadership.rebalance_candidates(
+            partitions, live, self.rebalance.percentage
+        ):
+            self.elect(topic, p, leadership.PREFERRED, live)
 
     def _unclean(self, topic: str) -> bool:
         try:

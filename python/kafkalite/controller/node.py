@@ -16,13 +16,13 @@ import uuid
 from collections.abc import Mapping
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NodeExistsError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafkalite import _core
 from kafkalite.controller import election, snapshot, znodes
 from kafkalite.controller.admin import AdminHandler
-from kafkalite.controller.controller import Controller, Fenced
+from kafkalite.controller.controller import Controller, Fenced, Rebalance
 from kafkalite.errors import KafkaliteError
 
 _log = logging.getLogger("kafkalite.cluster")
@@ -85,6 +85,7 @@ class ClusterNode:
         self._sync_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._controller: Controller | None = None
+        self.inter_broker_listener = ""
 
     @property
     def addresses(self) -> list[tuple[str, str, int]]:
@@ -109,6 +110,7 @@ class ClusterNode:
             if zk.exists(znodes.broker_path(self.broker_id)):
                 raise self._duplicate(connect)
             self.server = _core.BrokerServer(self.settings, self.worker_threads)
+            self._check_inter_broker_listener()
             # Topics and leaders before registering: once others see this broker (the
             # launcher waits for that), its Metadata already describes the cluster.
             self.sync_now()
@@ -129,6 +131,28 @@ class ClusterNode:
         self._wake.set()
         return self
 
+    def _check_inter_broker_listener(self) -> None:
+        """``inter.broker.listener.name`` must name one of this broker's listeners (as
+        Kafka requires); unset, brokers talk over the first one."""
+        assert self.server is not None
+        names = [n for n, _h, _p in self.server.advertised_listeners]
+        self.inter_broker_listener = self.settings.get("inter.broker.listener.name") or names[0]
+        if self.inter_broker_listener not in names:
+            raise ClusterStartError(
+                f"inter.broker.listener.name {self.inter_broker_listener!r} is not one of "
+                f"this broker's listeners ({', '.join(names)})"
+            )
+
+    def inter_broker_address(self, broker_id: int) -> tuple[str, int] | None:
+        """Where to reach broker ``broker_id`` from this one: its endpoint for this
+        broker's ``inter.broker.listener.name``; None if it is not registered."""
+        assert self.zk is not None
+        try:
+            data, _ = self.zk.get(znodes.broker_path(broker_id))
+        except NoNodeError:
+            return None
+        return znodes.endpoint(data, self.inter_broker_listener)
+
     def _duplicate(self, connect: str) -> ClusterStartError:
         return ClusterStartError(
             f"broker.id {self.broker_id} is already registered in ZooKeeper at {connect!r}: "
@@ -137,12 +161,12 @@ class ClusterNode:
 
     def _register(self, connect: str) -> None:
         assert self.server is not None and self.zk is not None
-        _name, host, port = self.server.advertised_listeners[0]
+        advertised = self.server.advertised_listeners
+        name, host, port = advertised[0]
         info = znodes.BrokerInfo(self.broker_id, host, port, self.rack)
+        data = znodes.broker_json(info, name, advertised[1:])
         try:
-            self.zk.create(
-                znodes.broker_path(self.broker_id), znodes.broker_json(info), ephemeral=True
-            )
+            self.zk.create(znodes.broker_path(self.broker_id), data, ephemeral=True)
         except NodeExistsError:
             raise self._duplicate(connect) from None
 
@@ -189,7 +213,14 @@ class ClusterNode:
             term = election.try_elect(zk, self.broker_id)
             if term is not None:
                 _log.info("broker %d is the controller, epoch %d", self.broker_id, term.epoch)
-                self._controller = Controller(zk, self.broker_id, term, self.unclean)
+                self._controller = Controller(
+                    zk,
+                    self.broker_id,
+                    term,
+                    self.unclean,
+                    watch=self._watch,
+                    rebalance=Rebalance.from_settings(self.settings),
+                )
         elif seat != (self.broker_id, me):
             self._controller = None
         if self._controller is not None:
@@ -209,7 +240,7 @@ class ClusterNode:
                 self.server.apply_metadata(*snap.as_arguments())
 
     def _admin_loop(self) -> None:
-        handler = AdminHandler(self.zk, self.sync_now)  # type: ignore[arg-type]
+        handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]
         while not self._stopping.is_set():
             server = self.server
             if server is None:

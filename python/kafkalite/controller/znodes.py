@@ -7,6 +7,7 @@ import base64
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 BROKER_IDS = "/brokers/ids"
@@ -16,6 +17,12 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_CHANGES = "/config/changes"
 DELETE_TOPICS = "/admin/delete_topics"
+PREFERRED_ELECTION = "/admin/preferred_replica_election"
+# kafkalite's own: Kafka's ZooKeeper mode took unclean ElectLeaders straight to the
+# controller's event queue; here every request reaches the controller through ZooKeeper.
+UNCLEAN_ELECTION = "/admin/unclean_leader_election"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CLUSTER_ID = "/cluster/id"
 
 # Kafka creates these at startup (ZkData.PersistentZkPaths).
@@ -68,12 +75,19 @@ class BrokerInfo:
     rack: str | None
 
 
-def broker_json(broker: BrokerInfo, listener: str = "PLAINTEXT") -> bytes:
-    """BrokerIdZNode version 5 (Kafka 2.7+ ZK mode), one plaintext listener."""
+def broker_json(
+    broker: BrokerInfo,
+    listener: str = "PLAINTEXT",
+    others: Sequence[tuple[str, str, int]] = (),
+) -> bytes:
+    """BrokerIdZNode version 5 (Kafka 2.7+ ZK mode): the client listener first (what
+    Metadata serves), then the broker's other advertised listeners (``others``: name,
+    host, port), e.g. the one ``inter.broker.listener.name`` names."""
+    endpoints = [(listener, broker.host, broker.port), *others]
     data: dict[str, object] = {
         "features": {},
-        "listener_security_protocol_map": {listener: "PLAINTEXT"},
-        "endpoints": [f"{listener}://{broker.host}:{broker.port}"],
+        "listener_security_protocol_map": {name: "PLAINTEXT" for name, _h, _p in endpoints},
+        "endpoints": [f"{name}://{host}:{port}" for name, host, port in endpoints],
         "jmx_port": -1,
         "port": broker.port,
         "host": broker.host,
@@ -93,6 +107,17 @@ def parse_broker(broker_id: int, data: bytes) -> BrokerInfo:
     return BrokerInfo(broker_id, host.strip("[]"), int(port), d.get("rack"))
 
 
+def endpoint(data: bytes, listener: str) -> tuple[str, int] | None:
+    """(host, port) a broker's znode advertises for ``listener``, None if it has none: how
+    brokers reach each other on ``inter.broker.listener.name``."""
+    for e in json.loads(data)["endpoints"]:
+        name, _, host_port = e.partition("://")
+        if name == listener:
+            host, _, port = host_port.rpartition(":")
+            return host.strip("[]"), int(port)
+    return None
+
+
 def controller_json(broker_id: int) -> bytes:
     return _dump({"version": 1, "brokerid": broker_id, "timestamp": _now_ms()})
 
@@ -110,17 +135,93 @@ def parse_topic_id(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
-def topic_json(assignment: dict[int, list[int]], topic_id: uuid.UUID) -> bytes:
-    """TopicZNode version 3: the replica assignment and the topic id."""
+def topic_json(
+    assignment: dict[int, list[int]],
+    topic_id: uuid.UUID,
+    adding: dict[int, list[int]] | None = None,
+    removing: dict[int, list[int]] | None = None,
+) -> bytes:
+    """TopicZNode version 3: the replica assignment, the topic id and the replicas an
+    ongoing reassignment adds and removes (partitions without one are left out)."""
+
+    def by_partition(m: dict[int, list[int]] | None) -> dict[str, list[int]]:
+        return {str(p): r for p, r in sorted((m or {}).items()) if r}
+
     return _dump(
         {
             "version": 3,
             "topic_id": topic_id_string(topic_id),
             "partitions": {str(p): replicas for p, replicas in sorted(assignment.items())},
-            "adding_replicas": {},
-            "removing_replicas": {},
+            "adding_replicas": by_partition(adding),
+            "removing_replicas": by_partition(removing),
         }
     )
+
+
+@dataclass
+class TopicZNode:
+    assignment: dict[int, list[int]]
+    topic_id: uuid.UUID | None
+    adding: dict[int, list[int]]
+    removing: dict[int, list[int]]
+
+    def to_json(self) -> bytes:
+        assert self.topic_id is not None
+        return topic_json(self.assignment, self.topic_id, self.adding, self.removing)
+
+
+def parse_topic_znode(data: bytes) -> TopicZNode:
+    d = json.loads(data)
+    assignment, topic_id = parse_topic(data)
+
+    def by_partition(key: str) -> dict[int, list[int]]:
+        return {int(p): list(r) for p, r in (d.get(key) or {}).items() if r}
+
+    return TopicZNode(
+        assignment, topic_id, by_partition("adding_replicas"), by_partition("removing_replicas")
+    )
+
+
+def partitions_json(partitions: list[tuple[str, int]]) -> bytes:
+    """``/admin/preferred_replica_election``'s JSON: the partitions to elect for."""
+    return _dump(
+        {"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]}
+    )
+
+
+def parse_partitions(data: bytes) -> list[tuple[str, int]]:
+    return [(e["topic"], int(e["partition"])) for e in json.loads(data).get("partitions", [])]
+
+
+def reassignment_json(moves: list[tuple[str, int, list[int] | None]]) -> bytes:
+    """``/admin/reassign_partitions``: target replicas per partition; kafkalite writes
+    null replicas for a cancellation (Kafka's API path cancelled through the controller's
+    event queue, which here is ZooKeeper)."""
+    return _dump(
+        {
+            "version": 1,
+            "partitions": [{"topic": t, "partition": p, "replicas": r} for t, p, r in moves],
+        }
+    )
+
+
+def parse_reassignment(data: bytes) -> list[tuple[str, int, list[int] | None]]:
+    return [
+        (e["topic"], int(e["partition"]), None if e.get("replicas") is None else e["replicas"])
+        for e in json.loads(data).get("partitions", [])
+    ]
+
+
+def producer_id_block_json(broker: int, first: int, last: int) -> bytes:
+    """ProducerIdBlockZNode version 1 (ids as strings, as Kafka wrote them)."""
+    return _dump(
+        {"version": 1, "broker": broker, "block_start": str(first), "block_end": str(last)}
+    )
+
+
+def parse_producer_id_block(data: bytes) -> tuple[int, int]:
+    d = json.loads(data)
+    return int(d["block_start"]), int(d["block_end"])
 
 
 def parse_topic(data: bytes) -> tuple[dict[int, list[int]], uuid.UUID | None]:
