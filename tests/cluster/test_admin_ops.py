@@ -23,8 +23,9 @@ from kafkalite import _core
 from kafkalite.bench import kafka_ref
 from kafkalite.cluster import Cluster
 from kafkalite.controller import znodes
+from kafkalite.controller.zookeeper import free_port
 from tests.cluster.conftest import partitions, settled, wait_for
-from tests.cluster.test_cluster import create, produce
+from tests.cluster.test_cluster import _broker_cmd, create, produce
 
 
 @pytest.fixture(scope="module")
@@ -272,6 +273,55 @@ def test_producer_ids_come_from_cluster_wide_blocks(cluster: Cluster) -> None:
     assert max(ids) <= last
     # Each broker's ids sit in its own block of 1000.
     assert len({i // 1000 for i in ids}) == len(c.brokers)
+
+
+def test_inter_broker_listener_is_registered_and_checked(cluster: Cluster, tmp_path: Path) -> None:
+    c = cluster
+    client_port, internal_port = free_port(), free_port()
+    common = (
+        f"zookeeper.connect={c.zookeeper_connect}",
+        f"listeners=PLAINTEXT://127.0.0.1:{client_port},INTERNAL://127.0.0.1:{internal_port}",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+    )
+    bad = subprocess.run(
+        _broker_cmd(
+            "broker.id=5",
+            *common,
+            "inter.broker.listener.name=REPLICATION",
+            f"log.dirs={tmp_path / 'bad'}",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 1
+    assert "inter.broker.listener.name 'REPLICATION' is not one of" in bad.stderr, bad.stderr
+    assert c.zk.exists(znodes.broker_path(5)) is None
+    # A fourth broker, last in this module (the others count three brokers).
+    proc = subprocess.Popen(
+        _broker_cmd(
+            "broker.id=4",
+            *common,
+            "inter.broker.listener.name=INTERNAL",
+            f"log.dirs={tmp_path / 'good'}",
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: c.zk.exists(znodes.broker_path(4)) is not None, 30)
+        data, _ = c.zk.get(znodes.broker_path(4))
+        assert json.loads(data)["endpoints"] == [
+            f"PLAINTEXT://127.0.0.1:{client_port}",
+            f"INTERNAL://127.0.0.1:{internal_port}",
+        ]
+        assert znodes.endpoint(data, "INTERNAL") == ("127.0.0.1", internal_port)
+        # Clients are given the client listener.
+        assert znodes.parse_broker(4, data).port == client_port
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    wait_for(lambda: c.zk.exists(znodes.broker_path(4)) is None, 30)
 
 
 def test_auto_leader_rebalance_moves_leaders_back(tmp_path: Path) -> None:
