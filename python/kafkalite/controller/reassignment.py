@@ -17,6 +17,7 @@ znode."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from typing import TYPE_CHECKING
 
@@ -30,10 +31,10 @@ if TYPE_CHECKING:
 _log = logging.getLogger("kafkalite.controller")
 
 # Until the replication data path exists no leader ever adds a caught-up replica to the
-# ISR, so the controller does it for live new replicas itself (an empty follower has
-# nothing to copy from a log that no one replicates yet). Once followers fetch and the
-# leader expands the ISR (issue 13), set this to False: step 2 then waits for real.
-ASSUME_NEW_REPLICAS_IN_SYNC = True
+# ISR, so the controller does it for live new replicas itself (nothing is replicated yet,
+# so there is nothing to catch up on). The replication side brings the leader's ISR
+# updates (``controller.isr``); with it, step 2 waits for the leader for real.
+ASSUME_NEW_REPLICAS_IN_SYNC = importlib.util.find_spec("kafkalite.controller.isr") is None
 
 
 def origin_replicas(replicas: list[int], adding: list[int]) -> list[int]:
