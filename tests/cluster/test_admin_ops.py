@@ -204,8 +204,13 @@ def test_kafka_reassign_partitions_execute_verify_list_cancel(
     assert "Successfully started partition reassignment" in done.stdout, done.stdout
 
     def verified() -> bool:
-        out = _reassign(c, tmp_path, "verify", {("moving", 0): target}).stdout
-        return "Reassignment of partition moving-0 is completed." in out
+        done = _reassign(c, tmp_path, "verify", {("moving", 0): target})
+        if "Reassignment of partition moving-0 is completed." not in done.stdout:
+            return False
+        # Complete, the tool also clears throttles through IncrementalAlterConfigs.
+        assert done.returncode == 0, (done.stdout, done.stderr[-3000:])
+        assert "Clearing topic-level throttles on topic moving" in done.stdout
+        return True
 
     wait_for(verified, 60, 1.0)
     after = everywhere(
