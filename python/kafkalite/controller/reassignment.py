@@ -19,14 +19,28 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kafkalite.controller import znodes
+from kafkalite.controller.election import Term
 
-if TYPE_CHECKING:
-    from kafkalite.controller.controller import Controller
+
+class Controller(Protocol):
+    """What the reassignment steps need of ``controller.Controller`` (named here so the
+    two modules do not import each other)."""
+
+    zk: KazooClient
+    term: Term
+    watch: Callable[[Any], None] | None
+
+    def commit(self, build: object) -> bool: ...
+
+    def watch_soon(self) -> None: ...
+
 
 _log = logging.getLogger("kafkalite.controller")
 
