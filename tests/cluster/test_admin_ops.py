@@ -138,6 +138,24 @@ def test_elect_leaders_preferred_and_unclean(cluster: Cluster) -> None:
         7: _core.error_code("UNKNOWN_TOPIC_OR_PARTITION"),
     }
 
+    # No live replica at all (brokers 8 and 9 do not exist): nobody can lead.
+    def assign(replicas: list[int]) -> None:
+        data, stat = c.zk.get(znodes.topic_path("elect"))
+        tz = znodes.parse_topic_znode(data)
+        tz.assignment[0] = replicas
+        c.zk.set(znodes.topic_path("elect"), tz.to_json(), version=stat.version)
+
+    assign([8, 9])
+    set_state(c, "elect", 0, -1, [42])
+    everywhere(c, "elect", lambda v: v[0].leader == -1)
+    result = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition("elect", 0)]).result(30)
+    (error,) = result.values()
+    assert error is not None
+    assert error.code() == _core.error_code("ELIGIBLE_LEADERS_NOT_AVAILABLE")
+    assign(reps[0])
+    set_state(c, "elect", 0, reps[0][0], reps[0])
+    everywhere(c, "elect", lambda v: v[0].leader == reps[0][0])
+
 
 def test_kafka_leader_election_tool_over_all_partitions(cluster: Cluster) -> None:
     c = cluster
