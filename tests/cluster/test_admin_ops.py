@@ -262,6 +262,40 @@ def test_kafka_reassign_partitions_execute_verify_list_cancel(
     assert znodes.parse_topic_znode(c.zk.get(znodes.topic_path("moving"))[0]).adding == {}
 
 
+def test_a_new_controller_carries_on_an_ongoing_reassignment(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The reassignment lives in ZooKeeper: the next controller finishes or cancels it."""
+    c = cluster
+    create(c.bootstrap_servers, "carried", 1, 2)
+    meta = settled([b.bootstrap_servers for b in c.brokers], "carried", 1)
+    ors = list(meta[0].replicas)
+    data, stat = c.zk.get(znodes.topic_path("carried"))
+    tz = znodes.parse_topic_znode(data)
+    tz.assignment[0] = [*ors, 9]
+    tz.adding[0] = [9]
+    c.zk.set(znodes.topic_path("carried"), tz.to_json(), version=stat.version)
+    everywhere(c, "carried", lambda v: list(v[0].replicas) == [*ors, 9])
+    old = c.controller_id()
+    c.brokers[old - 1].stop()
+    wait_for(lambda: c.controller_id() not in (-1, old), 30)
+    try:
+        done = _reassign(c, tmp_path, "cancel", {("carried", 0): [*ors, 9]}, "--preserve-throttles")
+        assert done.returncode == 0, (done.stdout, done.stderr[-3000:])
+        survivors = [b for b in c.brokers if b.broker_id != old]
+        wait_for(
+            lambda: all(
+                (m := partitions(b.bootstrap_servers, "carried").get(0)) is not None
+                and list(m.replicas) == ors
+                for b in survivors
+            ),
+            20,
+        )
+    finally:
+        c.brokers[old - 1].restart()
+    everywhere(c, "carried", lambda v: list(v[0].replicas) == ors)
+
+
 def test_kafka_log_dirs_lists_every_hosted_replica(cluster: Cluster) -> None:
     c = cluster
     create(c.bootstrap_servers, "dirs", 3, 2)
