@@ -19,6 +19,7 @@ pub mod log_maintenance;
 pub mod log_scrubber;
 pub mod net;
 pub mod response;
+pub mod security;
 pub mod state;
 
 pub use broker::Broker;

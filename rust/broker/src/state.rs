@@ -39,6 +39,8 @@ pub struct BrokerState {
     /// Python side (`cluster_sync`), and the way out for admin requests. `None` on a single
     /// node, which keeps every topic in its own file store.
     pub cluster: Option<ClusterLink>,
+    /// TLS and SASL per listener, and the SCRAM credentials.
+    pub security: crate::security::Security,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -67,6 +69,7 @@ impl BrokerState {
             .zookeeper_connect
             .as_ref()
             .map(|_| ClusterLink::new(&cluster_id));
+        let security = crate::security::Security::from_config(&config)?;
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -76,6 +79,7 @@ impl BrokerState {
             advertised: std::sync::OnceLock::new(),
             groups,
             cluster,
+            security,
             store,
             admin: Mutex::new(()),
             _dir_locks: dir_locks,

@@ -74,6 +74,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ElectLeaders, 0, 2),
     (ApiKey::AlterPartitionReassignments, 0, 1),
     (ApiKey::ListPartitionReassignments, 0, 0),
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
 ];
 
 #[must_use]
@@ -137,6 +139,9 @@ pub async fn dispatch(
         }
         ApiKey::ListPartitionReassignments => {
             partition_reassignments::list(state, ctx, header, body, version).await
+        }
+        ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
+            crate::security::sasl::exchange::out_of_place(key, version).map(Some)
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

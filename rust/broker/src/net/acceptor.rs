@@ -9,9 +9,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::connection;
-use super::context::ConnectionContext;
+use super::context::{ConnectionContext, KafkaPrincipal};
 use super::listeners::Listener;
 use super::transport::Transport;
+use crate::security::{principal, ListenerSecurity};
 use crate::state::BrokerState;
 
 /// Bind `listener`'s address; the error names the listener.
@@ -25,8 +26,8 @@ pub async fn bind(listener: &Listener) -> anyhow::Result<TcpListener> {
     })
 }
 
-/// The transport and context of a connection just accepted on `listener` (a TLS
-/// listener will run its handshake here, before the first request is read).
+/// The transport and context of a connection just accepted on `listener`, before any
+/// TLS handshake (`secure` runs that).
 #[must_use]
 pub fn open(
     stream: TcpStream,
@@ -37,6 +38,68 @@ pub fn open(
         Transport::plain(stream),
         ConnectionContext::accepted(peer, listener),
     )
+}
+
+/// How long a TLS handshake may take at most (a client that connects and says nothing
+/// holds a task no longer than this, or `connections.max.idle.ms` if shorter).
+const TLS_HANDSHAKE_MAX: Duration = Duration::from_secs(30);
+
+/// Run the TLS handshake of a TLS listener's connection and take the principal from the
+/// client certificate, if one was sent. `None`: the connection is closed (handshake
+/// failed: a plaintext client, garbage, an untrusted or missing certificate), logged once.
+pub async fn secure(
+    transport: Transport,
+    mut connection: ConnectionContext,
+    security: &ListenerSecurity,
+    idle_limit: Option<Duration>,
+) -> Option<(Transport, ConnectionContext)> {
+    let Some(acceptor) = &security.tls else {
+        return Some((transport, connection));
+    };
+    let Transport::Plain(stream) = transport else {
+        return Some((transport, connection));
+    };
+    let limit = idle_limit.map_or(TLS_HANDSHAKE_MAX, |l| l.min(TLS_HANDSHAKE_MAX));
+    let failed = |why: String| {
+        kafkalite_core::logging::log(
+            kafkalite_core::logging::Level::Info,
+            "kafkalite.security.Tls",
+            &format!(
+                "Failed authentication with {} (listener {}): SSL handshake failed: {why}",
+                connection.client_host(),
+                connection.listener_name
+            ),
+        );
+    };
+    let tls = match tokio::time::timeout(limit, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
+            failed(e.to_string());
+            return None;
+        }
+        Err(_) => {
+            failed(format!("not done within {limit:?}"));
+            return None;
+        }
+    };
+    if let Some(cert) = tls.get_ref().1.peer_certificates().and_then(|c| c.first()) {
+        let mapped = principal::subject_rfc2253(cert)
+            .ok_or_else(|| "cannot read the client certificate's subject".to_string())
+            .and_then(|dn| security.principal_mapper.map(&dn));
+        match mapped {
+            Ok(name) => {
+                connection.principal = KafkaPrincipal {
+                    principal_type: KafkaPrincipal::USER_TYPE.to_string(),
+                    name,
+                }
+            }
+            Err(why) => {
+                failed(why);
+                return None;
+            }
+        }
+    }
+    Some((Transport::Tls(Box::new(tls)), connection))
 }
 
 /// Accept connections on `socket` (bound for `listener`) until shutdown.
@@ -55,8 +118,16 @@ pub async fn accept_loop(
                         let (transport, connection) = open(stream, peer, &listener);
                         let state = Arc::clone(&state);
                         let shutdown = shutdown.clone();
+                        let security = state.security.listener(&listener.name);
                         tokio::spawn(async move {
-                            let _ = connection::serve(transport, connection, state, shutdown).await;
+                            let limit = state.config.connections_max_idle;
+                            let Some((transport, connection)) =
+                                secure(transport, connection, &security, limit).await
+                            else {
+                                return;
+                            };
+                            let _ = connection::serve(transport, connection, state, shutdown, security)
+                                .await;
                         });
                     }
                     // Out of fds and the like: say so (once in a while) and back off
@@ -119,7 +190,7 @@ mod tests {
     use tokio::net::TcpSocket;
 
     use super::*;
-    use crate::net::{KafkaPrincipal, SecurityProtocol};
+    use crate::net::SecurityProtocol;
 
     /// The context names the listener that accepted the connection and the client's own
     /// address (here a second loopback address the client bound to).

@@ -22,18 +22,24 @@ use super::framing::{self, Parsed};
 use super::transport::Transport;
 use crate::handlers::{self, api_versions};
 use crate::response::ResponseBody;
+use crate::security::sasl::exchange::{self, Next};
+use crate::security::sasl::Authenticator;
+use crate::security::ListenerSecurity;
 use crate::state::BrokerState;
 
 /// Serve `transport` until the client closes it, a frame cannot be handled, or the broker
-/// shuts down (checked between requests).
+/// shuts down (checked between requests). On a SASL listener, frames before
+/// authentication are capped at `sasl.server.max.receive.size` and only the SASL exchange
+/// and ApiVersions are answered (CVE-2022-34917).
 pub async fn serve(
     mut transport: Transport,
-    connection: ConnectionContext,
+    mut connection: ConnectionContext,
     state: Arc<BrokerState>,
     mut shutdown: watch::Receiver<bool>,
+    security: Arc<ListenerSecurity>,
 ) -> anyhow::Result<()> {
-    let max = state.config.socket_request_max_bytes;
     let limit = state.config.connections_max_idle;
+    let mut auth = security.sasl.as_ref().map(|_| Authenticator::Start);
     loop {
         // Idle: no (whole) size of a next request yet.
         let size = tokio::select! {
@@ -44,11 +50,32 @@ pub async fn serve(
             },
             _ = shutdown.changed() => return Ok(()),
         };
+        let authenticating = auth.as_ref().is_some_and(|a| !a.is_done());
+        let max = if authenticating {
+            state.security.sasl_max_receive_size
+        } else {
+            state.config.socket_request_max_bytes
+        };
         let size = framing::check_frame_size(size, max)?;
         let frame = within(limit, framing::read_frame(&mut transport, size))
             .await
             .ok_or_else(|| anyhow::anyhow!("request frame not received within {limit:?}"))??
             .freeze();
+        if let (true, Some(auth), Some(sasl)) = (authenticating, auth.as_mut(), &security.sasl) {
+            let exchange = exchange::unauthenticated_frame(
+                &state,
+                &mut connection,
+                auth,
+                sasl,
+                &mut transport,
+                frame,
+            );
+            match within(limit, exchange).await {
+                Some(Ok(Next::Continue)) => continue,
+                Some(Ok(Next::Close)) | None => return Ok(()),
+                Some(Err(e)) => return Err(e),
+            }
+        }
         // Produce with acks=0 expects no response at all.
         if let Some((header_version, correlation_id, body)) =
             handle_frame(&state, &connection, frame).await?

@@ -145,6 +145,8 @@ pub async fn write_response(
             }
         }
     }
+    // A TLS session may still hold encrypted bytes (a no-op on plain sockets).
+    transport.flush().await?;
     Ok(())
 }
 

@@ -3,8 +3,7 @@
 //! the others (an advertised listener must name a bound one; a listener's name must map
 //! to a security protocol).
 //!
-//! Only PLAINTEXT is served today; the other protocols parse, and are refused with a
-//! clear error until `security/` can serve them.
+//! Every protocol is served: `security/` builds each listener's TLS and SASL settings.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -127,13 +126,6 @@ pub fn from_settings(
                 format!("listener {name} has no entry in listener.security.protocol.map"),
             ));
         };
-        if protocol != SecurityProtocol::Plaintext {
-            return Err(bad(
-                key,
-                value,
-                format!("{protocol} listeners are not supported yet"),
-            ));
-        }
         // Port 0 asks for an ephemeral port, which never collides.
         if port != 0 && !ports.insert(port) {
             return Err(bad(key, value, "two listeners share a port"));

@@ -144,23 +144,17 @@ fn a_listener_without_a_protocol_is_rejected_by_name() {
 }
 
 #[test]
-fn only_plaintext_listeners_are_served() {
-    for (listeners, protocol) in [
-        ("SSL://:9093", "SSL"),
-        ("SASL_PLAINTEXT://:9094", "SASL_PLAINTEXT"),
-        ("SASL_SSL://:9095", "SASL_SSL"),
-    ] {
-        let e = rejected(&[("listeners", listeners)]);
-        assert_eq!(
-            e.reason,
-            format!("{protocol} listeners are not supported yet")
-        );
-    }
-    let e = rejected(&[
-        ("listeners", "SECURE://:9093"),
-        ("listener.security.protocol.map", "SECURE:SSL"),
-    ]);
-    assert_eq!(e.reason, "SSL listeners are not supported yet");
+fn every_protocol_is_served_several_at_once() {
+    let s = from_settings(&settings(&[
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+        ),
+        ("listener.security.protocol.map", "SECURE:SASL_SSL"),
+    ]))
+    .unwrap();
+    let protocols: Vec<_> = s.listeners.iter().map(|l| l.security_protocol).collect();
+    assert_eq!(protocols, SecurityProtocol::ALL);
 }
 
 #[test]
@@ -188,9 +182,9 @@ fn advertised_listeners_must_be_reachable() {
 
 #[test]
 fn errors_read_like_config_errors() {
-    let e = rejected(&[("listeners", "SSL://:9093")]);
+    let e = rejected(&[("listeners", "SSL://:9093,SSL://:9094")]);
     assert_eq!(
         e.to_string(),
-        "invalid config listeners=SSL://:9093: SSL listeners are not supported yet"
+        "invalid config listeners=SSL://:9093,SSL://:9094: listener name SSL appears twice"
     );
 }

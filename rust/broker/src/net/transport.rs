@@ -1,10 +1,10 @@
 //! The byte stream under a connection. Framing reads and writes through `AsyncRead` /
 //! `AsyncWrite`; record bytes still in a segment file go out through `send_file`.
 //!
-//! Only `Plain` exists today. A `Tls` variant (rustls) joins here: reads and writes go
-//! through the TLS session, and `send_file` either copies through it, or, with kernel TLS
-//! (the session's keys handed to the socket after the handshake), keeps using sendfile on
-//! the socket, which is why the sendfile path lives on the transport and not the handler.
+//! `Plain` is the socket itself; `Tls` is a rustls session over it: reads and writes go
+//! through the session and `send_file` copies the file range through it (kernel TLS,
+//! where sendfile would keep working, is not built yet: see `security::ktls`). The
+//! sendfile path lives on the transport, not the handler, for that reason.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -16,9 +16,14 @@ use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
 pub enum Transport {
-    /// PLAINTEXT (and, later, SASL_PLAINTEXT): bytes as they are on the socket.
+    /// PLAINTEXT and SASL_PLAINTEXT: bytes as they are on the socket.
     Plain(TcpStream),
+    /// SSL and SASL_SSL, after the handshake.
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
 }
+
+/// How much of a segment file goes through TLS per write: a few TLS records' worth.
+const TLS_FILE_CHUNK_BYTES: usize = 256 * 1024;
 
 impl Transport {
     /// A plaintext transport over an accepted socket (Nagle off: responses are whole).
@@ -33,8 +38,29 @@ impl Transport {
     pub async fn send_file(&mut self, slice: &ReadSlice) -> anyhow::Result<()> {
         match self {
             Transport::Plain(stream) => sendfile_to_socket(stream, slice).await,
+            Transport::Tls(stream) => copy_through(stream.as_mut(), slice).await,
         }
     }
+}
+
+/// Send a file range through a TLS session: read it (page cache) and encrypt in user space.
+async fn copy_through<W: AsyncWrite + Unpin>(out: &mut W, slice: &ReadSlice) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
+    use tokio::io::AsyncWriteExt;
+    let mut buf = vec![0u8; TLS_FILE_CHUNK_BYTES.min(slice.len as usize)];
+    let mut sent: u64 = 0;
+    while sent < slice.len {
+        let want = ((slice.len - sent) as usize).min(buf.len());
+        let n = slice
+            .file
+            .read_at(&mut buf[..want], slice.position + sent)?;
+        if n == 0 {
+            anyhow::bail!("segment ended before the promised {} bytes", slice.len);
+        }
+        out.write_all(&buf[..n]).await?;
+        sent += n as u64;
+    }
+    Ok(())
 }
 
 async fn sendfile_to_socket(stream: &TcpStream, slice: &ReadSlice) -> anyhow::Result<()> {
@@ -77,6 +103,7 @@ impl AsyncRead for Transport {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -89,6 +116,7 @@ impl AsyncWrite for Transport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -99,24 +127,28 @@ impl AsyncWrite for Transport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
             Transport::Plain(s) => s.is_write_vectored(),
+            Transport::Tls(s) => s.is_write_vectored(),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_flush(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -152,11 +152,14 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.kerberos.service.name", Str, Null, Any, PerBroker),
     key("sasl.mechanism.inter.broker.protocol", Str, Value("GSSAPI"), Any, PerBroker),
     key("sasl.server.callback.handler.class", Class, Null, Any, ReadOnly),
+    // Kafka's cap on a frame before authentication (CVE-2022-34917).
+    key("sasl.server.max.receive.size", Int, Value("524288"), AtLeast(64), ReadOnly),
     key("security.inter.broker.protocol", Str, Value("PLAINTEXT"), OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), ReadOnly),
     key("socket.receive.buffer.bytes", Int, Value("102400"), Any, ReadOnly),
     // kafkalite needs room for a request header; Kafka's own minimum is 1.
     key("socket.request.max.bytes", Int, Value("104857600"), AtLeast(64), ReadOnly),
     key("socket.send.buffer.bytes", Int, Value("102400"), Any, ReadOnly),
+    key("ssl.cipher.suites", List, Value(""), Any, PerBroker),
     key("ssl.client.auth", Str, Value("none"), OneOf(SSL_CLIENT_AUTH), PerBroker),
     key("ssl.enabled.protocols", List, Value("TLSv1.2,TLSv1.3"), Any, PerBroker),
     key("ssl.endpoint.identification.algorithm", Str, Value("https"), Any, PerBroker),
@@ -166,6 +169,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("ssl.keystore.location", Str, Null, Any, PerBroker),
     key("ssl.keystore.password", Password, Null, Any, PerBroker),
     key("ssl.keystore.type", Str, Value("JKS"), Any, PerBroker),
+    key("ssl.principal.mapping.rules", Str, Value("DEFAULT"), Any, ReadOnly),
     key("ssl.protocol", Str, Value("TLSv1.3"), Any, PerBroker),
     key("ssl.truststore.certificates", Password, Null, Any, PerBroker),
     key("ssl.truststore.location", Str, Null, Any, PerBroker),

@@ -1,0 +1,98 @@
+//! Security: TLS listeners (rustls), SASL (PLAIN, SCRAM-SHA-256/512), principals, and the
+//! SCRAM credential store. Each listener gets a `ListenerSecurity` built once at start-up
+//! from Kafka's keys (per-listener prefixes first); a connection reads it to run its TLS
+//! handshake and SASL exchange before its first ordinary request.
+
+pub mod credentials;
+pub mod jaas;
+pub mod ktls;
+pub mod pkcs12;
+pub mod principal;
+pub mod sasl;
+pub mod settings;
+pub mod tls;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::config::BrokerConfig;
+use crate::net::listeners::SecurityProtocol;
+use credentials::ScramStore;
+use principal::PrincipalMapper;
+use sasl::SaslConfig;
+use settings::ListenerKeys;
+
+/// How one listener secures its connections.
+pub struct ListenerSecurity {
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    pub principal_mapper: PrincipalMapper,
+    /// `Some` on SASL_PLAINTEXT and SASL_SSL listeners.
+    pub sasl: Option<SaslConfig>,
+}
+
+impl ListenerSecurity {
+    fn plaintext() -> ListenerSecurity {
+        ListenerSecurity {
+            tls: None,
+            principal_mapper: PrincipalMapper::parse("DEFAULT").expect("DEFAULT parses"),
+            sasl: None,
+        }
+    }
+}
+
+/// The broker's security settings and state.
+pub struct Security {
+    listeners: HashMap<String, Arc<ListenerSecurity>>,
+    pub scram: ScramStore,
+    /// `sasl.server.max.receive.size`: the largest frame before authentication.
+    pub sasl_max_receive_size: usize,
+}
+
+impl Security {
+    /// Build every listener's security from the config; the error names the key.
+    pub fn from_config(config: &BrokerConfig) -> anyhow::Result<Security> {
+        let mut listeners = HashMap::new();
+        let mut any_tls = false;
+        for listener in &config.listeners {
+            let keys = ListenerKeys::new(&config.raw, &config.settings, &listener.name);
+            let protocol = listener.security_protocol;
+            let mut security = ListenerSecurity::plaintext();
+            if matches!(protocol, SecurityProtocol::Ssl | SecurityProtocol::SaslSsl) {
+                security.tls = Some(tokio_rustls::TlsAcceptor::from(tls::server_config(&keys)?));
+                let rules = keys.get("ssl.principal.mapping.rules").unwrap_or_default();
+                security.principal_mapper = PrincipalMapper::parse(&rules).map_err(|e| {
+                    anyhow::anyhow!(
+                        "invalid config {}: {e}",
+                        keys.source_of("ssl.principal.mapping.rules")
+                    )
+                })?;
+                any_tls = true;
+            }
+            if matches!(
+                protocol,
+                SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+            ) {
+                security.sasl = Some(SaslConfig::from_keys(&keys)?);
+            }
+            listeners.insert(listener.name.clone(), Arc::new(security));
+        }
+        if any_tls {
+            ktls::log_choice();
+        }
+        let size = config.settings.int("sasl.server.max.receive.size");
+        Ok(Security {
+            listeners,
+            scram: ScramStore::open(&config.log_dirs[0])?,
+            sasl_max_receive_size: usize::try_from(size).unwrap_or(512 * 1024),
+        })
+    }
+
+    /// The security of listener `name` (plaintext for a listener not configured here).
+    #[must_use]
+    pub fn listener(&self, name: &str) -> Arc<ListenerSecurity> {
+        self.listeners
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(ListenerSecurity::plaintext()))
+    }
+}
