@@ -145,7 +145,15 @@ impl BrokerState {
     /// listener).
     #[must_use]
     pub fn advertised_endpoint(&self) -> Option<(String, i32)> {
-        let (_, host, port) = self.advertised.get()?.first()?;
+        self.advertised_endpoint_on("")
+    }
+
+    /// Host and port of this node on `listener` (a client is told the addresses of the
+    /// listener it came through, as Kafka does); the first listener's for an unknown name.
+    #[must_use]
+    pub fn advertised_endpoint_on(&self, listener: &str) -> Option<(String, i32)> {
+        let all = self.advertised.get()?;
+        let (_, host, port) = all.iter().find(|(n, _, _)| n == listener).or(all.first())?;
         Some((host.clone(), i32::from(*port)))
     }
 
@@ -171,10 +179,16 @@ impl BrokerState {
     /// alone once its listeners are bound.
     #[must_use]
     pub fn live_brokers(&self) -> Vec<BrokerNode> {
+        self.live_brokers_on("")
+    }
+
+    /// `live_brokers`, with this node's address on `listener`.
+    #[must_use]
+    pub fn live_brokers_on(&self, listener: &str) -> Vec<BrokerNode> {
         if let Some(link) = &self.cluster {
             return link.info().brokers;
         }
-        self.advertised_endpoint()
+        self.advertised_endpoint_on(listener)
             .map(|(host, port)| BrokerNode {
                 node_id: self.config.node_id,
                 host,

@@ -21,7 +21,7 @@ const ENDPOINT_CONTROLLERS: i8 = 2;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -62,7 +62,7 @@ pub async fn handle(
         }
     }
     let brokers = state
-        .live_brokers()
+        .live_brokers_on(ctx.listener_name())
         .into_iter()
         .map(|b| {
             DescribeClusterBroker::default()

@@ -26,7 +26,7 @@ const KEY_TYPE_TRANSACTION: i8 = 1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -34,7 +34,7 @@ pub async fn handle(
     let request = FindCoordinatorRequest::decode(&mut body, version)?;
     let answer = |key: &str| -> Result<BrokerNode, ApiError> {
         match request.key_type {
-            KEY_TYPE_GROUP => group_coordinator(state, key),
+            KEY_TYPE_GROUP => group_coordinator(state, ctx, key),
             // Kafka: a key type it knows but cannot serve is an unavailable coordinator;
             // one it does not know (neither group nor transaction) is a bad request.
             KEY_TYPE_TRANSACTION => Err(ApiError::new(
@@ -86,9 +86,16 @@ pub async fn handle(
 }
 
 /// The broker coordinating group `key`.
-fn group_coordinator(state: &BrokerState, key: &str) -> Result<BrokerNode, ApiError> {
+fn group_coordinator(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    key: &str,
+) -> Result<BrokerNode, ApiError> {
     let Some(link) = &state.cluster else {
-        let (host, port) = state.advertised_endpoint().unwrap_or_default();
+        // The address of the listener the client came in on (SSL, SASL_SSL, ...).
+        let (host, port) = state
+            .advertised_endpoint_on(ctx.listener_name())
+            .unwrap_or_default();
         return Ok(BrokerNode {
             node_id: state.config.node_id,
             host,

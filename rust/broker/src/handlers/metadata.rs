@@ -44,14 +44,14 @@ pub const CLUSTER_OPERATIONS: i32 = bits(&[5, 7, 8, 9, 10, 11, 12]);
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = MetadataRequest::decode(&mut body, version)?;
     let brokers = state
-        .live_brokers()
+        .live_brokers_on(ctx.listener_name())
         .into_iter()
         .map(|b| {
             MetadataResponseBroker::default()

@@ -6,16 +6,21 @@
 //! only for a request that cannot be answered at all, which closes the connection.
 
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod elect_leaders;
+pub mod describe_user_scram_credentials;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -76,6 +81,11 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListPartitionReassignments, 0, 0),
     (ApiKey::SaslHandshake, 0, 1),
     (ApiKey::SaslAuthenticate, 0, 2),
+    (ApiKey::DescribeUserScramCredentials, 0, 0),
+    (ApiKey::AlterUserScramCredentials, 0, 0),
+    (ApiKey::DescribeAcls, 1, 3),
+    (ApiKey::CreateAcls, 1, 3),
+    (ApiKey::DeleteAcls, 1, 3),
 ];
 
 #[must_use]
@@ -95,6 +105,9 @@ pub async fn dispatch(
     body: Bytes,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let version = header.request_api_version;
+    if let Some(refusal) = crate::security::gate::refuse(state, ctx, key, &body, version)? {
+        return Ok(Some(refusal));
+    }
     match key {
         ApiKey::ApiVersions => api_versions::handle(state, ctx, header, body, version).map(Some),
         ApiKey::Metadata => metadata::handle(state, ctx, header, body, version).await,
@@ -140,6 +153,15 @@ pub async fn dispatch(
         ApiKey::ListPartitionReassignments => {
             partition_reassignments::list(state, ctx, header, body, version).await
         }
+        ApiKey::DescribeUserScramCredentials => {
+            describe_user_scram_credentials::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AlterUserScramCredentials => {
+            alter_user_scram_credentials::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::CreateAcls => create_acls::handle(state, ctx, header, body, version).await,
+        ApiKey::DescribeAcls => describe_acls::handle(state, ctx, header, body, version).await,
+        ApiKey::DeleteAcls => delete_acls::handle(state, ctx, header, body, version).await,
         ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
             crate::security::sasl::exchange::out_of_place(key, version).map(Some)
         }

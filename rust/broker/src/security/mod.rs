@@ -3,7 +3,11 @@
 //! from Kafka's keys (per-listener prefixes first); a connection reads it to run its TLS
 //! handshake and SASL exchange before its first ordinary request.
 
+pub mod acl;
+pub mod authorizer;
+pub mod authz;
 pub mod credentials;
+pub mod gate;
 pub mod jaas;
 pub mod ktls;
 pub mod pkcs12;
@@ -17,6 +21,7 @@ use std::sync::Arc;
 
 use crate::config::BrokerConfig;
 use crate::net::listeners::SecurityProtocol;
+use authorizer::Authorizer;
 use credentials::ScramStore;
 use principal::PrincipalMapper;
 use sasl::SaslConfig;
@@ -44,6 +49,7 @@ impl ListenerSecurity {
 pub struct Security {
     listeners: HashMap<String, Arc<ListenerSecurity>>,
     pub scram: ScramStore,
+    pub authorizer: Authorizer,
     /// `sasl.server.max.receive.size`: the largest frame before authentication.
     pub sasl_max_receive_size: usize,
 }
@@ -83,6 +89,15 @@ impl Security {
         Ok(Security {
             listeners,
             scram: ScramStore::open(&config.log_dirs[0])?,
+            authorizer: Authorizer::open(
+                &config
+                    .settings
+                    .get("authorizer.class.name")
+                    .unwrap_or_default(),
+                &config.settings.get("super.users").unwrap_or_default(),
+                config.settings.boolean("allow.everyone.if.no.acl.found"),
+                &config.log_dirs[0],
+            )?,
             sasl_max_receive_size: usize::try_from(size).unwrap_or(512 * 1024),
         })
     }

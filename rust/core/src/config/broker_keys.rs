@@ -53,6 +53,7 @@ const SSL_CLIENT_AUTH: &[&str] = &["required", "requested", "none"];
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
     key("advertised.listeners", Str, SameAs("listeners"), Any, PerBroker),
+    key("allow.everyone.if.no.acl.found", Boolean, Value("false"), Any, ReadOnly),
     key("authorizer.class.name", Str, Value(""), Any, ReadOnly),
     key("auto.create.topics.enable", Boolean, Value("true"), Any, ReadOnly),
     key("auto.leader.rebalance.enable", Boolean, Value("true"), Any, ReadOnly),

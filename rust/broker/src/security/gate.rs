@@ -1,0 +1,220 @@
+//! Authorization of the requests that name one resource, in one table keyed by API, so
+//! handlers stay free of it: JoinGroup, SyncGroup, Heartbeat, LeaveGroup (READ group),
+//! FindCoordinator (DESCRIBE group / transactional id), InitProducerId (WRITE
+//! transactional id, or IDEMPOTENT_WRITE cluster / WRITE on some topic, KIP-679),
+//! DescribeCluster (DESCRIBE cluster), Describe/AlterUserScramCredentials (DESCRIBE /
+//! ALTER cluster). A refused request is answered here with Kafka's error and never
+//! reaches its handler. Requests naming many resources check each in their handler
+//! (`authz`).
+
+use bytes::Bytes;
+use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kafka_protocol::messages::describe_user_scram_credentials_response::DescribeUserScramCredentialsResult;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, ApiKey, BrokerId,
+    DescribeClusterResponse, DescribeUserScramCredentialsResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse, InitProducerIdRequest,
+    InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ProducerId, SyncGroupRequest, SyncGroupResponse,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use super::acl::{op, resource};
+use super::authz;
+use crate::errors::codes;
+use crate::net::RequestContext;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+const KEY_TYPE_TRANSACTION: i8 = 1;
+
+/// The refusal to send instead of handling the request, if the principal may not make it.
+pub fn refuse(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    key: ApiKey,
+    body: &Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    if !state.security.authorizer.enabled {
+        return Ok(None);
+    }
+    let mut body = body.clone();
+    let group = |name: &str| authz::group(state, ctx, op::READ, name);
+    let denied_group = codes::GROUP_AUTHORIZATION_FAILED;
+    let refusal = match key {
+        ApiKey::JoinGroup => {
+            let r = JoinGroupRequest::decode(&mut body, version)?;
+            (!group(&r.group_id)).then(|| {
+                encode(
+                    &JoinGroupResponse::default()
+                        .with_error_code(denied_group)
+                        .with_generation_id(-1),
+                    version,
+                )
+            })
+        }
+        ApiKey::SyncGroup => {
+            let r = SyncGroupRequest::decode(&mut body, version)?;
+            (!group(&r.group_id)).then(|| {
+                encode(
+                    &SyncGroupResponse::default().with_error_code(denied_group),
+                    version,
+                )
+            })
+        }
+        ApiKey::Heartbeat => {
+            let r = HeartbeatRequest::decode(&mut body, version)?;
+            (!group(&r.group_id)).then(|| {
+                encode(
+                    &HeartbeatResponse::default().with_error_code(denied_group),
+                    version,
+                )
+            })
+        }
+        ApiKey::LeaveGroup => {
+            let r = LeaveGroupRequest::decode(&mut body, version)?;
+            (!group(&r.group_id)).then(|| {
+                encode(
+                    &LeaveGroupResponse::default().with_error_code(denied_group),
+                    version,
+                )
+            })
+        }
+        ApiKey::FindCoordinator => find_coordinator(state, ctx, &mut body, version)?,
+        ApiKey::InitProducerId => {
+            let r = InitProducerIdRequest::decode(&mut body, version)?;
+            let code = match r.transactional_id.as_deref() {
+                Some(id) if !id.is_empty() => (!authz::transactional_id(state, ctx, op::WRITE, id))
+                    .then_some(codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                _ => (!(authz::cluster(state, ctx, op::IDEMPOTENT_WRITE)
+                    || state.security.authorizer.may_on_some(
+                        ctx.principal(),
+                        &ctx.peer().ip().to_string(),
+                        op::WRITE,
+                        resource::TOPIC,
+                    )))
+                .then_some(codes::CLUSTER_AUTHORIZATION_FAILED),
+            };
+            code.map(|code| {
+                encode(
+                    &InitProducerIdResponse::default()
+                        .with_error_code(code)
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1),
+                    version,
+                )
+            })
+        }
+        ApiKey::DescribeCluster => (!authz::cluster(state, ctx, op::DESCRIBE)).then(|| {
+            encode(
+                &DescribeClusterResponse::default()
+                    .with_error_code(codes::CLUSTER_AUTHORIZATION_FAILED)
+                    .with_controller_id(BrokerId(-1)),
+                version,
+            )
+        }),
+        ApiKey::DescribeUserScramCredentials => {
+            (!authz::cluster(state, ctx, op::DESCRIBE)).then(|| {
+                let r = kafka_protocol::messages::DescribeUserScramCredentialsRequest::decode(
+                    &mut body, version,
+                );
+                let users = r.ok().and_then(|r| r.users).unwrap_or_default();
+                encode(
+                    &DescribeUserScramCredentialsResponse::default()
+                        .with_error_code(codes::CLUSTER_AUTHORIZATION_FAILED)
+                        .with_results(
+                            users
+                                .into_iter()
+                                .map(|u| {
+                                    DescribeUserScramCredentialsResult::default()
+                                        .with_user(u.name)
+                                        .with_error_code(codes::CLUSTER_AUTHORIZATION_FAILED)
+                                })
+                                .collect(),
+                        ),
+                    version,
+                )
+            })
+        }
+        ApiKey::AlterUserScramCredentials => {
+            let r = AlterUserScramCredentialsRequest::decode(&mut body, version)?;
+            (!authz::cluster(state, ctx, op::ALTER)).then(|| {
+                let mut users: Vec<StrBytes> = Vec::new();
+                for name in r
+                    .deletions
+                    .iter()
+                    .map(|d| &d.name)
+                    .chain(r.upsertions.iter().map(|u| &u.name))
+                {
+                    if !users.contains(name) {
+                        users.push(name.clone());
+                    }
+                }
+                encode(
+                    &AlterUserScramCredentialsResponse::default().with_results(
+                        users
+                            .into_iter()
+                            .map(|u| {
+                                AlterUserScramCredentialsResult::default()
+                                    .with_user(u)
+                                    .with_error_code(codes::CLUSTER_AUTHORIZATION_FAILED)
+                            })
+                            .collect(),
+                    ),
+                    version,
+                )
+            })
+        }
+        _ => None,
+    };
+    refusal.transpose()
+}
+
+/// FindCoordinator: DESCRIBE on the group or transactional id. Refused when every key
+/// asked for is refused (a client asks for one at a time).
+fn find_coordinator(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    body: &mut Bytes,
+    version: i16,
+) -> anyhow::Result<Option<anyhow::Result<ResponseBody>>> {
+    let r = FindCoordinatorRequest::decode(body, version)?;
+    let (resource_type, code) = if r.key_type == KEY_TYPE_TRANSACTION {
+        (
+            resource::TRANSACTIONAL_ID,
+            codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        )
+    } else {
+        (resource::GROUP, codes::GROUP_AUTHORIZATION_FAILED)
+    };
+    let keys: Vec<StrBytes> = if version >= 4 {
+        r.coordinator_keys.clone()
+    } else {
+        vec![r.key.clone()]
+    };
+    let denied = |k: &StrBytes| !authz::allowed(state, ctx, op::DESCRIBE, resource_type, k);
+    if keys.is_empty() || !keys.iter().all(denied) {
+        return Ok(None);
+    }
+    let response = FindCoordinatorResponse::default()
+        .with_node_id(BrokerId(-1))
+        .with_port(-1);
+    let response = if version >= 4 {
+        response.with_coordinators(
+            keys.into_iter()
+                .map(|k| {
+                    Coordinator::default()
+                        .with_key(k)
+                        .with_node_id(BrokerId(-1))
+                        .with_port(-1)
+                        .with_error_code(code)
+                })
+                .collect(),
+        )
+    } else {
+        response.with_error_code(code)
+    };
+    Ok(Some(encode(&response, version)))
+}
