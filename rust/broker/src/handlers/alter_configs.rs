@@ -14,11 +14,12 @@ use crate::errors::{codes, ApiError};
 use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -35,7 +36,9 @@ pub async fn handle(
                 .iter()
                 .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
                 .collect();
-            let outcome = no_duplicates(names).and_then(|()| {
+            let op = authz::operation::ALTER_CONFIGS;
+            let allowed = authz::configs(state, ctx, op, r.resource_type, &r.resource_name);
+            let outcome = allowed.and_then(|()| no_duplicates(names)).and_then(|()| {
                 apply(
                     state,
                     r.resource_type,

@@ -14,11 +14,12 @@ use crate::errors::{codes, ApiError};
 use crate::handlers::create_topics::{check_replicas, PartitionBudget};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -37,6 +38,11 @@ pub async fn handle(
                 Err(ApiError::new(
                     codes::INVALID_REQUEST,
                     format!("found multiple requests for topic '{}'", t.name.0),
+                ))
+            } else if !authz::topic(state, ctx, authz::operation::ALTER, &t.name.0) {
+                Err(ApiError::new(
+                    codes::TOPIC_AUTHORIZATION_FAILED,
+                    "Authorization failed.",
                 ))
             } else {
                 grow(state, t, request.validate_only, &mut budget)

@@ -20,6 +20,7 @@ use crate::config::topic as topic_configs;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState};
 
 /// New partitions one CreateTopics or CreatePartitions request may add, as Kafka's
@@ -68,7 +69,7 @@ struct Created {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -87,6 +88,11 @@ pub async fn handle(
                 Err(ApiError::new(
                     codes::INVALID_REQUEST,
                     format!("found multiple requests for topic '{}'", topic.name.0),
+                ))
+            } else if !authz::may_create_topic(state, ctx, &topic.name.0) {
+                Err(ApiError::new(
+                    codes::TOPIC_AUTHORIZATION_FAILED,
+                    "Authorization failed.",
                 ))
             } else {
                 create_one(state, topic, request.validate_only, &mut budget)

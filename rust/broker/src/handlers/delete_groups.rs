@@ -11,11 +11,12 @@ use kafka_protocol::protocol::Decodable;
 
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -27,7 +28,11 @@ pub async fn handle(
         .map(|id| {
             DeletableGroupResult::default()
                 .with_group_id(id.clone())
-                .with_error_code(state.groups.delete_group(&id.0))
+                .with_error_code(if authz::group(state, ctx, authz::operation::DELETE, id) {
+                    state.groups.delete_group(&id.0)
+                } else {
+                    crate::errors::codes::GROUP_AUTHORIZATION_FAILED
+                })
         })
         .collect();
     encode(

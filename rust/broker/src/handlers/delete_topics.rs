@@ -13,6 +13,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 /// A topic as the request names it: by name, or (v6) by id with no name.
@@ -24,7 +25,7 @@ enum Target {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -45,7 +46,7 @@ pub async fn handle(
     }
     let responses = targets
         .iter()
-        .map(|t| delete_one(state, t, counts[t] > 1))
+        .map(|t| delete_one(state, ctx, t, counts[t] > 1))
         .collect();
     encode(
         &DeleteTopicsResponse::default().with_responses(responses),
@@ -54,7 +55,12 @@ pub async fn handle(
     .map(Some)
 }
 
-fn delete_one(state: &BrokerState, target: &Target, duplicated: bool) -> DeletableTopicResult {
+fn delete_one(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    target: &Target,
+    duplicated: bool,
+) -> DeletableTopicResult {
     let mut result = DeletableTopicResult::default();
     let name = match target {
         Target::Name(name) => Some(name.clone()),
@@ -72,6 +78,10 @@ fn delete_one(state: &BrokerState, target: &Target, duplicated: bool) -> Deletab
         None => Err(ApiError::new(
             codes::UNKNOWN_TOPIC_ID,
             format!("unknown topic id {}", result.topic_id),
+        )),
+        Some(n) if !authz::topic(state, ctx, authz::operation::DELETE, n) => Err(ApiError::new(
+            codes::TOPIC_AUTHORIZATION_FAILED,
+            "Authorization failed.",
         )),
         Some(n) if n == INTERNAL_OFFSETS_TOPIC => Err(ApiError::new(
             codes::INVALID_REQUEST,

@@ -18,6 +18,7 @@ use crate::config::topic::{self as topic_configs, source, Synonym};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState};
 
 pub const RESOURCE_TOPIC: i8 = 2;
@@ -37,7 +38,7 @@ struct Entry {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -46,7 +47,7 @@ pub async fn handle(
     let results = request
         .resources
         .iter()
-        .map(|r| describe(state, r, request.include_synonyms, version))
+        .map(|r| describe(state, ctx, r, request.include_synonyms, version))
         .collect();
     encode(
         &DescribeConfigsResponse::default().with_results(results),
@@ -57,6 +58,7 @@ pub async fn handle(
 
 fn describe(
     state: &BrokerState,
+    ctx: &RequestContext<'_>,
     r: &DescribeConfigsResource,
     synonyms: bool,
     version: i16,
@@ -64,14 +66,16 @@ fn describe(
     let result = DescribeConfigsResult::default()
         .with_resource_type(r.resource_type)
         .with_resource_name(r.resource_name.clone());
-    let entries = match r.resource_type {
+    let op = authz::operation::DESCRIBE_CONFIGS;
+    let allowed = authz::configs(state, ctx, op, r.resource_type, &r.resource_name);
+    let entries = allowed.and_then(|()| match r.resource_type {
         RESOURCE_TOPIC => topic_entries(state, &r.resource_name),
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
         )),
-    };
+    });
     match entries {
         Err(e) => result
             .with_error_code(e.code)

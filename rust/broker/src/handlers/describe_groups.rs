@@ -12,6 +12,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use crate::groups::{errors, GroupState};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 /// Kafka's "authorized operations not requested" marker.
@@ -22,7 +23,7 @@ const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 <<
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -40,7 +41,12 @@ pub async fn handle(
             let base = DescribedGroup::default()
                 .with_error_code(errors::NONE)
                 .with_group_id(id.clone())
-                .with_authorized_operations(operations);
+                .with_authorized_operations(authz::operations_or(state, ctx, operations, 3, id));
+            if !authz::group(state, ctx, authz::operation::DESCRIBE, id) {
+                return base
+                    .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
+                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
+            }
             let d = match state.groups.describe(&id.0) {
                 Ok(Some(d)) => d,
                 Ok(None) => {

@@ -39,6 +39,7 @@ use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::ResponseBody;
+use crate::security::authz;
 use crate::state::BrokerState;
 
 /// Longest wait honoured, whatever the client asks (Kafka has no cap; this only bounds how
@@ -47,12 +48,13 @@ const MAX_WAIT_CAP_MS: i32 = 5 * 60 * 1000;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
-    let request = FetchRequest::decode(&mut body, version)?;
+    let mut request = FetchRequest::decode(&mut body, version)?;
+    let denied = authz::fetch_denied(state, ctx, &mut request);
     if version >= 7 && request.session_epoch > 0 {
         let result = FetchResult {
             error_code: codes::FETCH_SESSION_ID_NOT_FOUND,
@@ -62,7 +64,8 @@ pub async fn handle(
             result, version,
         )?)));
     }
-    let result = fetch(state, &request).await;
+    let mut result = fetch(state, &request).await;
+    result.topics.extend(denied);
     Ok(Some(ResponseBody::Pieces(fetch_response::encode(
         result, version,
     )?)))

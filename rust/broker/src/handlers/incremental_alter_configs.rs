@@ -18,6 +18,7 @@ use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
 use crate::handlers::describe_configs::RESOURCE_TOPIC;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState};
 
 const SET: i8 = 0;
@@ -27,7 +28,7 @@ const SUBTRACT: i8 = 3;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -37,7 +38,9 @@ pub async fn handle(
         .resources
         .iter()
         .map(|r| {
-            let outcome = merged(state, r).and_then(|configs| {
+            let op = authz::operation::ALTER_CONFIGS;
+            let allowed = authz::configs(state, ctx, op, r.resource_type, &r.resource_name);
+            let outcome = allowed.and_then(|()| merged(state, r)).and_then(|configs| {
                 apply(
                     state,
                     r.resource_type,

@@ -13,11 +13,12 @@ use crate::cluster::coordination::PartitionedCoordinator;
 use crate::groups::errors;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -32,6 +33,7 @@ pub async fn handle(
         .groups
         .list(&filter)
         .into_iter()
+        .filter(|g| authz::may_list_group(state, ctx, &g.group_id))
         .map(|g| {
             let listed = ListedGroup::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.group_id)))

@@ -29,6 +29,7 @@ use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub const LATEST_TIMESTAMP: i64 = -1;
@@ -37,7 +38,7 @@ pub const MAX_TIMESTAMP: i64 = -3;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -55,6 +56,7 @@ pub async fn handle(
     let mut topics = Vec::with_capacity(request.topics.len());
     for t in &request.topics {
         let topic = state.topic(t.name.as_str());
+        let allowed = authz::topic(state, ctx, authz::operation::DESCRIBE, &t.name);
         let mut partitions = Vec::with_capacity(t.partitions.len());
         for p in &t.partitions {
             let mut out = ListOffsetsPartitionResponse::default();
@@ -64,6 +66,11 @@ pub async fn handle(
             out.leader_epoch = -1;
             if duplicates.contains(&(t.name.as_str(), p.partition_index)) {
                 out.error_code = codes::INVALID_REQUEST;
+                partitions.push(out);
+                continue;
+            }
+            if !allowed {
+                out.error_code = codes::TOPIC_AUTHORIZATION_FAILED;
                 partitions.push(out);
                 continue;
             }

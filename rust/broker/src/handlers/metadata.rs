@@ -21,6 +21,7 @@ use crate::cluster::TopicView;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState, Topic};
 
 /// Kafka's "authorized operations not requested" marker.
@@ -71,6 +72,7 @@ pub async fn handle(
             .filter_map(|name| state.topic(name))
             // In cluster mode a broker's own offsets topic is not the cluster's.
             .filter(|t| state.cluster.is_none() || !t.is_internal())
+            .filter(|t| authz::topic(state, ctx, authz::operation::DESCRIBE, &t.name))
             .map(|t| describe_topic(&t))
             .collect(),
         Some(requested) => {
@@ -78,7 +80,14 @@ pub async fn handle(
             requested
                 .iter()
                 .filter(|t| seen.insert((t.name.clone(), t.topic_id)))
-                .map(|t| lookup(state, t, allow_create))
+                .map(
+                    |t| match authz::metadata_denied(state, ctx, t, allow_create) {
+                        Some(code) => {
+                            named(t.name.as_deref().map(|n| n.as_str())).with_error_code(code)
+                        }
+                        None => lookup(state, t, allow_create),
+                    },
+                )
                 .collect()
         }
     };
@@ -89,7 +98,13 @@ pub async fn handle(
     };
     for t in &mut topics {
         t.topic_authorized_operations = if t.error_code == codes::NONE {
-            topic_ops
+            authz::operations_or(
+                state,
+                ctx,
+                topic_ops,
+                2,
+                t.name.as_deref().map_or("", |n| n.as_str()),
+            )
         } else {
             OPERATIONS_NOT_REQUESTED
         };
@@ -101,7 +116,13 @@ pub async fn handle(
         .with_topics(topics);
     // The field exists only in v8-10; the encoder rejects it elsewhere.
     if request.include_cluster_authorized_operations && (8..=10).contains(&version) {
-        response = response.with_cluster_authorized_operations(CLUSTER_OPERATIONS);
+        response = response.with_cluster_authorized_operations(authz::operations_or(
+            state,
+            ctx,
+            CLUSTER_OPERATIONS,
+            4,
+            "kafka-cluster",
+        ));
     }
     encode(&response, version).map(Some)
 }

@@ -15,6 +15,7 @@ use kafka_protocol::protocol::Decodable;
 use crate::groups::{errors, Committed};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 /// Retention time "use the broker's" (v2-4).
@@ -22,7 +23,7 @@ const DEFAULT_RETENTION_TIME: i64 = -1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -45,6 +46,9 @@ pub async fn handle(
                 .map(ToString::to_string)
                 .unwrap_or_default();
             let error = match &known {
+                _ if !authz::topic(state, ctx, authz::operation::READ, &topic.name) => {
+                    Some(errors::TOPIC_AUTHORIZATION_FAILED)
+                }
                 Some(t) if (0..t.partition_count()).contains(&p.partition_index) => {
                     if metadata.len() > max_metadata {
                         Some(errors::OFFSET_METADATA_TOO_LARGE)

@@ -50,6 +50,7 @@ use crate::cluster::check_leader;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
 
 /// Byte offset of `magic` in every Kafka message format (v0/v1 message sets included).
@@ -114,7 +115,7 @@ impl From<CoreError> for Failed {
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -127,9 +128,15 @@ pub async fn handle(
     let mut responses = Vec::with_capacity(request.topic_data.len());
     for topic_data in request.topic_data {
         let topic = state.topic(topic_data.name.as_str());
+        let allowed = authz::topic(state, ctx, authz::operation::WRITE, &topic_data.name);
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
-            let outcome = if matches!(acks, -1..=1) {
+            let outcome = if !allowed {
+                Err(Failed::new(
+                    codes::TOPIC_AUTHORIZATION_FAILED,
+                    "not authorized",
+                ))
+            } else if matches!(acks, -1..=1) {
                 produce_partition(
                     state,
                     topic.as_deref(),

@@ -70,3 +70,110 @@ pub fn authorized_operations(
 pub fn may_create_topic(state: &BrokerState, ctx: &RequestContext<'_>, name: &str) -> bool {
     cluster(state, ctx, op::CREATE) || topic(state, ctx, op::CREATE, name)
 }
+
+/// Fetch: take out of `request` the topics the principal may not READ (a follower's
+/// fetch needs CLUSTER_ACTION instead) and return their TOPIC_AUTHORIZATION_FAILED
+/// answers, so the rest is served as usual.
+pub fn fetch_denied(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    request: &mut kafka_protocol::messages::FetchRequest,
+) -> Vec<crate::response::fetch::TopicResult> {
+    use crate::errors::codes;
+    use crate::response::fetch::{PartitionResult, TopicResult};
+    if !state.security.authorizer.enabled {
+        return Vec::new();
+    }
+    let follower = request.replica_id.0 >= 0 || request.replica_state.replica_id.0 >= 0;
+    let follower_ok = follower && cluster(state, ctx, op::CLUSTER_ACTION);
+    let mut denied = Vec::new();
+    request.topics.retain(|t| {
+        let ok = if follower {
+            follower_ok
+        } else {
+            topic(state, ctx, op::READ, &t.topic)
+        };
+        if !ok {
+            denied.push(TopicResult {
+                name: t.topic.to_string(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| PartitionResult::error(p.partition, codes::TOPIC_AUTHORIZATION_FAILED))
+                    .collect(),
+            });
+        }
+        ok
+    });
+    denied
+}
+
+/// `authorized_operations` as a handler answers it: `all` (the type's full set, or the
+/// "not requested" marker) without an authorizer or when not requested, else computed.
+#[must_use]
+pub fn operations_or(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    all: i32,
+    resource_type: i8,
+    name: &str,
+) -> i32 {
+    if !state.security.authorizer.enabled || all == i32::MIN {
+        return all;
+    }
+    authorized_operations(state, ctx, resource_type, name)
+}
+
+/// Metadata for a named topic: TOPIC_AUTHORIZATION_FAILED unless the principal may
+/// DESCRIBE it, and, when it would be auto-created, CREATE it.
+#[must_use]
+pub fn metadata_denied(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    requested: &kafka_protocol::messages::metadata_request::MetadataRequestTopic,
+    allow_create: bool,
+) -> Option<i16> {
+    use crate::errors::codes;
+    let name = requested.name.as_deref()?.as_str();
+    if name.is_empty() || !state.security.authorizer.enabled {
+        return None;
+    }
+    if !topic(state, ctx, op::DESCRIBE, name) {
+        return Some(codes::TOPIC_AUTHORIZATION_FAILED);
+    }
+    (allow_create && state.topic(name).is_none() && !may_create_topic(state, ctx, name))
+        .then_some(codes::TOPIC_AUTHORIZATION_FAILED)
+}
+
+/// ListGroups shows every group to a principal that may DESCRIBE the cluster, else only
+/// the groups it may DESCRIBE.
+#[must_use]
+pub fn may_list_group(state: &BrokerState, ctx: &RequestContext<'_>, group_id: &str) -> bool {
+    cluster(state, ctx, op::DESCRIBE) || group(state, ctx, op::DESCRIBE, group_id)
+}
+
+/// Describe/Alter(Incremental)Configs on one resource: the operation on the topic, or on
+/// the cluster for a broker (4) or broker logger (8) resource.
+pub fn configs(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    operation: i8,
+    resource_type: i8,
+    name: &str,
+) -> Result<(), crate::errors::ApiError> {
+    use crate::errors::{codes, ApiError};
+    if resource_type == resource::TOPIC {
+        if !topic(state, ctx, operation, name) {
+            return Err(ApiError::new(
+                codes::TOPIC_AUTHORIZATION_FAILED,
+                "Authorization failed.",
+            ));
+        }
+    } else if !cluster(state, ctx, operation) {
+        return Err(ApiError::new(
+            codes::CLUSTER_AUTHORIZATION_FAILED,
+            "Authorization failed.",
+        ));
+    }
+    Ok(())
+}

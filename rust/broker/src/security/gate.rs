@@ -11,12 +11,20 @@ use bytes::Bytes;
 use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kafka_protocol::messages::describe_user_scram_credentials_response::DescribeUserScramCredentialsResult;
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+};
 use kafka_protocol::messages::{
     AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, ApiKey, BrokerId,
     DescribeClusterResponse, DescribeUserScramCredentialsResponse, FindCoordinatorRequest,
     FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse, InitProducerIdRequest,
     InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ProducerId, SyncGroupRequest, SyncGroupResponse,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProducerId, SyncGroupRequest,
+    SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
@@ -83,6 +91,17 @@ pub fn refuse(
             })
         }
         ApiKey::FindCoordinator => find_coordinator(state, ctx, &mut body, version)?,
+        ApiKey::OffsetCommit => offset_commit(state, ctx, &mut body, version)?,
+        ApiKey::OffsetFetch => offset_fetch(state, ctx, &mut body, version)?,
+        ApiKey::OffsetDelete => {
+            let r = OffsetDeleteRequest::decode(&mut body, version)?;
+            (!authz::group(state, ctx, op::DELETE, &r.group_id)).then(|| {
+                encode(
+                    &OffsetDeleteResponse::default().with_error_code(denied_group),
+                    version,
+                )
+            })
+        }
         ApiKey::InitProducerId => {
             let r = InitProducerIdRequest::decode(&mut body, version)?;
             let code = match r.transactional_id.as_deref() {
@@ -215,6 +234,93 @@ fn find_coordinator(
         )
     } else {
         response.with_error_code(code)
+    };
+    Ok(Some(encode(&response, version)))
+}
+
+type Refusal = Option<anyhow::Result<ResponseBody>>;
+
+/// OffsetCommit: READ on the group; refused, every partition says so.
+fn offset_commit(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    body: &mut Bytes,
+    version: i16,
+) -> anyhow::Result<Refusal> {
+    let r = OffsetCommitRequest::decode(body, version)?;
+    if authz::group(state, ctx, op::READ, &r.group_id) {
+        return Ok(None);
+    }
+    let topics = r
+        .topics
+        .iter()
+        .map(|t| {
+            OffsetCommitResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            OffsetCommitResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(codes::GROUP_AUTHORIZATION_FAILED)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    Ok(Some(encode(
+        &OffsetCommitResponse::default().with_topics(topics),
+        version,
+    )))
+}
+
+/// OffsetFetch: DESCRIBE on the group (v8 asks for several: refused when all are).
+fn offset_fetch(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    body: &mut Bytes,
+    version: i16,
+) -> anyhow::Result<Refusal> {
+    let r = OffsetFetchRequest::decode(body, version)?;
+    let denied = |g: &str| !authz::group(state, ctx, op::DESCRIBE, g);
+    let code = codes::GROUP_AUTHORIZATION_FAILED;
+    let response = if version >= 8 {
+        if r.groups.is_empty() || !r.groups.iter().all(|g| denied(&g.group_id)) {
+            return Ok(None);
+        }
+        OffsetFetchResponse::default().with_groups(
+            r.groups
+                .iter()
+                .map(|g| {
+                    OffsetFetchResponseGroup::default()
+                        .with_group_id(g.group_id.clone())
+                        .with_error_code(code)
+                })
+                .collect(),
+        )
+    } else if !denied(&r.group_id) {
+        return Ok(None);
+    } else if version >= 2 {
+        OffsetFetchResponse::default().with_error_code(code)
+    } else {
+        // v1 has no top-level error: each requested partition carries it.
+        let topics = r.topics.iter().flatten().map(|t| {
+            OffsetFetchResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(
+                    t.partition_indexes
+                        .iter()
+                        .map(|&p| {
+                            OffsetFetchResponsePartition::default()
+                                .with_partition_index(p)
+                                .with_committed_offset(-1)
+                                .with_error_code(code)
+                        })
+                        .collect(),
+                )
+        });
+        OffsetFetchResponse::default().with_topics(topics.collect())
     };
     Ok(Some(encode(&response, version)))
 }

@@ -105,7 +105,7 @@ pub enum Authenticator {
         raw: bool,
     },
     Scram {
-        server: ScramServer,
+        server: Box<ScramServer>,
         raw: bool,
     },
     Done,
@@ -171,7 +171,7 @@ impl Authenticator {
                 raw,
             } => {
                 *self = Authenticator::Scram {
-                    server: ScramServer::new(m),
+                    server: Box::new(ScramServer::new(m)),
                     raw,
                 };
                 self.token(config, token, scram_lookup)
