@@ -24,10 +24,12 @@ class Pem:
 
 
 def _name(cn: str, ou: str | None = None) -> x509.Name:
-    attrs = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+    """Encoded O, OU, CN (as `openssl -subj /O=../OU=../CN=..` does), so the RFC 2253 form
+    Kafka maps reads "CN=..,OU=..,O=..": the last RDN comes first."""
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kafkalite tests")]
     if ou:
         attrs.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, ou))
-    attrs.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kafkalite tests"))
+    attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
     return x509.Name(attrs)
 
 

@@ -241,10 +241,12 @@ impl ScramServer {
                 let client_nonce = client_nonce.ok_or("SCRAM client-first has no nonce")?;
                 let credential = lookup(&user, mechanism)
                     .ok_or("Authentication failed: Invalid user credentials")?;
-                let nonce = format!(
-                    "{client_nonce}{}",
-                    base64::engine::general_purpose::STANDARD_NO_PAD.encode(random_bytes(24))
-                );
+                // Alphanumeric, as Kafka's (older librdkafka mishandles '+' and '/').
+                let suffix: String = random_bytes(24)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let nonce = format!("{client_nonce}{suffix}");
                 let server_first = format!(
                     "r={nonce},s={},i={}",
                     B64.encode(&credential.salt),
