@@ -33,7 +33,9 @@ def _name(cn: str, ou: str | None = None) -> x509.Name:
     return x509.Name(attrs)
 
 
-def _write(directory: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> Pem:
+def _write(
+    directory: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
+) -> Pem:
     cert_pem = cert.public_bytes(serialization.Encoding.PEM)
     key_pem = key.private_bytes(
         serialization.Encoding.PEM,
@@ -53,7 +55,7 @@ class Authority:
     def __init__(self, directory: Path, name: str) -> None:
         self.directory = directory
         self.key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         self.name = _name(name)
         self.cert = (
             x509.CertificateBuilder()
@@ -84,7 +86,7 @@ class Authority:
 
     def issue(self, stem: str, cn: str, *, server: bool, ou: str | None = None) -> Pem:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(cn, ou))
@@ -95,14 +97,20 @@ class Authority:
             .not_valid_after(now + datetime.timedelta(days=2))
             .add_extension(
                 x509.ExtendedKeyUsage(
-                    [x509.oid.ExtendedKeyUsageOID.SERVER_AUTH if server else x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]
+                    [
+                        x509.oid.ExtendedKeyUsageOID.SERVER_AUTH
+                        if server
+                        else x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH
+                    ]
                 ),
                 critical=False,
             )
         )
         if server:
             builder = builder.add_extension(
-                x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ip_address("127.0.0.1"))]),
+                x509.SubjectAlternativeName(
+                    [x509.DNSName("localhost"), x509.IPAddress(ip_address("127.0.0.1"))]
+                ),
                 critical=False,
             )
         cert = builder.sign(self.key, hashes.SHA256())

@@ -57,7 +57,14 @@ def confluent_auth_error(conf: dict[str, str], timeout: float = 15.0) -> KafkaEr
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         producer.poll(0.2)
-        fatal = [e for e in errors if e.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL)]
+        # A refused client certificate shows as the TLS alert the broker sent (_TRANSPORT
+        # under TLS 1.3, where the alert arrives after the client's handshake is done).
+        fatal = [
+            e
+            for e in errors
+            if e.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL)
+            or (e.code() == KafkaError._TRANSPORT and "alert" in e.str())
+        ]
         if fatal:
             return fatal[0]
     raise AssertionError(f"no authentication error, only {errors}")

@@ -54,7 +54,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pem, Pem, Pem, 
 
 
 @pytest.fixture(scope="module")
-def secure(pki: tuple[Path, Pem, Pem, Pem, Pem], tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
+def secure(
+    pki: tuple[Path, Pem, Pem, Pem, Pem], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecureBroker]:
     directory, ca, server, client, stranger = pki
     config = {
         "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,"

@@ -66,7 +66,9 @@ def scram_users(secure: SecureBroker) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_confluent_kafka_over_sasl_ssl(secure: SecureBroker, scram_users: object, mechanism: str) -> None:
+def test_confluent_kafka_over_sasl_ssl(
+    secure: SecureBroker, scram_users: object, mechanism: str
+) -> None:
     conf = sasl_ssl(secure, mechanism, *credentials(mechanism))
     topic = f"ck-{mechanism.lower()}"
     create_topic(conf, topic)
@@ -78,7 +80,11 @@ def test_kafka_python_over_sasl_ssl_and_sasl_plaintext(
     secure: SecureBroker, scram_users: object, mechanism: str
 ) -> None:
     user, password = credentials(mechanism)
-    common = {"sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    common = {
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": user,
+        "sasl_plain_password": password,
+    }
     for protocol in ["SASL_SSL", "SASL_PLAINTEXT"]:
         kwargs: dict[str, object] = {
             "bootstrap_servers": secure.address(protocol),
@@ -130,21 +136,23 @@ def test_mutual_tls(secure: SecureBroker) -> None:
     assert confluent_round_trip(conf, "mtls") == VALUES
 
 
-def test_missing_or_untrusted_client_certificate_fails(secure: SecureBroker, capfd: pytest.CaptureFixture[str]) -> None:
+def test_missing_or_untrusted_client_certificate_fails(
+    secure: SecureBroker, capfd: pytest.CaptureFixture[str]
+) -> None:
     base = {
         "bootstrap.servers": secure.address("SSL"),
         "security.protocol": "SSL",
         "ssl.ca.location": str(secure.ca.cert),
     }
     err = confluent_auth_error(base)
-    assert err.code() in (KafkaError._SSL, KafkaError._AUTHENTICATION), err
+    assert "certificate required" in err.str(), err
     stranger = {
         **base,
         "ssl.certificate.location": str(secure.stranger.cert),
         "ssl.key.location": str(secure.stranger.key),
     }
     err = confluent_auth_error(stranger)
-    assert err.code() in (KafkaError._SSL, KafkaError._AUTHENTICATION), err
+    assert "unknown ca" in err.str() or "certificate" in err.str(), err
     logged = capfd.readouterr().err
     assert "SSL handshake failed" in logged, logged[-2000:]
 
@@ -170,13 +178,17 @@ def test_wrong_password_or_unknown_user_fails_cleanly(
     assert err.code() == KafkaError._AUTHENTICATION, err
     assert "Authentication failed" in err.str(), err.str()
     logged = capfd.readouterr().err
-    assert f"Failed authentication with /127.0.0.1 (listener SASL_SSL): Authentication failed" in logged
+    assert (
+        "Failed authentication with /127.0.0.1 (listener SASL_SSL): Authentication failed" in logged
+    )
 
 
-def test_scram_credentials_are_described_and_deleted(secure: SecureBroker, scram_users: object) -> None:
+def test_scram_credentials_are_described_and_deleted(
+    secure: SecureBroker, scram_users: object
+) -> None:
     admin = AdminClient(sasl_ssl(secure, "PLAIN", "admin", PLAIN_USERS["admin"]))
-    described = admin.describe_user_scram_credentials(["carol", "dave"]).result(timeout=20)
-    carol = described["carol"].scram_credential_infos
+    described = admin.describe_user_scram_credentials(["carol", "dave"])
+    carol = described["carol"].result(timeout=20).scram_credential_infos
     assert [(i.mechanism, i.iterations) for i in carol] == [(ScramMechanism.SCRAM_SHA_256, 4096)]
     upsert = UserScramCredentialUpsertion(
         "erin", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"erin-secret"

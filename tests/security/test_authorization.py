@@ -69,14 +69,22 @@ class Acls:
         self.admin = AdminClient(conf(bootstrap, "admin"))
 
     def grant(self, rtype: ResourceType, name: str, op: AclOperation) -> AclBinding:
-        binding = AclBinding(rtype, name, ResourcePatternType.LITERAL, ALICE, "*", op, AclPermissionType.ALLOW)
+        binding = AclBinding(
+            rtype, name, ResourcePatternType.LITERAL, ALICE, "*", op, AclPermissionType.ALLOW
+        )
         for f in self.admin.create_acls([binding]).values():
             f.result(timeout=20)
         return binding
 
     def revoke_all(self) -> None:
         f = AclBindingFilter(
-            ResourceType.ANY, None, ResourcePatternType.ANY, ALICE, None, AclOperation.ANY, AclPermissionType.ANY
+            ResourceType.ANY,
+            None,
+            ResourcePatternType.ANY,
+            ALICE,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
         )
         for fut in self.admin.delete_acls([f]).values():
             fut.result(timeout=20)
@@ -139,7 +147,9 @@ def consume_one(c: dict[str, str], topic: str) -> KafkaError | bytes:
             msg = consumer.poll(0.5)
             # The consumer also looks for its group's coordinator (refused: no group ACL);
             # only the partition's answer matters here.
-            if msg is None or (msg.error() and msg.error().code() == KafkaError.GROUP_AUTHORIZATION_FAILED):
+            if msg is None or (
+                msg.error() and msg.error().code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+            ):
                 continue
             return msg.error() if msg.error() else msg.value()
         raise AssertionError("no answer")
@@ -191,14 +201,19 @@ def test_topic_admin_needs_create_delete_alter(bootstrap: str, acls: Acls) -> No
     change = ConfigResource(
         ResourceType.TOPIC,
         topic,
-        incremental_configs=[ConfigEntry("retention.ms", "1234", incremental_operation=AlterConfigOpType.SET)],
+        incremental_configs=[
+            ConfigEntry("retention.ms", "1234", incremental_operation=AlterConfigOpType.SET)
+        ],
     )
     with pytest.raises(KafkaException) as e:
         alice.incremental_alter_configs([change])[change].result(timeout=20)
     assert error_code(e.value) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     acls.grant(ResourceType.TOPIC, topic, AclOperation.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
     alice.incremental_alter_configs([change])[change].result(timeout=20)
-    assert alice.describe_configs([resource])[resource].result(timeout=20)["retention.ms"].value == "1234"
+    assert (
+        alice.describe_configs([resource])[resource].result(timeout=20)["retention.ms"].value
+        == "1234"
+    )
 
     with pytest.raises(KafkaException) as e:
         alice.delete_topics([topic])[topic].result(timeout=20)
@@ -215,7 +230,12 @@ def test_groups_need_read_describe_delete(bootstrap: str, acls: Acls) -> None:
     acls.grant(ResourceType.TOPIC, topic, AclOperation.READ)
     errors: list[KafkaError] = []
     consumer = Consumer(
-        {**conf(bootstrap, "alice"), "group.id": group, "auto.offset.reset": "earliest", "error_cb": errors.append}
+        {
+            **conf(bootstrap, "alice"),
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "error_cb": errors.append,
+        }
     )
     consumer.subscribe([topic])
     deadline = time.monotonic() + 15
@@ -225,12 +245,18 @@ def test_groups_need_read_describe_delete(bootstrap: str, acls: Acls) -> None:
         if msg is not None and msg.error():
             group_error = msg.error()
     consumer.close()
-    assert group_error is not None and group_error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED, group_error
+    assert (
+        group_error is not None and group_error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+    ), group_error
     alice = AdminClient(conf(bootstrap, "alice"))
-    assert group not in [g.group_id for g in acls.admin.list_consumer_groups().result(timeout=20).valid]
+    assert group not in [
+        g.group_id for g in acls.admin.list_consumer_groups().result(timeout=20).valid
+    ]
 
     acls.grant(ResourceType.GROUP, group, AclOperation.READ)
-    consumer = Consumer({**conf(bootstrap, "alice"), "group.id": group, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {**conf(bootstrap, "alice"), "group.id": group, "auto.offset.reset": "earliest"}
+    )
     consumer.subscribe([topic])
     deadline = time.monotonic() + 20
     value = None
@@ -260,16 +286,34 @@ def test_groups_need_read_describe_delete(bootstrap: str, acls: Acls) -> None:
 def test_cluster_apis_need_cluster_acls(bootstrap: str, acls: Acls) -> None:
     alice = AdminClient(conf(bootstrap, "alice"))
     binding = AclBinding(
-        ResourceType.TOPIC, "t", ResourcePatternType.PREFIXED, "User:x", "*", AclOperation.READ, AclPermissionType.ALLOW
+        ResourceType.TOPIC,
+        "t",
+        ResourcePatternType.PREFIXED,
+        "User:x",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
     )
     with pytest.raises(KafkaException) as e:
         alice.create_acls([binding])[binding].result(timeout=20)
     assert error_code(e.value) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     every = AclBindingFilter(
-        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+        ResourceType.ANY,
+        None,
+        ResourcePatternType.ANY,
+        None,
+        None,
+        AclOperation.ANY,
+        AclPermissionType.ANY,
     )
     # confluent-kafka drops DescribeAcls' top-level error; kafka-python shows it.
-    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, KafkaAdminClient, ResourcePatternFilter
+    from kafka.admin import (
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        KafkaAdminClient,
+        ResourcePatternFilter,
+    )
     from kafka.admin import ACLResourcePatternType as PatternType
     from kafka.admin import ResourceType as KpResourceType
     from kafka.errors import ClusterAuthorizationFailedError
@@ -293,7 +337,9 @@ def test_cluster_apis_need_cluster_acls(bootstrap: str, acls: Acls) -> None:
     # librdkafka answers describe_cluster from Metadata; kafka-python sends DescribeCluster.
     with pytest.raises(ClusterAuthorizationFailedError):
         kp.describe_cluster()
-    upsert = UserScramCredentialUpsertion("zed", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"pw")
+    upsert = UserScramCredentialUpsertion(
+        "zed", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"pw"
+    )
     with pytest.raises(KafkaException) as e:
         alice.alter_user_scram_credentials([upsert])["zed"].result(timeout=20)
     assert error_code(e.value) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
@@ -305,9 +351,19 @@ def test_cluster_apis_need_cluster_acls(bootstrap: str, acls: Acls) -> None:
     assert kp.describe_cluster()["cluster_id"]
     kp.close()
     alice.alter_user_scram_credentials([upsert])["zed"].result(timeout=20)
-    deleted = alice.delete_acls([AclBindingFilter(
-        ResourceType.TOPIC, "t", ResourcePatternType.PREFIXED, None, None, AclOperation.ANY, AclPermissionType.ANY
-    )])
+    deleted = alice.delete_acls(
+        [
+            AclBindingFilter(
+                ResourceType.TOPIC,
+                "t",
+                ResourcePatternType.PREFIXED,
+                None,
+                None,
+                AclOperation.ANY,
+                AclPermissionType.ANY,
+            )
+        ]
+    )
     assert [b for f in deleted.values() for b in f.result(timeout=20)] == [binding]
 
 
@@ -335,7 +391,15 @@ def test_deny_wins_over_allow(bootstrap: str, acls: Acls) -> None:
     topic = name("deny")
     make_topic(acls.admin, topic)
     acls.grant(ResourceType.TOPIC, topic, AclOperation.ALL)
-    deny = AclBinding(ResourceType.TOPIC, "deny-", ResourcePatternType.PREFIXED, ALICE, "*", AclOperation.WRITE, AclPermissionType.DENY)
+    deny = AclBinding(
+        ResourceType.TOPIC,
+        "deny-",
+        ResourcePatternType.PREFIXED,
+        ALICE,
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.DENY,
+    )
     acls.admin.create_acls([deny])[deny].result(timeout=20)
     err = produce(conf(bootstrap, "alice"), topic)
     assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED

@@ -288,8 +288,13 @@ impl ScramServer {
                 if binding != Some(B64.encode(gs2_header.as_bytes()).as_str()) {
                     return Err("Authentication failed: invalid channel binding".into());
                 }
-                if final_nonce != Some(nonce.as_str()) {
-                    return Err("Authentication failed: Invalid server nonce".into());
+                // Kafka checks `endsWith`: librdkafka before 2.1 sends the client nonce
+                // twice (its own, then the combined one from server-first).
+                if !final_nonce.is_some_and(|n| n.ends_with(nonce.as_str())) {
+                    return Err(
+                        "Authentication failed: Invalid client nonce in the final client message"
+                            .into(),
+                    );
                 }
                 let proof = B64.decode(proof).map_err(|_| "SCRAM proof is not base64")?;
                 let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
