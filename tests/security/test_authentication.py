@@ -3,9 +3,12 @@ and plaintext, TLS client certificates, and clean failures."""
 
 from __future__ import annotations
 
+import base64
+import json
 import socket
 import ssl
 import struct
+import time
 
 import pytest
 from confluent_kafka import KafkaError
@@ -16,6 +19,8 @@ from confluent_kafka.admin import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.broker import rawproto
 from tests.security.clients import (
@@ -254,3 +259,74 @@ def test_tls_mismatches_close_cleanly(secure: SecureBroker) -> None:
     sock.sendall(api_versions_request(7))
     assert struct.unpack(">i", rawproto.read_frame(sock)[:4])[0] == 7
     sock.close()
+
+
+def jwt(claims: dict[str, object], key: rsa.RSAPrivateKey | None = None) -> str:
+    """An unsigned JWT, or one signed RS256 with `key`."""
+
+    def part(obj: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    if key is None:
+        return f"{part({'alg': 'none'})}.{part(claims)}."
+    signed = f"{part({'alg': 'RS256', 'kid': 'k1'})}.{part(claims)}"
+    signature = key.sign(signed.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{signed}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+class TokenProvider:
+    """kafka-python's OAUTHBEARER token source."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def token(self) -> str:
+        return self._token
+
+    def extensions(self) -> dict[str, str]:
+        return {}
+
+
+def test_oauthbearer_unsecured_and_jwks(
+    secure: SecureBroker, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # SASL_SSL validates unsecured JWTs (Kafka's default); librdkafka makes one itself.
+    conf = {
+        "bootstrap.servers": secure.address("SASL_SSL"),
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": str(secure.ca.cert),
+        "sasl.mechanism": "OAUTHBEARER",
+        "enable.sasl.oauthbearer.unsecure.jwt": "true",
+        "sasl.oauthbearer.config": "principal=alice",
+    }
+    create_topic(conf, "oauth")
+    assert confluent_round_trip(conf, "oauth") == VALUES
+    # SASL_PLAINTEXT checks signed JWTs against a JWKS file (audience "kafkalite").
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError as KpError
+
+    now = int(time.time())
+    common = {
+        "bootstrap_servers": secure.address("SASL_PLAINTEXT"),
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "OAUTHBEARER",
+    }
+    claims = {"sub": "bob", "aud": "kafkalite", "iat": now, "exp": now + 60}
+    good = TokenProvider(jwt(claims, secure.jwt_key))
+    producer = KafkaProducer(sasl_oauth_token_provider=good, **common)
+    producer.send("oauth", b"from-bob").get(timeout=30)
+    producer.close()
+    refused = {
+        "the token has expired": jwt({**claims, "iat": now - 120, "exp": now - 60}, secure.jwt_key),
+        "algorithm": jwt(claims),
+        "unexpected audience": jwt({**claims, "aud": "other"}, secure.jwt_key),
+        "does not verify": jwt(
+            claims, rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        ),
+    }
+    for why, token in refused.items():
+        with pytest.raises(KpError):
+            KafkaProducer(
+                sasl_oauth_token_provider=TokenProvider(token), max_block_ms=5000, **common
+            ).send("oauth", b"never").get(timeout=10)
+        assert why in capfd.readouterr().err, why

@@ -152,6 +152,11 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.jaas.config", Password, Null, Any, PerBroker),
     key("sasl.kerberos.service.name", Str, Null, Any, PerBroker),
     key("sasl.mechanism.inter.broker.protocol", Str, Value("GSSAPI"), Any, PerBroker),
+    key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerBroker),
+    key("sasl.oauthbearer.expected.audience", List, Value(""), Any, PerBroker),
+    key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerBroker),
+    key("sasl.oauthbearer.jwks.endpoint.url", Str, Null, Any, PerBroker),
+    key("sasl.oauthbearer.sub.claim.name", Str, Value("sub"), Any, PerBroker),
     key("sasl.server.callback.handler.class", Class, Null, Any, ReadOnly),
     // Kafka's cap on a frame before authentication (CVE-2022-34917).
     key("sasl.server.max.receive.size", Int, Value("524288"), AtLeast(64), ReadOnly),

@@ -4,6 +4,7 @@
 //! stateless handler in `handlers/`.
 
 pub mod exchange;
+pub mod oauthbearer;
 pub mod plain;
 pub mod scram;
 
@@ -18,6 +19,7 @@ use super::settings::ListenerKeys;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mechanism {
     Plain,
+    OAuthBearer,
     Scram(ScramMechanism),
 }
 
@@ -26,6 +28,7 @@ impl Mechanism {
     pub fn name(self) -> &'static str {
         match self {
             Mechanism::Plain => "PLAIN",
+            Mechanism::OAuthBearer => "OAUTHBEARER",
             Mechanism::Scram(m) => m.name(),
         }
     }
@@ -37,6 +40,8 @@ pub struct SaslConfig {
     pub mechanisms: Vec<Mechanism>,
     /// PLAIN's users (`user_<name>="<password>"` in the PLAIN JAAS config).
     pub plain_users: BTreeMap<String, String>,
+    /// How OAUTHBEARER tokens are validated.
+    pub oauthbearer: oauthbearer::Validator,
 }
 
 impl SaslConfig {
@@ -48,11 +53,12 @@ impl SaslConfig {
         for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let mechanism = match name {
                 "PLAIN" => Mechanism::Plain,
+                "OAUTHBEARER" => Mechanism::OAuthBearer,
                 other => match ScramMechanism::from_name(other) {
                     Some(m) => Mechanism::Scram(m),
                     None => anyhow::bail!(
                         "invalid config {}={value}: mechanism {other} is not supported \
-                         (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are)",
+                         (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are)",
                         keys.source_of(key)
                     ),
                 },
@@ -79,9 +85,15 @@ impl SaslConfig {
                 .map_err(|e| anyhow::anyhow!("invalid config sasl.jaas.config for PLAIN: {e}"))?;
             plain_users = entry.plain_users();
         }
+        let oauthbearer = if mechanisms.contains(&Mechanism::OAuthBearer) {
+            oauthbearer_validator(keys)?
+        } else {
+            oauthbearer::Validator::default()
+        };
         Ok(SaslConfig {
             mechanisms,
             plain_users,
+            oauthbearer,
         })
     }
 
@@ -92,6 +104,78 @@ impl SaslConfig {
             .map(|m| m.name().to_string())
             .collect()
     }
+}
+
+const UNSECURED_HANDLERS: [&str; 1] = [
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler",
+];
+const JWKS_HANDLERS: [&str; 2] = [
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler",
+];
+
+/// OAUTHBEARER's validation, chosen as Kafka chooses it: the server callback handler
+/// (unsecured JWTs by default, or JWKS-checked signed JWTs), configured from the JAAS
+/// options (unsecured) or the `sasl.oauthbearer.*` keys (JWKS, a `file:` URL only).
+fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer::Validator> {
+    let get = |key: &str| keys.get_for_mechanism("OAUTHBEARER", key);
+    let handler = get("sasl.server.callback.handler.class").unwrap_or_default();
+    if handler.is_empty() || UNSECURED_HANDLERS.contains(&handler.as_str()) {
+        let options = match get("sasl.jaas.config") {
+            Some(text) => {
+                jaas::parse(&text)
+                    .map_err(|e| {
+                        anyhow::anyhow!("invalid config sasl.jaas.config for OAUTHBEARER: {e}")
+                    })?
+                    .options
+            }
+            None => BTreeMap::new(),
+        };
+        return Ok(oauthbearer::Validator::Unsecured(
+            oauthbearer::UnsecuredValidator::from_options(&options),
+        ));
+    }
+    if !JWKS_HANDLERS.contains(&handler.as_str()) {
+        anyhow::bail!(
+            "invalid config sasl.server.callback.handler.class={handler} for OAUTHBEARER: \
+             kafkalite validates with Kafka's {} or {}",
+            UNSECURED_HANDLERS[0],
+            JWKS_HANDLERS[0]
+        );
+    }
+    let url_key = "sasl.oauthbearer.jwks.endpoint.url";
+    let url = get(url_key).unwrap_or_default();
+    let Some(path) = url
+        .strip_prefix("file://")
+        .or_else(|| url.strip_prefix("file:"))
+    else {
+        anyhow::bail!(
+            "invalid config {url_key}={url}: only a file: URL is supported (fetching JWKS over \
+             HTTP is not built)"
+        );
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("invalid config {url_key}={url}: {e}"))?;
+    let jwks = oauthbearer::JwksValidator::parse_jwks(&text)
+        .map_err(|e| anyhow::anyhow!("invalid config {url_key}={url}: {e}"))?;
+    let skew_key = "sasl.oauthbearer.clock.skew.seconds";
+    let skew: i64 = get(skew_key)
+        .unwrap_or_default()
+        .parse()
+        .map_err(|_| anyhow::anyhow!("invalid config {skew_key}: not a number"))?;
+    Ok(oauthbearer::Validator::Jwks(oauthbearer::JwksValidator {
+        keys: jwks,
+        audience: get("sasl.oauthbearer.expected.audience")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect(),
+        issuer: get("sasl.oauthbearer.expected.issuer").filter(|i| !i.is_empty()),
+        sub_claim: get("sasl.oauthbearer.sub.claim.name").unwrap_or_else(|| "sub".into()),
+        clock_skew_ms: skew * 1000,
+    }))
 }
 
 /// Where a connection is in its SASL exchange.
@@ -161,6 +245,17 @@ impl Authenticator {
                 ..
             } => {
                 let user = plain::authenticate(token, &config.plain_users)?;
+                Ok(TokenOutcome::Authenticated {
+                    user,
+                    reply: Vec::new(),
+                })
+            }
+            Authenticator::Chosen {
+                mechanism: Mechanism::OAuthBearer,
+                ..
+            } => {
+                let now = kafkalite_core::storage::clock::now_ms();
+                let user = config.oauthbearer.authenticate(token, now)?;
                 Ok(TokenOutcome::Authenticated {
                     user,
                     reply: Vec::new(),
