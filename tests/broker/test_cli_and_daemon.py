@@ -165,7 +165,8 @@ def test_daemon_serves_kcat_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> N
         (["--override", "num.partitions=3 # three"], "num.partitions=3 # three"),
         (["--override", "auto.create.topics.enable=maybe"], "auto.create.topics.enable=maybe"),
         (["--listeners", "127.0.0.1:9092"], "listeners=127.0.0.1:9092"),
-        (["--listeners", "SSL://127.0.0.1:9093"], "listeners=SSL://127.0.0.1:9093"),
+        # A TLS listener without a keystore.
+        (["--listeners", "SSL://127.0.0.1:9093"], "ssl.keystore.location=null"),
         (["--override", "log.retention.ms=soon"], "log.retention.ms=soon"),
         (["--override", "log.retention.hours=-7"], "log.retention.hours=-7"),
         (["--override", "node.id=-1"], "node.id=-1"),

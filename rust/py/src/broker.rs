@@ -174,6 +174,9 @@ fn start_error(e: anyhow::Error) -> PyErr {
     let text = format!("{e:#}");
     match e.downcast::<kafkalite_core::Error>() {
         Ok(in_use @ kafkalite_core::Error::LogDirInUse { .. }) => CoreError(in_use).into(),
+        // A security setting that cannot be used (a missing keystore, an unknown
+        // mechanism): InvalidConfigError, like every other bad value.
+        Ok(bad @ kafkalite_core::Error::InvalidConfig { .. }) => CoreError(bad).into(),
         _ => PyOSError::new_err(text),
     }
 }

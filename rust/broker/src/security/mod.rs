@@ -55,8 +55,15 @@ pub struct Security {
 }
 
 impl Security {
-    /// Build every listener's security from the config; the error names the key.
+    /// Build every listener's security from the config. A bad value is a
+    /// `kafkalite_core::Error::InvalidConfig` naming the key and value (Python raises it
+    /// as InvalidConfigError; the daemon exits 2); other failures (a file that cannot be
+    /// read for the credential store) stay as they are.
     pub fn from_config(config: &BrokerConfig) -> anyhow::Result<Security> {
+        Self::build(config).map_err(typed_config_error)
+    }
+
+    fn build(config: &BrokerConfig) -> anyhow::Result<Security> {
         let mut listeners = HashMap::new();
         let mut any_tls = false;
         for listener in &config.listeners {
@@ -110,4 +117,26 @@ impl Security {
             .cloned()
             .unwrap_or_else(|| Arc::new(ListenerSecurity::plaintext()))
     }
+}
+
+/// "invalid config KEY[=VALUE]: REASON" (how this module words a bad setting) as the
+/// core's typed config error; anything else unchanged.
+fn typed_config_error(e: anyhow::Error) -> anyhow::Error {
+    let text = e.to_string();
+    let Some(rest) = text.strip_prefix("invalid config ") else {
+        return e;
+    };
+    let Some((setting, reason)) = rest.split_once(": ") else {
+        return e;
+    };
+    let (key, value) = match setting.split_once('=') {
+        Some((k, v)) => (k, if v.is_empty() { "null" } else { v }),
+        None => (setting, "null"),
+    };
+    kafkalite_core::Error::InvalidConfig {
+        key: key.to_string(),
+        value: value.to_string(),
+        reason: reason.to_string(),
+    }
+    .into()
 }
