@@ -161,7 +161,10 @@ def test_unknown_keys_are_warned_about_not_refused() -> None:
 @pytest.mark.parametrize(
     ("settings", "named"),
     [
-        ({"listeners": "SASL_SSL://:9094"}, "listeners=SASL_SSL://:9094"),
+        (
+            {"listeners": "SASL_SSL://:9094,SASL_SSL://:9095"},
+            "listener name SASL_SSL appears twice",
+        ),
         ({"listeners": "INTERNAL://:9094"}, "listener.security.protocol.map"),
         ({"listeners": "PLAINTEXT://:1,OTHER://:1"}, "listeners="),
         ({"listeners": "PLAINTEXT://:70000"}, "out of range"),
