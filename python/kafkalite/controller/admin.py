@@ -17,7 +17,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkalite import _core
-from kafkalite.controller import znodes
+from kafkalite.controller import isr, znodes
 from kafkalite.controller.admin_moves import LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 
@@ -192,3 +192,7 @@ class AdminHandler(LeaderAndReplicaOps):
             sequence=True,
         )
         self.sync_now()
+
+    def alter_isr(self, op: dict[str, Any]) -> None:
+        """A leader's ISR proposal (``controller.isr``); nobody waits for its answer."""
+        isr.commit(self.zk, op)

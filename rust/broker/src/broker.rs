@@ -51,6 +51,13 @@ impl Broker {
         let _ = state.advertised.set(advertised_for(&state.config, &addrs));
         let maintenance = Some(LogMaintenance::start(Arc::clone(&state))?);
         let scrubber = LogScrubber::start(Arc::clone(&state))?;
+        if let Some(fetchers) = &state.fetchers {
+            fetchers.set_runtime(runtime.handle().clone());
+            runtime.spawn(crate::replication::leader::shrink_loop(
+                Arc::clone(&state),
+                fetchers.config.lag_time_max_ms,
+            ));
+        }
         Ok(Broker {
             runtime: Some(runtime),
             state,
@@ -90,6 +97,9 @@ impl Broker {
         }
         if let Some(mut scrubber) = self.scrubber.take() {
             scrubber.stop();
+        }
+        if let Some(fetchers) = &self.state.fetchers {
+            fetchers.stop_all();
         }
         let _ = self.shutdown.send(true);
         runtime.shutdown_timeout(Duration::from_secs(5));

@@ -78,8 +78,10 @@ impl BrokerState {
                     if partition.replica_state() != *replica {
                         partition.set_replica_state(replica.clone());
                     }
-                    if replica.leader == node {
-                        partition.commit_unreplicated();
+                    // A shrunk ISR may let the high watermark move (a sole replica's follows
+                    // its log end).
+                    if replica.leader == node && partition.advance_leader_high_watermark() {
+                        self.data_arrived.notify_waiters();
                     }
                 }
             }
@@ -93,6 +95,10 @@ impl BrokerState {
                 controller_id: snapshot.controller_id,
                 brokers: snapshot.brokers,
             };
+        }
+        // Start fetching what this broker now follows, stop what it now leads.
+        if let Some(fetchers) = &self.fetchers {
+            fetchers.sync(self);
         }
         // Outside the admin lock (lock order: groups, group, admin, partition log): groups
         // follow the offsets topic's leaders, and committed offsets of deleted topics are
@@ -189,7 +195,6 @@ mod tests {
             check_leader(&p1.replica_state(), 2, 0),
             codes::NOT_LEADER_OR_FOLLOWER
         );
-        // The leader commits its own appends until replication exists.
         let batch = kafkalite_core::records::encode_batch(
             &[kafkalite_core::records::RecordInput {
                 timestamp: 1,
@@ -202,7 +207,16 @@ mod tests {
         )
         .unwrap();
         p0.append(&batch, 1).unwrap();
-        p0.commit_unreplicated();
+        // Followers 1 and 3 have not fetched it: not committed yet.
+        assert!(!p0.advance_leader_high_watermark());
+        assert_eq!(p0.high_watermark(), 0);
+        crate::replication::leader::on_follower_fetch(&state, "orders", &p0, 1, 1, 1);
+        assert_eq!(
+            p0.high_watermark(),
+            0,
+            "3 is in the ISR and has not fetched"
+        );
+        crate::replication::leader::on_follower_fetch(&state, "orders", &p0, 3, 1, 1);
         assert_eq!(p0.high_watermark(), 1);
 
         // Leadership moves, a partition and a config change arrive.

@@ -18,6 +18,7 @@ pub mod handlers;
 pub mod log_maintenance;
 pub mod log_scrubber;
 pub mod net;
+pub mod replication;
 pub mod response;
 pub mod security;
 pub mod state;

@@ -41,6 +41,8 @@ pub struct BrokerState {
     pub cluster: Option<ClusterLink>,
     /// TLS and SASL per listener, and the SCRAM credentials.
     pub security: crate::security::Security,
+    /// Cluster mode: the follower fetchers (`replication`).
+    pub fetchers: Option<crate::replication::fetchers::Fetchers>,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -70,6 +72,11 @@ impl BrokerState {
             .as_ref()
             .map(|_| ClusterLink::new(&cluster_id));
         let security = crate::security::Security::from_config(&config)?;
+        let fetchers = cluster.as_ref().map(|_| {
+            crate::replication::fetchers::Fetchers::new(
+                crate::replication::ReplicationConfig::from_broker(&config),
+            )
+        });
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -78,6 +85,7 @@ impl BrokerState {
             producer_ids: ProducerIds::starting_at(stored.next_producer_id),
             advertised: std::sync::OnceLock::new(),
             groups,
+            fetchers,
             cluster,
             security,
             store,

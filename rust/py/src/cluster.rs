@@ -124,6 +124,20 @@ pub fn op_dict<'py>(py: Python<'py>, op: AdminOp) -> PyResult<Bound<'py, PyDict>
             d.set_item("op", op)?;
             d.set_item("args", args)?;
         }
+        AdminOp::AlterIsr {
+            topic,
+            partition,
+            leader,
+            leader_epoch,
+            isr,
+        } => {
+            d.set_item("op", "alter_isr")?;
+            d.set_item("topic", topic)?;
+            d.set_item("partition", partition)?;
+            d.set_item("leader", leader)?;
+            d.set_item("leader_epoch", leader_epoch)?;
+            d.set_item("isr", isr)?;
+        }
     }
     Ok(d)
 }

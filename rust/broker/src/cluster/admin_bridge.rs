@@ -46,6 +46,16 @@ pub enum AdminOp {
         op: String,
         args: String,
     },
+    /// A partition's leader proposes a new ISR (replication), for the Python side to
+    /// commit with a compare-and-set on the partition state znode if `leader` still leads
+    /// in `leader_epoch`. Submitted without waiting: the outcome comes back as a snapshot.
+    AlterIsr {
+        topic: String,
+        partition: i32,
+        leader: i32,
+        leader_epoch: i32,
+        isr: Vec<i32>,
+    },
 }
 
 type Reply = (i16, String);

@@ -8,6 +8,7 @@
 //! - `file_store`: the single-node source of topics, `topics.json`;
 //! - `partition_dirs`: partition dirs on disk (topic-id file, `-delete` renames, cleaning
 //!   what a crash left at start);
+//! - `replica_progress`: a leader's view of its followers (log ends, caught-up times);
 //! - `producer_ids`: InitProducerId's id counter;
 //! - `link`: cluster mode's snapshots from the controller and leadership checks;
 //! - `admin_bridge`: metadata-changing admin requests handed to the controller side;
@@ -24,6 +25,7 @@ pub mod metadata_view;
 pub mod partition;
 pub mod partition_dirs;
 pub mod producer_ids;
+pub mod replica_progress;
 pub mod topics;
 
 pub use admin_bridge::{AdminBridge, AdminOp};

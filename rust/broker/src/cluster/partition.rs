@@ -10,17 +10,28 @@
 //! epoch (Kafka's `UnifiedLog.maybeAssignEpochStartOffset`); the single node leads in
 //! epoch 0 forever.
 //!
-//! Locking: `producers` before `log` before the epoch cache, each held only for one
-//! operation and never across an await. The high watermark only changes under `log`, so a
-//! reader holding `log` sees a high watermark consistent with the log end.
+//! With followers (cluster mode, `replication`), the leader stamps its epoch in every
+//! batch it appends, learns its followers' log ends from their fetches (`progress`) and
+//! moves the high watermark to the smallest log end over the ISR; a follower appends the
+//! leader's batches as they are and takes the leader's high watermark. Every move of the
+//! high watermark, and every new replica state, wakes `hw_moved` (acks=all waiters).
+//!
+//! Locking: `producers` before `log` before the epoch cache and `progress`, each held only
+//! for one operation and never across an await. The high watermark only changes under
+//! `log`, so a reader holding `log` sees a high watermark consistent with the log end.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, RwLock};
 
+use kafkalite_core::records::BatchHeader;
+use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::{
     AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable,
 };
+use tokio::sync::Notify;
+
+use super::replica_progress::ReplicaProgress;
 
 /// Who leads a partition and who follows: what a controller decides (DESIGN.md: "partition
 /// P: leader L, epoch E, replicas R, ISR I").
@@ -60,6 +71,10 @@ pub struct Partition {
     epochs: Mutex<LeaderEpochCache>,
     replica: RwLock<ReplicaState>,
     high_watermark: AtomicI64,
+    /// The leader's view of its followers (cluster mode).
+    pub progress: Mutex<ReplicaProgress>,
+    /// Woken when the high watermark moves or the replica state changes.
+    pub hw_moved: Notify,
 }
 
 impl Partition {
@@ -84,6 +99,14 @@ impl Partition {
         } else {
             log.log_start_offset()
         };
+        let mut progress = ReplicaProgress::default();
+        let followers: Vec<i32> = replica
+            .replicas
+            .iter()
+            .copied()
+            .filter(|&r| r != replica.leader)
+            .collect();
+        progress.become_leader(&followers, log.log_end_offset(), now_ms());
         Ok(Partition {
             topic: topic.to_string(),
             index,
@@ -93,6 +116,8 @@ impl Partition {
             epochs: Mutex::new(epochs),
             replica: RwLock::new(replica),
             high_watermark: AtomicI64::new(high_watermark),
+            progress: Mutex::new(progress),
+            hw_moved: Notify::new(),
         })
     }
 
@@ -100,9 +125,20 @@ impl Partition {
     /// learns where the current epoch starts (first append of the epoch), and the high
     /// watermark advances if this node is the only replica.
     pub fn append(&self, records: &[u8], now_ms: i64) -> kafkalite_core::Result<AppendInfo> {
+        self.append_in_epoch(records, now_ms, false)
+    }
+
+    /// `append`, stamping the leader epoch in each batch when `stamp` (a replicated
+    /// partition's leader: followers and OffsetForLeaderEpoch rely on it).
+    pub fn append_in_epoch(
+        &self,
+        records: &[u8],
+        now_ms: i64,
+        stamp: bool,
+    ) -> kafkalite_core::Result<AppendInfo> {
         let mut log = self.log.lock().expect("lock");
-        let info = log.append_shared(records, now_ms)?;
         let epoch = self.leader_epoch();
+        let info = log.append_shared_in_epoch(records, now_ms, stamp.then_some(epoch))?;
         {
             let mut epochs = self.epochs.lock().expect("lock");
             if epochs.latest_epoch() != Some(epoch) {
@@ -133,25 +169,126 @@ impl Partition {
         log.truncate_to(offset)?;
         let end = log.log_end_offset();
         self.epochs.lock().expect("lock").truncate_from_end(end)?;
-        self.producers.lock().expect("lock").clear();
+        // Idempotence state comes from the log that is left (headers only).
+        *self.producers.lock().expect("lock") = ProducerStateTable::rebuild(&log);
         self.high_watermark.fetch_min(end, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Drop the whole log and continue at `offset` (a follower far behind a leader whose
+    /// log now starts later).
+    pub fn truncate_fully_and_start_at(&self, offset: i64) -> kafkalite_core::Result<()> {
+        let mut log = self.log.lock().expect("lock");
+        log.truncate_fully_and_start_at(offset)?;
+        self.epochs.lock().expect("lock").clear()?;
+        self.producers.lock().expect("lock").clear();
+        self.high_watermark.store(offset, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Append the leader's batches as they are (a follower): offsets and epochs are the
+    /// leader's; the epoch cache and the producers learn from each batch header (no
+    /// per-record work), so idempotence state travels with the log.
+    pub fn append_as_follower(
+        &self,
+        records: &[u8],
+        now_ms: i64,
+    ) -> kafkalite_core::Result<AppendInfo> {
+        let mut producers = self.producers.lock().expect("lock");
+        let mut log = self.log.lock().expect("lock");
+        let info = log.append_as_follower(records, now_ms)?;
+        let mut epochs = self.epochs.lock().expect("lock");
+        let mut position = 0usize;
+        while position < records.len() {
+            let header = BatchHeader::parse(&records[position..])?;
+            let epoch = header.partition_leader_epoch;
+            if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+                epochs.assign(epoch, header.base_offset)?;
+            }
+            producers.record(
+                &header,
+                header.base_offset,
+                header.last_offset(),
+                -1,
+                now_ms,
+            );
+            position += header.total_size();
+        }
+        Ok(info)
+    }
+
+    /// A follower takes the leader's high watermark, never past its own log end.
+    pub fn follow_high_watermark(&self, leader_hw: i64) {
+        let log = self.log.lock().expect("lock");
+        let hw = leader_hw.min(log.log_end_offset());
+        if self.high_watermark.fetch_max(hw, Ordering::SeqCst) < hw {
+            self.hw_moved.notify_waiters();
+        }
+    }
+
+    /// As leader: move the high watermark to the smallest log end over the ISR. True when
+    /// it moved (the caller wakes long-polling consumers).
+    pub fn advance_leader_high_watermark(&self) -> bool {
+        let log = self.log.lock().expect("lock");
+        let end = log.log_end_offset();
+        let replica = self.replica.read().expect("lock").clone();
+        let hw = if replica.is_sole_replica() {
+            Some(end)
+        } else {
+            self.progress.lock().expect("lock").isr_high_watermark(
+                replica.leader,
+                &replica.isr,
+                end,
+            )
+        };
+        let Some(hw) = hw else { return false };
+        let moved = self.high_watermark.fetch_max(hw, Ordering::SeqCst) < hw;
+        drop(log);
+        if moved {
+            self.hw_moved.notify_waiters();
+        }
+        moved
+    }
+
+    #[must_use]
+    pub fn log_end_offset(&self) -> i64 {
+        self.log.lock().expect("lock").log_end_offset()
+    }
+
+    /// The latest epoch in the leader-epoch cache (what a follower asks its leader about).
+    #[must_use]
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.epochs.lock().expect("lock").latest_epoch()
     }
 
     /// Take a new leader, epoch, replica set or ISR (from the controller, or the single
     /// node's file store at open). The new epoch is recorded at its first append.
     pub fn set_replica_state(&self, state: ReplicaState) {
         let log = self.log.lock().expect("lock");
-        *self.replica.write().expect("lock") = state;
+        {
+            let mut replica = self.replica.write().expect("lock");
+            let mut progress = self.progress.lock().expect("lock");
+            if replica.leader != state.leader || replica.leader_epoch != state.leader_epoch {
+                // A new term: what followers had fetched from the old one says nothing.
+                let followers: Vec<i32> = state
+                    .replicas
+                    .iter()
+                    .copied()
+                    .filter(|&r| r != state.leader)
+                    .collect();
+                progress.become_leader(&followers, log.log_end_offset(), now_ms());
+            } else if progress
+                .pending_isr
+                .as_ref()
+                .is_some_and(|(isr, _)| *isr == state.isr || replica.isr != state.isr)
+            {
+                progress.pending_isr = None;
+            }
+            *replica = state;
+        }
         self.maybe_advance_high_watermark(&log);
-    }
-
-    /// Commit everything appended so far. Until replication exists (issue 13) a cluster
-    /// partition's leader commits its own appends at once, as a sole replica does.
-    pub fn commit_unreplicated(&self) {
-        let log = self.log.lock().expect("lock");
-        self.high_watermark
-            .fetch_max(log.log_end_offset(), Ordering::SeqCst);
+        drop(log);
+        self.hw_moved.notify_waiters();
     }
 
     /// Offset up to which records are committed and visible to consumers.

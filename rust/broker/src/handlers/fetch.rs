@@ -24,6 +24,12 @@
 //! FETCH_SESSION_ID_NOT_FOUND (70) and the client falls back to a full fetch. Forgotten
 //! topics are ignored.
 //!
+//! A follower's Fetch (cluster mode, `replica_id` >= 0) reads up to the log end rather
+//! than the high watermark and tells the leader the follower's log end
+//! (`replication::leader`); a replica id that is not a replica of the partition (not a
+//! broker of the cluster, or not assigned it) gets NOT_LEADER_OR_FOLLOWER (6), as Kafka
+//! refuses a fetch from a non-replica. Single-node mode ignores `replica_id`.
+//!
 //! Records are never copied: the response is `ResponseBody::Pieces` (see `response::fetch`).
 
 use std::sync::Arc;
@@ -37,6 +43,7 @@ use kafkalite_core::Error as CoreError;
 use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
+use crate::replication::leader;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::ResponseBody;
 use crate::security::authz;
@@ -103,6 +110,12 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
     let mut have_data = false;
     let mut immediate = request.topics.iter().all(|t| t.partitions.is_empty());
     let mut topics = Vec::with_capacity(request.topics.len());
+    // A follower's fetch: only brokers of the cluster replicate.
+    let follower =
+        (state.cluster.is_some() && request.replica_id.0 >= 0).then_some(request.replica_id.0);
+    let known_broker =
+        follower.is_some_and(|id| state.live_brokers().iter().any(|b| b.node_id == id));
+    let mut hw_moved = false;
     for topic in &request.topics {
         let name = topic.topic.as_str();
         let t = state.topic(name);
@@ -123,6 +136,19 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                     immediate = true;
                     partitions.push(PartitionResult::error(fp.partition, code));
                     continue;
+                }
+                if let Some(id) = follower {
+                    if !known_broker
+                        || id == state.config.node_id
+                        || !replica.replicas.contains(&id)
+                    {
+                        immediate = true;
+                        partitions.push(PartitionResult::error(
+                            fp.partition,
+                            codes::NOT_LEADER_OR_FOLLOWER,
+                        ));
+                        continue;
+                    }
                 }
             }
             let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
@@ -148,9 +174,20 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             let read = if skip {
                 Ok(None)
             } else {
-                log.read(fp.fetch_offset, limit, Some(high_watermark))
+                // Followers copy up to the log end; consumers see only what is committed.
+                log.read(
+                    fp.fetch_offset,
+                    limit,
+                    follower.is_none().then_some(high_watermark),
+                )
             };
             drop(log);
+            if let (Some(id), Ok(_)) = (follower, &read) {
+                hw_moved |=
+                    leader::on_follower_fetch(state, name, &partition, id, fp.fetch_offset, end);
+                out.high_watermark = partition.high_watermark();
+                out.last_stable_offset = out.high_watermark;
+            }
             match read {
                 Ok(Some(slice)) => {
                     // Only the first partition with data may exceed its limit (KIP-74).
@@ -184,6 +221,10 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             name: name.to_string(),
             partitions,
         });
+    }
+    if hw_moved {
+        // Consumers long-polling this leader may now read more.
+        state.data_arrived.notify_waiters();
     }
     (
         FetchResult {

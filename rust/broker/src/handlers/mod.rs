@@ -35,6 +35,7 @@ pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
 pub mod partition_reassignments;
+pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 
@@ -55,6 +56,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Fetch, 4, 12),
     (ApiKey::ListOffsets, 1, 7),
     (ApiKey::Metadata, 1, 12),
+    (ApiKey::OffsetForLeaderEpoch, 2, 4),
     (ApiKey::OffsetCommit, 2, 8),
     (ApiKey::OffsetFetch, 1, 8),
     (ApiKey::FindCoordinator, 0, 4),
@@ -135,6 +137,9 @@ pub async fn dispatch(
         }
         ApiKey::OffsetCommit => offset_commit::handle(state, ctx, header, body, version).await,
         ApiKey::OffsetFetch => offset_fetch::handle(state, ctx, header, body, version).await,
+        ApiKey::OffsetForLeaderEpoch => {
+            offset_for_leader_epoch::handle(state, ctx, header, body, version).await
+        }
         ApiKey::JoinGroup => join_group::handle(state, ctx, header, body, version).await,
         ApiKey::SyncGroup => sync_group::handle(state, ctx, header, body, version).await,
         ApiKey::Heartbeat => heartbeat::handle(state, ctx, header, body, version).await,

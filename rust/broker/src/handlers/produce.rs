@@ -25,8 +25,13 @@
 //! v8+ responses carry the error message. An invalid `acks` fails every partition with
 //! INVALID_REQUIRED_ACKS (21). acks=0 sends no response; if any partition failed, the
 //! connection is closed instead (as Kafka does, so the client refreshes its metadata).
-//! acks=1 and acks=-1 answer once the batch is in the log: on a single node the ISR is this
-//! broker alone, which satisfies any `min.insync.replicas` <= 1.
+//! On a single node acks=1 and acks=-1 answer once the batch is in the log: the ISR is
+//! this broker alone, which satisfies any `min.insync.replicas` <= 1. In cluster mode the
+//! leader stamps its epoch in the batch; acks=-1 is refused with NOT_ENOUGH_REPLICAS
+//! (19) before the append when the ISR is smaller than `min.insync.replicas`, and answered
+//! once the high watermark passes the batch (`replication::acks`: NOT_ENOUGH_REPLICAS_AFTER_APPEND
+//! (20) if the ISR shrank below it meanwhile, REQUEST_TIMED_OUT (7) after the request's
+//! `timeout_ms`).
 //!
 //! The append runs on the tokio worker: the partition's `producers` lock is held across
 //! the idempotence check, the append and the recording of the batch (atomic per
@@ -49,6 +54,7 @@ use kafkalite_core::Error as CoreError;
 use crate::cluster::check_leader;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
+use crate::replication::{acks, leader};
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::state::{BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
@@ -59,10 +65,13 @@ const MAGIC_POSITION: usize = LOG_OVERHEAD + 4;
 /// A partition's outcome.
 struct Appended {
     base_offset: i64,
+    last_offset: i64,
     log_append_time: i64,
     log_start_offset: i64,
     /// False for an acknowledged duplicate.
     wrote: bool,
+    /// `min.insync.replicas` of the topic (cluster mode; 1 on a single node).
+    min_insync: usize,
 }
 
 struct Failed {
@@ -126,6 +135,9 @@ pub async fn handle(
     let mut failures = 0usize;
     let mut wrote = false;
     let mut responses = Vec::with_capacity(request.topic_data.len());
+    // acks=all in cluster mode: (topic slot, partition slot) and what it waits for.
+    let mut pending: Vec<((usize, usize), acks::Pending)> = Vec::new();
+    let replicated = acks == -1 && state.cluster.is_some();
     for topic_data in request.topic_data {
         let topic = state.topic(topic_data.name.as_str());
         let allowed = authz::topic(state, ctx, authz::operation::WRITE, &topic_data.name);
@@ -144,6 +156,7 @@ pub async fn handle(
                     data.records,
                     version,
                     now,
+                    acks,
                 )
             } else {
                 Err(Failed::new(
@@ -155,6 +168,20 @@ pub async fn handle(
             out.index = data.index;
             match outcome {
                 Ok(a) => {
+                    if replicated {
+                        if let Some(partition) =
+                            topic.as_ref().and_then(|t| t.partition(data.index))
+                        {
+                            pending.push((
+                                (responses.len(), partitions.len()),
+                                acks::Pending {
+                                    partition,
+                                    required: a.last_offset + 1,
+                                    min_insync: a.min_insync,
+                                },
+                            ));
+                        }
+                    }
                     wrote |= a.wrote;
                     out.base_offset = a.base_offset;
                     out.log_append_time_ms = a.log_append_time;
@@ -193,6 +220,16 @@ pub async fn handle(
     if wrote {
         state.data_arrived.notify_waiters();
     }
+    if !pending.is_empty() {
+        let timeout = u64::try_from(request.timeout_ms).unwrap_or(0);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout);
+        for ((t, p), wait) in &pending {
+            let code = acks::wait_committed(state.config.node_id, wait, deadline).await;
+            if code != codes::NONE {
+                responses[*t].partition_responses[*p].error_code = code;
+            }
+        }
+    }
     if acks == 0 {
         if failures > 0 {
             anyhow::bail!("acks=0 produce failed for {failures} partition(s); closing the connection as Kafka does");
@@ -211,6 +248,7 @@ fn produce_partition(
     records: Option<Bytes>,
     version: i16,
     now: i64,
+    acks: i16,
 ) -> Result<Appended, Failed> {
     if topic.is_some_and(|t| t.name == INTERNAL_OFFSETS_TOPIC) {
         // Its records are replayed as group state at startup: only the coordinator writes.
@@ -225,14 +263,27 @@ fn produce_partition(
             "this server does not host this topic-partition",
         ));
     };
+    let mut min_insync = 1;
     if state.cluster.is_some() {
-        let code = check_leader(&partition.replica_state(), state.config.node_id, -1);
+        let replica = partition.replica_state();
+        let code = check_leader(&replica, state.config.node_id, -1);
         if code != codes::NONE {
             return Err(Failed::new(code, "this broker does not lead the partition"));
+        }
+        min_insync = topic.map_or(1, |t| leader::min_insync_replicas(state, t));
+        if acks == -1 && replica.isr.len() < min_insync {
+            return Err(Failed::new(
+                codes::NOT_ENOUGH_REPLICAS,
+                format!(
+                    "the in-sync replicas {:?} are fewer than min.insync.replicas={min_insync}",
+                    replica.isr
+                ),
+            ));
         }
     }
     let records = records.unwrap_or_default();
     let header = check_single_batch(&records, version)?;
+    let cluster = state.cluster.is_some();
     if header.is_control() {
         return Err(Failed::new(
             codes::INVALID_RECORD,
@@ -251,6 +302,8 @@ fn produce_partition(
     if let Verdict::Duplicate(batch) = verdict {
         return Ok(Appended {
             base_offset: batch.first_offset,
+            last_offset: batch.last_offset,
+            min_insync,
             log_append_time: batch.log_append_time,
             log_start_offset: partition.log.lock().expect("lock").log_start_offset(),
             wrote: false,
@@ -266,9 +319,10 @@ fn produce_partition(
             ),
         ));
     }
-    let info = partition.append(&records, now)?;
-    if state.cluster.is_some() {
-        partition.commit_unreplicated();
+    let info = partition.append_in_epoch(&records, now, cluster)?;
+    if cluster {
+        // With the ISR down to this leader (or a sole replica) the batch is committed now.
+        partition.advance_leader_high_watermark();
     }
     let log_start_offset = partition.log.lock().expect("lock").log_start_offset();
     producers.record(
@@ -280,6 +334,8 @@ fn produce_partition(
     );
     Ok(Appended {
         base_offset: info.first_offset,
+        last_offset: info.last_offset,
+        min_insync,
         log_append_time: info.log_append_time,
         log_start_offset,
         wrote: true,

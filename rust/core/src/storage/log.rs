@@ -74,6 +74,10 @@ impl RecoveryPoint {
     }
 }
 
+#[path = "log_follower.rs"]
+mod follower;
+pub use follower::complete_batches_len;
+
 pub struct PartitionLog {
     dir: PathBuf,
     config: LogConfig,
@@ -211,9 +215,25 @@ impl PartitionLog {
     /// record bytes are not copied. LogAppendTime topics need a rewritten CRC, so they
     /// take one copy.
     pub fn append_shared(&mut self, buf: &[u8], now_ms: i64) -> Result<AppendInfo> {
+        self.append_shared_in_epoch(buf, now_ms, None)
+    }
+
+    /// `append_shared` that also stamps `epoch` as each batch's partitionLeaderEpoch, as a
+    /// replicated partition's leader does (the field lies outside the CRC, so it is
+    /// written through the iovec list like the base offset).
+    pub fn append_shared_in_epoch(
+        &mut self,
+        buf: &[u8],
+        now_ms: i64,
+        epoch: Option<i32>,
+    ) -> Result<AppendInfo> {
         self.check_open()?;
         if self.config.log_append_time {
-            return self.append(&mut buf.to_vec(), now_ms);
+            let mut copy = buf.to_vec();
+            if let Some(epoch) = epoch {
+                stamp_epochs(&mut copy, epoch);
+            }
+            return self.append(&mut copy, now_ms);
         }
         let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
         let mut offset = self.next_offset;
@@ -225,11 +245,20 @@ impl PartitionLog {
                 base.to_be_bytes()
             })
             .collect();
-        let mut slices: Vec<&[u8]> = Vec::with_capacity(infos.len() * 2);
+        let epoch_bytes = epoch.map(i32::to_be_bytes);
+        let mut slices: Vec<&[u8]> = Vec::with_capacity(infos.len() * 4);
         for (info, base) in infos.iter().zip(&bases) {
             let end = info.position + info.header.total_size();
             slices.push(base);
-            slices.push(&buf[info.position + 8..end]);
+            match &epoch_bytes {
+                // batchLength, then the epoch in place of the producer's, then the rest.
+                Some(e) => {
+                    slices.push(&buf[info.position + 8..info.position + 12]);
+                    slices.push(e);
+                    slices.push(&buf[info.position + 16..end]);
+                }
+                None => slices.push(&buf[info.position + 8..end]),
+            }
         }
         let rules = self.config.record_rules();
         self.append_validated(&slices, &infos, None, now_ms, || {
@@ -692,6 +721,20 @@ impl RecoveryPoint {
             *current = offset;
         }
         Ok(())
+    }
+}
+
+/// Write `epoch` as the partitionLeaderEpoch of every batch in `buf` (a chain of batches
+/// whose lengths the caller has not yet validated: a short tail is left alone).
+fn stamp_epochs(buf: &mut [u8], epoch: i32) {
+    let mut position = 0usize;
+    while position + 17 <= buf.len() {
+        let len = i32::from_be_bytes(buf[position + 8..position + 12].try_into().expect("4"));
+        buf[position + 12..position + 16].copy_from_slice(&epoch.to_be_bytes());
+        let Ok(len) = usize::try_from(len) else {
+            return;
+        };
+        position += 12 + len;
     }
 }
 

@@ -1,0 +1,137 @@
+//! What a partition's leader knows of its followers, learnt from their Fetch requests:
+//! each follower's log end offset and when it was last caught up (Kafka's
+//! `Replica.updateFetchState`), from which the leader computes the high watermark (the
+//! smallest log end over the ISR) and which followers to drop from or add to the ISR.
+//! Plain data under the partition's `progress` lock; `replication` acts on it.
+
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FollowerProgress {
+    /// -1 until the follower has fetched since this broker became leader.
+    pub log_end: i64,
+    pub last_caught_up_ms: i64,
+    last_fetch_ms: i64,
+    last_fetch_leader_end: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct ReplicaProgress {
+    followers: HashMap<i32, FollowerProgress>,
+    /// The log end when this broker took the current epoch: a follower joins the ISR only
+    /// once it has everything from before (Kafka's leaderEpochStartOffset check).
+    pub epoch_start_offset: i64,
+    /// An ISR proposed to the controller side and not yet seen in a snapshot, with when.
+    pub pending_isr: Option<(Vec<i32>, i64)>,
+}
+
+impl ReplicaProgress {
+    /// Start leading: every follower's log end is unknown; ISR members count as caught up
+    /// now, so they are not dropped before they had a chance to fetch.
+    pub fn become_leader(&mut self, followers: &[i32], log_end: i64, now_ms: i64) {
+        self.followers = followers
+            .iter()
+            .map(|&id| {
+                (
+                    id,
+                    FollowerProgress {
+                        log_end: -1,
+                        last_caught_up_ms: now_ms,
+                        last_fetch_ms: now_ms,
+                        last_fetch_leader_end: -1,
+                    },
+                )
+            })
+            .collect();
+        self.epoch_start_offset = log_end;
+        self.pending_isr = None;
+    }
+
+    /// A follower fetched from `fetch_offset` (its log end) while the leader's log ended at
+    /// `leader_end`. Caught up when it has everything the leader has, or everything the
+    /// leader had at its previous fetch (then it was caught up as of that fetch).
+    pub fn record_fetch(&mut self, replica: i32, fetch_offset: i64, leader_end: i64, now_ms: i64) {
+        let f = self.followers.entry(replica).or_insert(FollowerProgress {
+            log_end: -1,
+            last_caught_up_ms: 0,
+            last_fetch_ms: now_ms,
+            last_fetch_leader_end: -1,
+        });
+        if fetch_offset >= leader_end {
+            f.last_caught_up_ms = f.last_caught_up_ms.max(now_ms);
+        } else if fetch_offset >= f.last_fetch_leader_end && f.last_fetch_leader_end >= 0 {
+            f.last_caught_up_ms = f.last_caught_up_ms.max(f.last_fetch_ms);
+        }
+        f.log_end = fetch_offset;
+        f.last_fetch_leader_end = leader_end;
+        f.last_fetch_ms = now_ms;
+    }
+
+    #[must_use]
+    pub fn follower(&self, replica: i32) -> Option<FollowerProgress> {
+        self.followers.get(&replica).copied()
+    }
+
+    /// The high watermark the ISR allows: the smallest log end over its members (`leader`
+    /// has `leader_end`); `None` while some member's log end is unknown.
+    #[must_use]
+    pub fn isr_high_watermark(&self, leader: i32, isr: &[i32], leader_end: i64) -> Option<i64> {
+        let mut hw = leader_end;
+        for &id in isr {
+            if id == leader {
+                continue;
+            }
+            let end = self.followers.get(&id).map_or(-1, |f| f.log_end);
+            if end < 0 {
+                return None;
+            }
+            hw = hw.min(end);
+        }
+        Some(hw)
+    }
+
+    /// ISR members (other than `leader`) not caught up within `lag_ms`.
+    #[must_use]
+    pub fn lagging(&self, leader: i32, isr: &[i32], lag_ms: i64, now_ms: i64) -> Vec<i32> {
+        isr.iter()
+            .copied()
+            .filter(|&id| id != leader)
+            .filter(|id| {
+                self.followers
+                    .get(id)
+                    .is_none_or(|f| now_ms - f.last_caught_up_ms > lag_ms)
+            })
+            .collect()
+    }
+
+    /// Whether a proposal is in flight (younger than `resend_ms`).
+    #[must_use]
+    pub fn proposal_pending(&self, now_ms: i64, resend_ms: i64) -> bool {
+        self.pending_isr
+            .as_ref()
+            .is_some_and(|(_, at)| now_ms - at < resend_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caught_up_times_follow_kafkas_rule() {
+        let mut p = ReplicaProgress::default();
+        p.become_leader(&[2, 3], 10, 1_000);
+        assert_eq!(p.isr_high_watermark(1, &[1, 2, 3], 10), None);
+        p.record_fetch(2, 10, 10, 1_100);
+        p.record_fetch(3, 4, 10, 1_100);
+        assert_eq!(p.isr_high_watermark(1, &[1, 2, 3], 10), Some(4));
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 10), Some(10));
+        // 3 reaches what the leader had at its previous fetch: caught up as of then.
+        p.record_fetch(3, 10, 15, 1_200);
+        p.record_fetch(2, 15, 15, 1_200);
+        assert_eq!(p.follower(3).unwrap().last_caught_up_ms, 1_100);
+        assert_eq!(p.lagging(1, &[1, 2, 3], 500, 1_650), vec![3]);
+        assert_eq!(p.lagging(1, &[1, 2, 3], 500, 1_750), vec![2, 3]);
+        assert!(p.lagging(1, &[1, 2, 3], 5_000, 1_700).is_empty());
+    }
+}

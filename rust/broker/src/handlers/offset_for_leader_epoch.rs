@@ -1,0 +1,72 @@
+//! OffsetForLeaderEpoch (v2–4): for each partition, the largest epoch at or below the
+//! requested one that this leader's epoch cache knows and the offset where the next epoch
+//! starts (the log end for the latest epoch), as Kafka's `LeaderEpochFileCache.endOffsetFor`
+//! answers. Followers truncate to it before fetching (KIP-101/279); consumers use it to
+//! detect truncation after a leader change (KIP-320).
+//!
+//! Errors, in Kafka's order: unknown partition: UNKNOWN_TOPIC_OR_PARTITION (3); in cluster
+//! mode a `current_leader_epoch` older than this leader's: FENCED_LEADER_EPOCH (74), newer:
+//! UNKNOWN_LEADER_EPOCH (75); not the leader: NOT_LEADER_OR_FOLLOWER (6). An epoch the
+//! leader never had and that is older than every epoch it knows (or newer) is not an
+//! error: epoch -1 and end offset -1 (UNDEFINED), as Kafka answers.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
+use kafka_protocol::messages::{
+    OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, RequestHeader,
+};
+use kafka_protocol::protocol::Decodable;
+
+use crate::cluster::check_leader;
+use crate::errors::codes;
+use crate::net::RequestContext;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = OffsetForLeaderEpochRequest::decode(&mut body, version)?;
+    let mut response = OffsetForLeaderEpochResponse::default();
+    for topic in request.topics {
+        let t = state.topic(topic.topic.as_str());
+        let mut out = OffsetForLeaderTopicResult::default();
+        out.topic = topic.topic.clone();
+        for p in topic.partitions {
+            let mut r = EpochEndOffset::default();
+            r.partition = p.partition;
+            r.leader_epoch = -1;
+            r.end_offset = -1;
+            match t.as_ref().and_then(|t| t.partition(p.partition)) {
+                None => r.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION,
+                Some(partition) => {
+                    let code = if state.cluster.is_some() {
+                        check_leader(
+                            &partition.replica_state(),
+                            state.config.node_id,
+                            p.current_leader_epoch,
+                        )
+                    } else {
+                        codes::NONE
+                    };
+                    if code == codes::NONE {
+                        (r.leader_epoch, r.end_offset) = partition.end_offset_for(p.leader_epoch);
+                    } else {
+                        r.error_code = code;
+                    }
+                }
+            }
+            out.partitions.push(r);
+        }
+        response.topics.push(out);
+    }
+    Ok(Some(encode(&response, version)?))
+}

@@ -1,0 +1,148 @@
+//! The leader's side of replication: a follower's Fetch tells the leader the follower's
+//! log end (its fetch offset); the leader moves the high watermark to the smallest log
+//! end over the ISR and proposes to add a follower that has caught up. A periodic task
+//! proposes to drop ISR members not caught up within `replica.lag.time.max.ms`.
+//!
+//! Proposals are decided here and committed by the broker's Python side, which writes the
+//! partition state znode with a compare-and-set on its version (Kafka's ZooKeeper mode);
+//! the new ISR comes back in the next snapshot. A proposal not answered by then is sent
+//! again after `RESEND_MS`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafkalite_core::storage::clock::now_ms;
+
+use crate::cluster::{AdminOp, Partition, ReplicaState};
+use crate::state::BrokerState;
+
+/// How long a proposal may stay unanswered before it is sent again.
+pub const RESEND_MS: i64 = 2_000;
+
+/// A follower's Fetch reached this leader: record its progress, move the high watermark
+/// and maybe propose it back into the ISR. True when the high watermark moved.
+pub fn on_follower_fetch(
+    state: &BrokerState,
+    topic: &str,
+    partition: &Partition,
+    replica_id: i32,
+    fetch_offset: i64,
+    leader_end: i64,
+) -> bool {
+    let now = now_ms();
+    partition.progress.lock().expect("lock").record_fetch(
+        replica_id,
+        fetch_offset,
+        leader_end,
+        now,
+    );
+    let moved = partition.advance_leader_high_watermark();
+    maybe_expand_isr(state, topic, partition, replica_id, now);
+    moved
+}
+
+fn maybe_expand_isr(
+    state: &BrokerState,
+    topic: &str,
+    partition: &Partition,
+    replica: i32,
+    now: i64,
+) {
+    let current = partition.replica_state();
+    if current.isr.contains(&replica) || !current.replicas.contains(&replica) {
+        return;
+    }
+    let hw = partition.high_watermark();
+    let mut progress = partition.progress.lock().expect("lock");
+    let Some(f) = progress.follower(replica) else {
+        return;
+    };
+    // Kafka's rule: at or past the high watermark and past where this leader's epoch began.
+    if f.log_end < hw || f.log_end < progress.epoch_start_offset {
+        return;
+    }
+    if progress.proposal_pending(now, RESEND_MS) {
+        return;
+    }
+    let isr: Vec<i32> = current
+        .replicas
+        .iter()
+        .copied()
+        .filter(|r| current.isr.contains(r) || *r == replica)
+        .collect();
+    progress.pending_isr = Some((isr.clone(), now));
+    drop(progress);
+    propose(state, topic, partition.index, &current, isr);
+}
+
+/// Drop from the ISR of every partition this broker leads the members not caught up
+/// within `lag_ms`.
+pub fn shrink_lagging(state: &BrokerState, lag_ms: i64) {
+    let node = state.config.node_id;
+    let now = now_ms();
+    for topic in state.topics.all() {
+        for index in 0..topic.partition_count() {
+            let Some(partition) = topic.partition(index) else {
+                continue;
+            };
+            let current = partition.replica_state();
+            if current.leader != node || current.isr.len() <= 1 {
+                continue;
+            }
+            let mut progress = partition.progress.lock().expect("lock");
+            let lagging = progress.lagging(node, &current.isr, lag_ms, now);
+            if lagging.is_empty() || progress.proposal_pending(now, RESEND_MS) {
+                continue;
+            }
+            let isr: Vec<i32> = current
+                .isr
+                .iter()
+                .copied()
+                .filter(|r| !lagging.contains(r))
+                .collect();
+            progress.pending_isr = Some((isr.clone(), now));
+            drop(progress);
+            propose(state, &topic.name, index, &current, isr);
+        }
+    }
+}
+
+/// Run `shrink_lagging` every half lag time until the runtime stops.
+pub async fn shrink_loop(state: Arc<BrokerState>, lag_ms: i64) {
+    let period = Duration::from_millis(u64::try_from(lag_ms / 2).unwrap_or(1).clamp(50, 5_000));
+    loop {
+        tokio::time::sleep(period).await;
+        shrink_lagging(&state, lag_ms);
+    }
+}
+
+fn propose(
+    state: &BrokerState,
+    topic: &str,
+    partition: i32,
+    current: &ReplicaState,
+    isr: Vec<i32>,
+) {
+    if let Some(link) = &state.cluster {
+        link.admin.submit(AdminOp::AlterIsr {
+            topic: topic.to_string(),
+            partition,
+            leader: current.leader,
+            leader_epoch: current.leader_epoch,
+            isr,
+        });
+    }
+}
+
+/// The topic's `min.insync.replicas`, else the broker's.
+#[must_use]
+pub fn min_insync_replicas(state: &BrokerState, topic: &crate::cluster::Topic) -> usize {
+    let configured = topic
+        .configs
+        .read()
+        .expect("lock")
+        .get("min.insync.replicas")
+        .and_then(|v| v.trim().parse::<i32>().ok());
+    let n = configured.unwrap_or_else(|| state.config.settings.int("min.insync.replicas"));
+    usize::try_from(n).unwrap_or(1)
+}
