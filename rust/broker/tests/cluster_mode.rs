@@ -60,6 +60,14 @@ fn replica(leader: i32, epoch: i32) -> ReplicaState {
     }
 }
 
+/// Led by this broker with the ISR down to it: what it appends is committed at once.
+fn led_alone(epoch: i32) -> ReplicaState {
+    ReplicaState {
+        isr: vec![ME],
+        ..replica(ME, epoch)
+    }
+}
+
 fn snapshot(port: i32, parts: Vec<(i32, ReplicaState)>, id: uuid::Uuid) -> ClusterSnapshot {
     ClusterSnapshot {
         cluster_id: "zk-cluster-id".into(),
@@ -154,7 +162,7 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
     state
         .apply_snapshot(snapshot(
             port,
-            vec![(0, replica(ME, 4)), (1, replica(1, 2))],
+            vec![(0, led_alone(4)), (1, replica(1, 2))],
             id,
         ))
         .unwrap();
@@ -176,6 +184,7 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
         .collect();
     assert_eq!(p, [(0, ME, 4), (1, 1, 2)]);
     assert_eq!(t.partitions[1].isr_nodes.len(), 3);
+    assert_eq!(t.partitions[0].isr_nodes.len(), 1);
     let d: DescribeClusterResponse = c.call(
         ApiKey::DescribeCluster,
         0,
@@ -183,7 +192,7 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
     );
     assert_eq!((d.brokers.len(), d.controller_id), (3, BrokerId(3)));
 
-    // The leader takes writes and commits them (no replication yet); others refuse.
+    // The leader takes writes and, alone in the ISR, commits them; others refuse.
     assert_eq!(produce(&mut c, 0), codes::NONE);
     assert_eq!(produce(&mut c, 1), codes::NOT_LEADER_OR_FOLLOWER);
     assert_eq!(fetch(&mut c, 0, 4), (codes::NONE, 1));
@@ -199,7 +208,7 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
     state
         .apply_snapshot(snapshot(
             port,
-            vec![(0, replica(1, 5)), (1, replica(ME, 3))],
+            vec![(0, replica(1, 5)), (1, led_alone(3))],
             id,
         ))
         .unwrap();

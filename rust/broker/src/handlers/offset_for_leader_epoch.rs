@@ -7,8 +7,9 @@
 //! Errors, in Kafka's order: unknown partition: UNKNOWN_TOPIC_OR_PARTITION (3); in cluster
 //! mode a `current_leader_epoch` older than this leader's: FENCED_LEADER_EPOCH (74), newer:
 //! UNKNOWN_LEADER_EPOCH (75); not the leader: NOT_LEADER_OR_FOLLOWER (6). An epoch the
-//! leader never had and that is older than every epoch it knows (or newer) is not an
-//! error: epoch -1 and end offset -1 (UNDEFINED), as Kafka answers.
+//! leader never had is not an error, as in Kafka: one older than every epoch it knows
+//! ends where the first known epoch starts; one newer than its latest gets epoch -1 and
+//! end offset -1 (UNDEFINED).
 
 use std::sync::Arc;
 
