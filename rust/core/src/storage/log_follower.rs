@@ -90,3 +90,60 @@ impl PartitionLog {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::BatchHeader;
+    use crate::storage::log_tests::batch;
+    use crate::storage::LogConfig;
+
+    fn read_all(log: &PartitionLog) -> Vec<u8> {
+        let slice = log.read(0, 1 << 30, None).unwrap().unwrap();
+        let mut buf = vec![0u8; slice.len as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&*slice.file, &mut buf, slice.position).unwrap();
+        buf
+    }
+
+    #[test]
+    fn a_follower_keeps_the_leaders_offsets_epochs_and_bytes() {
+        let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut leader = PartitionLog::open(d1.path(), LogConfig::default()).unwrap();
+        for i in 0..3 {
+            leader
+                .append_shared_in_epoch(&batch(i), 0, Some(7))
+                .unwrap();
+        }
+        let bytes = read_all(&leader);
+        assert_eq!(
+            BatchHeader::parse(&bytes).unwrap().partition_leader_epoch,
+            7
+        );
+
+        let mut follower = PartitionLog::open(d2.path(), LogConfig::default()).unwrap();
+        // A fetch answer cut inside the third batch: only whole batches are appended.
+        let cut = &bytes[..bytes.len() - 5];
+        let whole = complete_batches_len(cut);
+        assert!(whole < cut.len());
+        let info = follower.append_as_follower(&cut[..whole], 0).unwrap();
+        assert_eq!(
+            (info.first_offset, info.last_offset, info.batch_count),
+            (0, 19, 2)
+        );
+        // The same batch again is below the log end: refused, nothing appended.
+        assert!(follower.append_as_follower(&cut[..whole], 0).is_err());
+        let rest = &bytes[whole..];
+        assert_eq!(complete_batches_len(rest), rest.len());
+        follower.append_as_follower(rest, 0).unwrap();
+        assert_eq!(follower.log_end_offset(), 30);
+        assert_eq!(read_all(&follower), bytes);
+        // A flipped bit on the wire is caught by the CRC.
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        let d3 = tempfile::tempdir().unwrap();
+        let mut other = PartitionLog::open(d3.path(), LogConfig::default()).unwrap();
+        assert!(other.append_as_follower(&damaged, 0).is_err());
+        assert_eq!(other.log_end_offset(), 0);
+    }
+}
