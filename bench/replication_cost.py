@@ -27,7 +27,10 @@ from kafkalite.controller import znodes
 
 def _create(bootstrap: str, topic: str, partitions: int, rf: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, rf)], operation_timeout=30)[topic].result(30)
+    # A single replica can never satisfy the cluster's min.insync.replicas=2.
+    configs = {"min.insync.replicas": "1"} if rf == 1 else {}
+    new = NewTopic(topic, partitions, rf, config=configs)
+    admin.create_topics([new], operation_timeout=30)[topic].result(30)
 
 
 def _state(c: Cluster, topic: str) -> znodes.LeaderAndIsr:
@@ -50,6 +53,7 @@ def produce_rate(c: Cluster, topic: str, records: int, size: int) -> float:
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 5,
+            "message.timeout.ms": 60000,
         }
     )
     # Connections and metadata first, outside the timed part.
