@@ -268,16 +268,19 @@ impl Partition {
         {
             let mut replica = self.replica.write().expect("lock");
             let mut progress = self.progress.lock().expect("lock");
+            let followers: Vec<i32> = state
+                .replicas
+                .iter()
+                .copied()
+                .filter(|&r| r != state.leader)
+                .collect();
             if replica.leader != state.leader || replica.leader_epoch != state.leader_epoch {
                 // A new term: what followers had fetched from the old one says nothing.
-                let followers: Vec<i32> = state
-                    .replicas
-                    .iter()
-                    .copied()
-                    .filter(|&r| r != state.leader)
-                    .collect();
                 progress.become_leader(&followers, log.log_end_offset(), now_ms());
-            } else if progress
+            } else if replica.replicas != state.replicas {
+                progress.track(&followers, now_ms());
+            }
+            if progress
                 .pending_isr
                 .as_ref()
                 .is_some_and(|(isr, _)| *isr == state.isr || replica.isr != state.isr)

@@ -47,6 +47,21 @@ impl ReplicaProgress {
         self.pending_isr = None;
     }
 
+    /// The replica set changed within a term (the first snapshot after a partition opened,
+    /// a reassignment): followers new to it start as caught up now, the others keep
+    /// what they reported.
+    pub fn track(&mut self, followers: &[i32], now_ms: i64) {
+        self.followers.retain(|id, _| followers.contains(id));
+        for &id in followers {
+            self.followers.entry(id).or_insert(FollowerProgress {
+                log_end: -1,
+                last_caught_up_ms: now_ms,
+                last_fetch_ms: now_ms,
+                last_fetch_leader_end: -1,
+            });
+        }
+    }
+
     /// A follower fetched from `fetch_offset` (its log end) while the leader's log ended at
     /// `leader_end`. Caught up when it has everything the leader has, or everything the
     /// leader had at its previous fetch (then it was caught up as of that fetch).
