@@ -311,10 +311,24 @@ impl Partition {
     }
 
     /// OffsetForLeaderEpoch for this partition: (epoch, end offset) as Kafka answers it.
+    /// Kafka records a leader's epoch when it takes leadership; here the cache learns it
+    /// at the first append, so an epoch not yet appended in is answered as if it started
+    /// at the log end (what Kafka's cache would hold).
     #[must_use]
     pub fn end_offset_for(&self, epoch: i32) -> (i32, i64) {
         let end = self.log.lock().expect("lock").log_end_offset();
-        self.epochs.lock().expect("lock").end_offset_for(epoch, end)
+        let current = self.leader_epoch();
+        let epochs = self.epochs.lock().expect("lock");
+        let latest = epochs.latest_epoch();
+        if epoch >= 0 && epoch <= current && latest.is_none_or(|l| l < current) {
+            match latest {
+                _ if epoch == current => return (current, end),
+                Some(l) if epoch >= l => return (l, end),
+                None => return (epoch, end),
+                Some(_) => {}
+            }
+        }
+        epochs.end_offset_for(epoch, end)
     }
 
     /// The caller holds `log`, so the high watermark never passes the log end it sees.
@@ -436,6 +450,8 @@ mod tests {
             std::fs::read_to_string(dir.path().join(CHECKPOINT_FILE)).unwrap(),
             "0\n0\n"
         );
-        assert_eq!(p.end_offset_for(0), (-1, -1));
+        // Nothing in the cache; the leader's own epoch starts at the (empty) log end.
+        assert_eq!(p.end_offset_for(0), (0, 0));
+        assert_eq!(p.end_offset_for(1), (-1, -1));
     }
 }

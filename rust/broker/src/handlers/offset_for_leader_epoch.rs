@@ -4,8 +4,8 @@
 //! answers. Followers truncate to it before fetching (KIP-101/279); consumers use it to
 //! detect truncation after a leader change (KIP-320).
 //!
-//! Errors, in Kafka's order: unknown partition: UNKNOWN_TOPIC_OR_PARTITION (3); in cluster
-//! mode a `current_leader_epoch` older than this leader's: FENCED_LEADER_EPOCH (74), newer:
+//! Errors, in Kafka's order: unknown partition: UNKNOWN_TOPIC_OR_PARTITION (3); a
+//! `current_leader_epoch` older than this leader's: FENCED_LEADER_EPOCH (74), newer:
 //! UNKNOWN_LEADER_EPOCH (75); not the leader: NOT_LEADER_OR_FOLLOWER (6). An epoch the
 //! leader never had is not an error, as in Kafka: one older than every epoch it knows
 //! ends where the first known epoch starts; one newer than its latest gets epoch -1 and
@@ -49,15 +49,12 @@ pub async fn handle(
             match t.as_ref().and_then(|t| t.partition(p.partition)) {
                 None => r.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION,
                 Some(partition) => {
-                    let code = if state.cluster.is_some() {
-                        check_leader(
-                            &partition.replica_state(),
-                            state.config.node_id,
-                            p.current_leader_epoch,
-                        )
-                    } else {
-                        codes::NONE
-                    };
+                    // A single node leads in epoch 0, so a client's epoch is checked too.
+                    let code = check_leader(
+                        &partition.replica_state(),
+                        state.config.node_id,
+                        p.current_leader_epoch,
+                    );
                     if code == codes::NONE {
                         (r.leader_epoch, r.end_offset) = partition.end_offset_for(p.leader_epoch);
                     } else {

@@ -7,6 +7,7 @@
 #![allow(unused_must_use)]
 
 mod configs;
+mod epochs;
 mod groups;
 mod offsets;
 mod records;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(topics::scripts());
     scripts.extend(configs::scripts());
     scripts.extend(records::scripts());
+    scripts.extend(epochs::scripts());
     // Groups before offsets: ListGroups lists every group, so it runs before others exist.
     scripts.extend(groups::scripts());
     scripts.extend(offsets::scripts());
