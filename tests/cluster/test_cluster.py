@@ -104,7 +104,10 @@ def test_killing_a_leader_moves_its_partitions_to_the_isr(kafkalite_cluster: Clu
 
     def moved() -> dict[int, object] | None:
         now = partitions(survivor.bootstrap_servers, "events")
-        done = all(now[p].leader not in (victim, -1) for p in led)
+        # The controller rewrites partitions one by one: wait for the kept ones' ISR too.
+        done = all(now[p].leader not in (victim, -1) for p in led) and all(
+            victim not in now[p].isr for p in kept
+        )
         return now if done else None
 
     after = wait_for(moved, timeout=SESSION_S + 10)
