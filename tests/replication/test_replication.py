@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafkalite import _core
 from kafkalite.cluster import Cluster, ClusterBroker
 from kafkalite.controller import znodes
-from tests.cluster.conftest import settled, wait_for
+from tests.cluster.conftest import partitions, settled, wait_for
 from tests.cluster.test_cluster import create
 from tests.cluster.test_java_tools import _tool
 
@@ -164,6 +164,10 @@ def test_acks_all_with_followers_stopped_and_the_isr_shrinking_and_growing(
 
             f2.pause()
             wait_for(lambda: isr(cluster, "isr") == [lead.broker_id], 15)
+            # ... and the leader itself has the new ISR (its snapshot follows the znode).
+            wait_for(
+                lambda: list(partitions(lead.bootstrap_servers, "isr")[0].isr) == [lead.broker_id]
+            )
             with pytest.raises(_core.KafkaliteError) as refused:
                 client.produce("isr", 0, batch([b"refused"]), acks=-1, timeout_ms=5000)
             assert refused.value.error_code == NOT_ENOUGH_REPLICAS
