@@ -5,8 +5,6 @@ acks=all and idempotence. Zero lost, zero duplicated, zero reordered."""
 
 from __future__ import annotations
 
-import pytest
-
 from kafkalite.chaos.checker import Writers
 from kafkalite.chaos.faults import FAULTS, Target
 from kafkalite.chaos.netcut import NetCut
@@ -17,7 +15,6 @@ from tests.chaos.conftest import create_topic
 FAULT_COUNT = 20
 
 
-@pytest.mark.xfail(strict=True, reason="needs the replication data path (issue 13)")
 def test_no_acknowledged_write_lost_or_duplicated_over_20_faults(
     chaos_cluster: Cluster, netcut: NetCut
 ) -> None:
@@ -64,9 +61,6 @@ def test_isolated_broker_loses_its_session_and_comes_back_when_restored(
     assert now.ephemeralOwner != before.ephemeralOwner
 
 
-@pytest.mark.xfail(
-    strict=True, reason="producer ids are allocated per broker, not cluster-wide (issue 13)"
-)
 def test_brokers_hand_out_distinct_producer_ids(chaos_cluster: Cluster) -> None:
     """Idempotence holds per producer id: two producers given the same id by two brokers
     would see each other's sequence numbers as out of order (the checker's writers did)."""

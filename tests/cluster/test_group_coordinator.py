@@ -15,7 +15,6 @@ from __future__ import annotations
 import subprocess
 import time
 
-import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
@@ -241,7 +240,6 @@ def test_groups_move_to_a_new_coordinator_when_theirs_is_killed(
         kp.close()
 
 
-@pytest.mark.xfail(strict=True, reason="needs the replication data path (issue 13)")
 def test_committed_offsets_survive_the_coordinators_death(kafkalite_cluster: Cluster) -> None:
     c = kafkalite_cluster
     victim = c.brokers[2]

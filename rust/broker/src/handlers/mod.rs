@@ -34,8 +34,8 @@ pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
-pub mod partition_reassignments;
 pub mod offset_for_leader_epoch;
+pub mod partition_reassignments;
 pub mod produce;
 pub mod sync_group;
 
