@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use crate::cluster::coordination::follow_leadership;
 use crate::cluster::{ClusterInfo, ClusterSnapshot, TopicRecord, TopicRegistry};
 use crate::errors::{codes, ApiError};
-use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 
 impl BrokerState {
     /// Make this broker's topics and partitions what `snapshot` says.
@@ -31,13 +31,17 @@ impl BrokerState {
             let _guard = self.admin_lock();
             let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
             for name in self.topics.names() {
-                if !wanted.contains(name.as_str()) {
+                // The transaction coordinator's log stays local until it follows leadership.
+                if name != INTERNAL_TXN_TOPIC && !wanted.contains(name.as_str()) {
                     let removed = self.topics.remove(&name)?;
                     TopicRegistry::delete_data(&removed);
                     deleted.push(name);
                 }
             }
             for t in &snapshot.topics {
+                if t.name == INTERNAL_TXN_TOPIC {
+                    continue;
+                }
                 // A bad override must not keep the rest of the cluster from this broker.
                 let log_config = self
                     .log_config(&t.configs)

@@ -22,6 +22,7 @@ pub mod replication;
 pub mod response;
 pub mod security;
 pub mod state;
+pub mod transactions;
 
 pub use broker::Broker;
 pub use config::BrokerConfig;

@@ -16,7 +16,9 @@ use crate::cluster::{
     file_store, partition_dirs, AdminOp, BrokerNode, ClusterLink, FileStore, MetadataView,
     ProducerIds, ReplicaState, StoredMetadata, TopicRecord, TopicRegistry,
 };
-pub use crate::cluster::{validate_topic_name, Partition, Topic, INTERNAL_OFFSETS_TOPIC};
+pub use crate::cluster::{
+    validate_topic_name, Partition, Topic, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC,
+};
 use crate::config::BrokerConfig;
 use crate::errors::{codes, ApiError};
 
@@ -35,6 +37,8 @@ pub struct BrokerState {
     pub advertised: std::sync::OnceLock<Vec<(String, String, u16)>>,
     /// The group coordinator (consumer groups, committed offsets in `__consumer_offsets`).
     pub groups: Arc<crate::groups::GroupCoordinator>,
+    /// The transaction coordinator (`__transaction_state`).
+    pub transactions: Arc<crate::transactions::TransactionCoordinator>,
     /// Cluster mode (`zookeeper.connect` set): the controller's view, pushed in by the
     /// Python side (`cluster_sync`), and the way out for admin requests. `None` on a single
     /// node, which keeps every topic in its own file store.
@@ -62,6 +66,7 @@ impl BrokerState {
             stored.cluster_id.clone()
         };
         let groups = crate::groups::GroupCoordinator::new(&config)?;
+        let transactions = crate::transactions::TransactionCoordinator::new(&config)?;
         let topics = TopicRegistry::new(
             config.log_dirs.clone(),
             ReplicaState::single_node(config.node_id),
@@ -86,6 +91,7 @@ impl BrokerState {
             advertised: std::sync::OnceLock::new(),
             groups,
             fetchers,
+            transactions,
             cluster,
             security,
             store,
@@ -97,7 +103,8 @@ impl BrokerState {
         partition_dirs::clean(&state.config.log_dirs, &stored.topics);
         for (name, record) in stored.topics {
             // In cluster mode the controller's first snapshot opens them.
-            if state.cluster.is_some() {
+            // (except the transaction coordinator's log, still kept locally).
+            if state.cluster.is_some() && name != INTERNAL_TXN_TOPIC {
                 continue;
             }
             let log_config = state.log_config(&record.configs)?;
@@ -105,6 +112,7 @@ impl BrokerState {
         }
         state.persist()?;
         state.groups.open(&state)?;
+        state.transactions.open(&state)?;
         Ok(state)
     }
 

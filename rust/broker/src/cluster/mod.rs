@@ -34,4 +34,6 @@ pub use link::{check_leader, ClusterInfo, ClusterLink, ClusterSnapshot, TopicSna
 pub use metadata_view::{BrokerNode, MetadataView, PartitionView, TopicView};
 pub use partition::{Partition, ReplicaState};
 pub use producer_ids::ProducerIds;
-pub use topics::{validate_topic_name, Topic, TopicRegistry, INTERNAL_OFFSETS_TOPIC};
+pub use topics::{
+    validate_topic_name, Topic, TopicRegistry, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC,
+};

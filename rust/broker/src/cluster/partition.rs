@@ -26,8 +26,9 @@ use std::sync::{Mutex, RwLock};
 
 use kafkalite_core::records::BatchHeader;
 use kafkalite_core::storage::clock::now_ms;
+use kafkalite_core::storage::txn_index::marker_batch;
 use kafkalite_core::storage::{
-    AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable,
+    AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable, TxnIndex,
 };
 use tokio::sync::Notify;
 
@@ -75,6 +76,11 @@ pub struct Partition {
     pub progress: Mutex<ReplicaProgress>,
     /// Woken when the high watermark moves or the replica state changes.
     pub hw_moved: Notify,
+    /// Open transactions and the aborted ones (`.txnindex`); changed under `log`.
+    txns: Mutex<TxnIndex>,
+    /// First offset of the earliest open transaction (`i64::MAX`: none); set under `log`
+    /// before the high watermark moves, so the LSO never runs ahead of it.
+    first_unstable: AtomicI64,
 }
 
 impl Partition {
@@ -89,6 +95,8 @@ impl Partition {
     ) -> kafkalite_core::Result<Partition> {
         let log = PartitionLog::open(&dir, config)?;
         let producers = ProducerStateTable::rebuild(&log);
+        let txns = TxnIndex::open(&log)?;
+        let first_unstable = txns.first_unstable().unwrap_or(i64::MAX);
         let mut epochs = LeaderEpochCache::open(&dir)?;
         epochs.truncate_from_end(log.log_end_offset())?;
         epochs.truncate_from_start(log.log_start_offset())?;
@@ -118,6 +126,8 @@ impl Partition {
             high_watermark: AtomicI64::new(high_watermark),
             progress: Mutex::new(progress),
             hw_moved: Notify::new(),
+            txns: Mutex::new(txns),
+            first_unstable: AtomicI64::new(first_unstable),
         })
     }
 
@@ -139,6 +149,13 @@ impl Partition {
         let mut log = self.log.lock().expect("lock");
         let epoch = self.leader_epoch();
         let info = log.append_shared_in_epoch(records, now_ms, stamp.then_some(epoch))?;
+        if let Ok(h) = BatchHeader::parse(records) {
+            if h.is_transactional() && !h.is_control() {
+                let mut txns = self.txns.lock().expect("lock");
+                txns.on_data(h.producer_id, info.first_offset);
+                self.set_first_unstable(&txns);
+            }
+        }
         {
             let mut epochs = self.epochs.lock().expect("lock");
             if epochs.latest_epoch() != Some(epoch) {
@@ -149,11 +166,93 @@ impl Partition {
         Ok(info)
     }
 
+    /// Write a COMMIT or ABORT marker for `producer_id`'s transaction (the coordinator's
+    /// WriteTxnMarkers). Takes `producers` itself, so a marker never slips between a
+    /// producer's verified batch and its append. Returns the marker's offset.
+    pub fn append_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        now_ms: i64,
+    ) -> kafkalite_core::Result<i64> {
+        let batch = marker_batch(
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+            now_ms,
+        )?;
+        let mut producers = self.producers.lock().expect("lock");
+        if producers
+            .get(producer_id)
+            .is_some_and(|e| e.epoch > producer_epoch)
+        {
+            return Err(kafkalite_core::Error::InvalidProducerEpoch(format!(
+                "marker epoch {producer_epoch} of producer {producer_id} is older than the partition's"
+            )));
+        }
+        let mut log = self.log.lock().expect("lock");
+        let info = log.append_shared(&batch, now_ms)?;
+        let segment = log
+            .segment_base_offsets()
+            .last()
+            .copied()
+            .unwrap_or(info.first_offset);
+        {
+            let mut txns = self.txns.lock().expect("lock");
+            txns.on_marker(producer_id, info.first_offset, !commit, segment)?;
+            self.set_first_unstable(&txns);
+        }
+        producers.on_marker(producer_id, producer_epoch, now_ms);
+        let epoch = self.leader_epoch();
+        {
+            let mut epochs = self.epochs.lock().expect("lock");
+            if epochs.latest_epoch() != Some(epoch) {
+                epochs.assign(epoch, info.first_offset)?;
+            }
+        }
+        self.maybe_advance_high_watermark(&log);
+        Ok(info.first_offset)
+    }
+
+    /// Offset below which every transaction is decided (Kafka's LSO): the first offset of
+    /// the earliest open transaction, or the high watermark.
+    #[must_use]
+    pub fn last_stable_offset(&self) -> i64 {
+        self.high_watermark()
+            .min(self.first_unstable.load(Ordering::SeqCst))
+    }
+
+    /// Aborted transactions whose data may lie in `[from, to)`: (producer id, first offset).
+    #[must_use]
+    pub fn aborted_between(&self, from: i64, to: i64) -> Vec<(i64, i64)> {
+        self.txns.lock().expect("lock").aborted_between(from, to)
+    }
+
+    /// Open transactions here: (producer id, first offset).
+    #[must_use]
+    pub fn ongoing_transactions(&self) -> Vec<(i64, i64)> {
+        self.txns.lock().expect("lock").ongoing()
+    }
+
+    fn set_first_unstable(&self, txns: &TxnIndex) {
+        self.first_unstable
+            .store(txns.first_unstable().unwrap_or(i64::MAX), Ordering::SeqCst);
+    }
+
     /// Delete what retention no longer keeps; epochs before the new log start go with it.
     pub fn apply_retention(&self, now_ms: i64) -> kafkalite_core::Result<usize> {
         let mut log = self.log.lock().expect("lock");
         let deleted = log.apply_retention(now_ms)?;
         let start = log.log_start_offset();
+        if deleted > 0 {
+            self.txns
+                .lock()
+                .expect("lock")
+                .retain_segments(&log.segment_base_offsets())?;
+        }
         self.epochs
             .lock()
             .expect("lock")
@@ -171,6 +270,11 @@ impl Partition {
         self.epochs.lock().expect("lock").truncate_from_end(end)?;
         // Idempotence state comes from the log that is left (headers only).
         *self.producers.lock().expect("lock") = ProducerStateTable::rebuild(&log);
+        {
+            let mut txns = self.txns.lock().expect("lock");
+            txns.truncate_to(end)?;
+            self.set_first_unstable(&txns);
+        }
         self.high_watermark.fetch_min(end, Ordering::SeqCst);
         Ok(())
     }

@@ -21,6 +21,8 @@ use crate::errors::{codes, ApiError};
 
 /// Where committed offsets live; users may not create a topic of that name.
 pub const INTERNAL_OFFSETS_TOPIC: &str = "__consumer_offsets";
+/// The transaction coordinator's log (`transactions::log_topic`).
+pub const INTERNAL_TXN_TOPIC: &str = "__transaction_state";
 
 /// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..".
 pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
@@ -65,7 +67,7 @@ impl Topic {
 
     #[must_use]
     pub fn is_internal(&self) -> bool {
-        self.name == INTERNAL_OFFSETS_TOPIC
+        self.name == INTERNAL_OFFSETS_TOPIC || self.name == INTERNAL_TXN_TOPIC
     }
 
     /// The topic as the metadata store keeps it.
@@ -150,7 +152,7 @@ impl TopicRegistry {
     /// caller's admin lock).
     pub fn check_new(name: &str, partitions: i32) -> Result<(), ApiError> {
         validate_topic_name(name)?;
-        if name == INTERNAL_OFFSETS_TOPIC {
+        if name == INTERNAL_OFFSETS_TOPIC || name == INTERNAL_TXN_TOPIC {
             return Err(ApiError::new(
                 codes::TOPIC_ALREADY_EXISTS,
                 format!("'{name}' is an internal topic"),

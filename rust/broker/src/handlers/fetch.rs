@@ -1,10 +1,10 @@
 //! Fetch (v4–12).
 //!
-//! High watermark and last stable offset come from the partition (`cluster::partition`;
-//! on a single node both equal the log end: no transactions are ever written, Produce
-//! rejects transactional batches), and nothing past the high watermark is returned; no aborted transactions (null for
-//! READ_UNCOMMITTED as Kafka sends, an empty array for READ_COMMITTED), no preferred read
-//! replica.
+//! High watermark and last stable offset come from the partition (`cluster::partition`):
+//! READ_UNCOMMITTED reads up to the high watermark, READ_COMMITTED up to the LSO and gets
+//! the aborted transactions (producer id, first offset) that overlap what it reads, from
+//! the partition's `.txnindex` (null for READ_UNCOMMITTED, as Kafka sends). Control
+//! batches go out like any batch; clients skip them. No preferred read replica.
 //!
 //! Sizes follow KIP-74: partitions are filled in request order, each up to
 //! `partition_max_bytes` and to what is left of the response's `max_bytes`; the first
@@ -157,11 +157,18 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             let end = log.log_end_offset();
             // Read under the log lock, the high watermark is consistent with `end`.
             let high_watermark = partition.high_watermark();
+            let last_stable_offset = partition.last_stable_offset();
+            // read_committed fetchers stop at the LSO (KIP-98).
+            let upper = if read_committed {
+                last_stable_offset
+            } else {
+                high_watermark
+            };
             let mut out = PartitionResult {
                 partition_index: fp.partition,
                 error_code: codes::NONE,
                 high_watermark,
-                last_stable_offset: high_watermark,
+                last_stable_offset,
                 log_start_offset: log.log_start_offset(),
                 aborted_transactions: read_committed.then(Vec::new),
                 preferred_read_replica: -1,
@@ -174,12 +181,9 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             let read = if skip {
                 Ok(None)
             } else {
-                // Followers copy up to the log end; consumers see only what is committed.
-                log.read(
-                    fp.fetch_offset,
-                    limit,
-                    follower.is_none().then_some(high_watermark),
-                )
+                // Followers copy up to the log end; consumers see only what is committed
+                // (read_committed ones: what is stable).
+                log.read(fp.fetch_offset, limit, follower.is_none().then_some(upper))
             };
             drop(log);
             if let (Some(id), Ok(_)) = (follower, &read) {
@@ -187,6 +191,14 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                     leader::on_follower_fetch(state, name, &partition, id, fp.fetch_offset, end);
                 out.high_watermark = partition.high_watermark();
                 out.last_stable_offset = out.high_watermark;
+            }
+            if read_committed {
+                if let Ok(Some(_)) = &read {
+                    // The aborted transactions whose data this answer may hold: the client
+                    // drops their records itself, so the bytes stay zero-copy.
+                    out.aborted_transactions =
+                        Some(partition.aborted_between(fp.fetch_offset, upper));
+                }
             }
             match read {
                 Ok(Some(slice)) => {

@@ -2,8 +2,9 @@
 //! every group; in a cluster the coordinator of a group is the leader of its
 //! `__consumer_offsets` partition (`cluster::coordination::locate`), and the first request
 //! asks the controller side to create that topic, as Kafka does, answering
-//! COORDINATOR_NOT_AVAILABLE meanwhile. Transactions are not supported, so a transaction
-//! coordinator is never available.
+//! COORDINATOR_NOT_AVAILABLE meanwhile. Every transactional id (key type 1) is coordinated
+//! by this broker's transaction coordinator (`transactions`): its placement by
+//! `__transaction_state` leadership is still to come.
 
 use std::sync::Arc;
 
@@ -35,12 +36,9 @@ pub async fn handle(
     let answer = |key: &str| -> Result<BrokerNode, ApiError> {
         match request.key_type {
             KEY_TYPE_GROUP => group_coordinator(state, ctx, key),
-            // Kafka: a key type it knows but cannot serve is an unavailable coordinator;
-            // one it does not know (neither group nor transaction) is a bad request.
-            KEY_TYPE_TRANSACTION => Err(ApiError::new(
-                codes::COORDINATOR_NOT_AVAILABLE,
-                "transactions are not supported",
-            )),
+            KEY_TYPE_TRANSACTION => Ok(this_node(state, ctx)),
+            // Kafka: a key type it does not know (neither group nor transaction) is a bad
+            // request.
             other => Err(ApiError::new(
                 codes::INVALID_REQUEST,
                 format!("unknown key type {other}"),
@@ -121,4 +119,17 @@ fn group_coordinator(
         });
     }
     locate(topic.as_deref(), key, &link.info().brokers)
+}
+
+/// This broker, as clients reach it.
+fn this_node(state: &BrokerState, ctx: &RequestContext<'_>) -> BrokerNode {
+    let (host, port) = state
+        .advertised_endpoint_on(ctx.listener_name())
+        .unwrap_or_default();
+    BrokerNode {
+        node_id: state.config.node_id,
+        host,
+        port,
+        rack: None,
+    }
 }

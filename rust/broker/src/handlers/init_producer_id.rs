@@ -1,4 +1,4 @@
-//! InitProducerId (v0–4), for idempotent producers only.
+//! InitProducerId (v0–4), for idempotent and transactional producers.
 //!
 //! - `transactional_id` null, no current producer: a new producer id from
 //!   `BrokerState::allocate_producer_id` (persisted before it is returned), epoch 0.
@@ -7,10 +7,11 @@
 //!   exhausted (Kafka's limit: `Short.MAX_VALUE - 1`), else a new id with epoch 0. Kafka's own
 //!   coordinator always allocates a new id here; clients accept either, and keeping the id
 //!   lets the partitions fence the old epoch (INVALID_PRODUCER_EPOCH for late batches).
-//! - `transactional_id` set: transactions are not supported, so the answer is
-//!   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) — what Kafka answers a principal that may not
-//!   use transactional ids. Clients treat it as fatal, so `initTransactions()` fails at once
-//!   with a clear cause instead of retrying COORDINATOR_NOT_AVAILABLE until it times out.
+//! - `transactional_id` set: the transaction coordinator's answer (`transactions::
+//!   coordinator`): a new producer id, or the id's producer with its epoch bumped (an
+//!   ongoing transaction of the old epoch is aborted first); INVALID_TRANSACTION_TIMEOUT
+//!   for a timeout above `transaction.max.timeout.ms`; PRODUCER_FENCED for a stale
+//!   producer (INVALID_PRODUCER_EPOCH before v4, as Kafka maps it).
 
 use std::sync::Arc;
 
@@ -44,8 +45,22 @@ pub async fn handle(
     {
         // Kafka: an empty transactional id is neither idempotent (null) nor a valid id.
         (codes::INVALID_REQUEST, -1, -1)
-    } else if request.transactional_id.is_some() {
-        (codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+    } else if let Some(id) = request.transactional_id.as_ref() {
+        let coordinator = Arc::clone(&state.transactions);
+        let id = id.to_string();
+        let timeout = request.transaction_timeout_ms;
+        let expected =
+            (request.producer_id.0 >= 0).then_some((request.producer_id.0, request.producer_epoch));
+        // Fencing an open transaction writes markers: off the async workers.
+        let result = tokio::task::spawn_blocking(move || {
+            coordinator.init_producer_id(&id, timeout, expected)
+        })
+        .await?;
+        match result {
+            Ok((id, epoch)) => (codes::NONE, id, epoch),
+            Err(codes::PRODUCER_FENCED) if version < 4 => (codes::INVALID_PRODUCER_EPOCH, -1, -1),
+            Err(code) => (code, -1, -1),
+        }
     } else {
         let (id, epoch) = (request.producer_id.0, request.producer_epoch);
         let ours = state.producer_ids.was_issued(id);

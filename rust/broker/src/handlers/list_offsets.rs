@@ -2,8 +2,8 @@
 //!
 //! Per partition, by the requested timestamp:
 //! - `-2` (EARLIEST): the log start offset;
-//! - `-1` (LATEST): the partition's high watermark (on a single node, the log end) and,
-//!   with no transactions ever written, also the last stable offset (READ_COMMITTED);
+//! - `-1` (LATEST): the partition's high watermark, or its last stable offset for
+//!   READ_COMMITTED;
 //! - `-3` (MAX_TIMESTAMP, v7+): the offset and timestamp of the record with the largest
 //!   timestamp;
 //! - any other value: the first offset whose record timestamp is >= it.
@@ -106,7 +106,13 @@ pub async fn handle(
             }
             let found = {
                 let log = partition.log.lock().expect("lock");
-                lookup(&log, partition.high_watermark(), p.timestamp)
+                // READ_COMMITTED (isolation level 1, v2+) sees up to the LSO.
+                let visible = if request.isolation_level == 1 {
+                    partition.last_stable_offset()
+                } else {
+                    partition.high_watermark()
+                };
+                lookup(&log, visible, p.timestamp)
             };
             match found {
                 Ok(Some((offset, timestamp))) => {

@@ -5,6 +5,8 @@
 //! A handler returns `Ok(None)` when no response is due (Produce with acks=0) and `Err`
 //! only for a request that cannot be answered at all, which closes the connection.
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
@@ -19,8 +21,11 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod describe_producers;
+pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -30,6 +35,7 @@ pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -38,6 +44,8 @@ pub mod offset_for_leader_epoch;
 pub mod partition_reassignments;
 pub mod produce;
 pub mod sync_group;
+pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 use std::sync::Arc;
 
@@ -88,6 +96,14 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeAcls, 1, 3),
     (ApiKey::CreateAcls, 1, 3),
     (ApiKey::DeleteAcls, 1, 3),
+    (ApiKey::AddPartitionsToTxn, 0, 5),
+    (ApiKey::AddOffsetsToTxn, 0, 3),
+    (ApiKey::EndTxn, 0, 3),
+    (ApiKey::WriteTxnMarkers, 1, 1),
+    (ApiKey::TxnOffsetCommit, 0, 3),
+    (ApiKey::DescribeProducers, 0, 0),
+    (ApiKey::DescribeTransactions, 0, 0),
+    (ApiKey::ListTransactions, 0, 1),
 ];
 
 #[must_use]
@@ -169,6 +185,28 @@ pub async fn dispatch(
         ApiKey::DeleteAcls => delete_acls::handle(state, ctx, header, body, version).await,
         ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
             crate::security::sasl::exchange::out_of_place(key, version).map(Some)
+        }
+        ApiKey::AddPartitionsToTxn => {
+            add_partitions_to_txn::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AddOffsetsToTxn => {
+            add_offsets_to_txn::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::EndTxn => end_txn::handle(state, ctx, header, body, version).await,
+        ApiKey::WriteTxnMarkers => {
+            write_txn_markers::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::TxnOffsetCommit => {
+            txn_offset_commit::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeProducers => {
+            describe_producers::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeTransactions => {
+            describe_transactions::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ListTransactions => {
+            list_transactions::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

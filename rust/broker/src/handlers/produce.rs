@@ -8,10 +8,10 @@
 //!   overruns the field: CORRUPT_MESSAGE (2);
 //! - zstd before v7: UNSUPPORTED_COMPRESSION_TYPE (76);
 //! - control batches from a client: INVALID_RECORD (87);
-//! - transactional batches: INVALID_TXN_STATE (48). Transactions are not supported (no
-//!   producer can obtain a transactional id: InitProducerId refuses them), and 48 is what
-//!   Kafka 3.6+ answers a transactional batch for a partition that is not part of an ongoing
-//!   transaction (KIP-890 verification);
+//! - transactional batches: the transaction coordinator verifies that the partition is
+//!   part of the producer's ongoing transaction (KIP-890 part 1): INVALID_TXN_STATE (48)
+//!   if not, INVALID_PRODUCER_EPOCH (47) for a fenced epoch. Produce ≤ v9 predates
+//!   TRANSACTION_ABORTABLE, so 48 is what these versions get, as from Kafka;
 //! - batch larger than the segment size: RECORD_LIST_TOO_LARGE (18);
 //! - compacted topic and a record without key: INVALID_RECORD (87) with `record_errors`;
 //! - idempotence (`producer_state`): duplicates acknowledged with their original offsets,
@@ -57,7 +57,7 @@ use crate::net::RequestContext;
 use crate::replication::{acks, leader};
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
-use crate::state::{BrokerState, Topic, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{BrokerState, Topic};
 
 /// Byte offset of `magic` in every Kafka message format (v0/v1 message sets included).
 const MAGIC_POSITION: usize = LOG_OVERHEAD + 4;
@@ -250,11 +250,12 @@ fn produce_partition(
     now: i64,
     acks: i16,
 ) -> Result<Appended, Failed> {
-    if topic.is_some_and(|t| t.name == INTERNAL_OFFSETS_TOPIC) {
-        // Its records are replayed as group state at startup: only the coordinator writes.
+    if let Some(t) = topic.filter(|t| t.is_internal()) {
+        // Its records are replayed as coordinator state at startup: only the coordinator
+        // writes.
         return Err(Failed::new(
             codes::INVALID_TOPIC_EXCEPTION,
-            format!("clients may not produce to the internal topic {INTERNAL_OFFSETS_TOPIC}"),
+            format!("clients may not produce to the internal topic {}", t.name),
         ));
     }
     let Some(partition) = topic.and_then(|t| t.partition(index)) else {
@@ -290,14 +291,20 @@ fn produce_partition(
             "clients are not allowed to write control records",
         ));
     }
-    if header.is_transactional() {
-        return Err(Failed::new(
-            codes::INVALID_TXN_STATE,
-            "transactions are not supported by this broker",
-        ));
-    }
-
     let mut producers = partition.producers.lock().expect("lock");
+    if header.is_transactional() {
+        // Under the producer lock: a marker cannot slip between this check and the append.
+        state
+            .transactions
+            .verify_produce(
+                header.producer_id,
+                header.producer_epoch,
+                &partition.topic,
+                partition.index,
+                state.cluster.is_none(),
+            )
+            .map_err(|(code, message)| Failed::new(code, message))?;
+    }
     let verdict = producers.check(&header)?;
     if let Verdict::Duplicate(batch) = verdict {
         return Ok(Appended {

@@ -22,6 +22,7 @@ pub mod scan;
 pub mod scrubber;
 pub mod segment;
 pub mod time_index;
+pub mod txn_index;
 
 pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
 pub use config::{CleanupPolicy, LogConfig};
@@ -29,6 +30,7 @@ pub use dir_lock::DirLock;
 pub use leader_epoch_cache::{EpochEntry, LeaderEpochCache};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
 pub use producer_state::{ProducerStateTable, Verdict};
+pub use txn_index::{AbortedTxn, TxnIndex};
 
 /// Deleting what is already gone is not an error here (recovery and retention both tidy).
 pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {

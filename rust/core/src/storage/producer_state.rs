@@ -115,7 +115,11 @@ impl ProducerStateTable {
         let start = rebuild_start(log, now);
         let append_time = log.config().log_append_time;
         let _ = replay_headers(log, start, |h| {
-            if h.producer_id < 0 || h.is_control() {
+            if h.producer_id < 0 {
+                return;
+            }
+            if h.is_control() {
+                table.on_marker(h.producer_id, h.producer_epoch, now);
                 return;
             }
             let ts = if append_time { h.max_timestamp } else { -1 };
@@ -212,6 +216,30 @@ impl ProducerStateTable {
         entry.last_seen_ms = now_ms;
     }
 
+    /// A transaction marker of `producer_id` was written with `epoch`: the coordinator may
+    /// have bumped it to fence a zombie, so batches of older epochs are refused from now on
+    /// (a marker carries no sequence; the next data batch of a newer epoch starts at 0).
+    pub fn on_marker(&mut self, producer_id: i64, epoch: i16, now_ms: i64) {
+        let entry = self
+            .producers
+            .entry(producer_id)
+            .or_insert_with(|| ProducerEntry {
+                epoch,
+                batches: VecDeque::new(),
+                last_seen_ms: now_ms,
+            });
+        if epoch > entry.epoch {
+            entry.epoch = epoch;
+            entry.batches.clear();
+        }
+        entry.last_seen_ms = now_ms;
+    }
+
+    /// Producers tracked here: (producer id, entry), for DescribeProducers.
+    pub fn iter(&self) -> impl Iterator<Item = (i64, &ProducerEntry)> {
+        self.producers.iter().map(|(id, e)| (*id, e))
+    }
+
     /// Forget producers idle for longer than `PRODUCER_ID_EXPIRATION_MS`.
     pub fn expire(&mut self, now_ms: i64) {
         self.producers
@@ -241,7 +269,7 @@ impl ProducerStateTable {
 
 /// Where `rebuild` starts: the earlier of the active segment's base and the first record of
 /// the last `REBUILD_WINDOW_MS`, but not before the second-to-last segment nor the log start.
-fn rebuild_start(log: &PartitionLog, now_ms: i64) -> i64 {
+pub(crate) fn rebuild_start(log: &PartitionLog, now_ms: i64) -> i64 {
     let bases = log.segment_base_offsets();
     let end = log.log_end_offset();
     let active = bases.last().copied().unwrap_or(end);

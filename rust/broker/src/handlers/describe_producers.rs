@@ -1,0 +1,84 @@
+//! DescribeProducers (v0): per partition, the producers its state knows (epoch, last
+//! sequence, last timestamp) and the first offset of each one's open transaction (-1 for
+//! none). UNKNOWN_TOPIC_OR_PARTITION for a partition not here; NOT_LEADER_OR_FOLLOWER in
+//! cluster mode when this broker does not lead it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::describe_producers_response::{
+    PartitionResponse, ProducerState, TopicResponse,
+};
+use kafka_protocol::messages::{
+    DescribeProducersRequest, DescribeProducersResponse, ProducerId, RequestHeader,
+};
+use kafka_protocol::protocol::Decodable;
+
+use crate::cluster::check_leader;
+use crate::errors::codes;
+use crate::net::RequestContext;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = DescribeProducersRequest::decode(&mut body, version)?;
+    let topics = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t
+                .partition_indexes
+                .iter()
+                .map(|index| describe(state, &t.name, *index))
+                .collect();
+            TopicResponse::default()
+                .with_name(t.name.clone())
+                .with_partitions(partitions)
+        })
+        .collect();
+    encode(
+        &DescribeProducersResponse::default().with_topics(topics),
+        version,
+    )
+    .map(Some)
+}
+
+fn describe(state: &BrokerState, topic: &str, index: i32) -> PartitionResponse {
+    let out = PartitionResponse::default().with_partition_index(index);
+    let Some(partition) = state.partition(topic, index) else {
+        return out.with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION);
+    };
+    if state.cluster.is_some() {
+        let code = check_leader(&partition.replica_state(), state.config.node_id, -1);
+        if code != codes::NONE {
+            return out.with_error_code(code);
+        }
+    }
+    let ongoing = partition.ongoing_transactions();
+    let producers = partition.producers.lock().expect("lock");
+    let active = producers
+        .iter()
+        .map(|(id, entry)| {
+            let last = entry.batches.back();
+            ProducerState::default()
+                .with_producer_id(ProducerId(id))
+                .with_producer_epoch(i32::from(entry.epoch))
+                .with_last_sequence(entry.last_seq().unwrap_or(-1))
+                .with_last_timestamp(last.map_or(-1, |_| entry.last_seen_ms))
+                .with_coordinator_epoch(-1)
+                .with_current_txn_start_offset(
+                    ongoing
+                        .iter()
+                        .find(|(p, _)| *p == id)
+                        .map_or(-1, |(_, first)| *first),
+                )
+        })
+        .collect();
+    out.with_active_producers(active)
+}

@@ -1,0 +1,65 @@
+//! DescribeTransactions (v0): each id's state, producer, timeout, start time and
+//! partitions; TRANSACTIONAL_ID_NOT_FOUND for an id this coordinator does not know.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
+use kafka_protocol::messages::{
+    DescribeTransactionsRequest, DescribeTransactionsResponse, ProducerId, RequestHeader,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::errors::codes;
+use crate::net::RequestContext;
+use crate::response::{encode, ResponseBody};
+use crate::state::BrokerState;
+
+pub async fn handle(
+    state: &Arc<BrokerState>,
+    _ctx: &RequestContext<'_>,
+    _header: &RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
+    let request = DescribeTransactionsRequest::decode(&mut body, version)?;
+    let states = request
+        .transactional_ids
+        .iter()
+        .map(|id| {
+            let out = TransactionState::default().with_transactional_id(id.clone());
+            let Some(meta) = state.transactions.describe(id) else {
+                return out
+                    .with_error_code(codes::TRANSACTIONAL_ID_NOT_FOUND)
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1)
+                    .with_transaction_start_time_ms(-1);
+            };
+            let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+            for (t, p) in &meta.partitions {
+                by_topic.entry(t.clone()).or_default().push(*p);
+            }
+            out.with_transaction_state(StrBytes::from_static_str(meta.status.name()))
+                .with_transaction_timeout_ms(meta.timeout_ms)
+                .with_transaction_start_time_ms(meta.start_ms)
+                .with_producer_id(ProducerId(meta.producer_id))
+                .with_producer_epoch(meta.epoch)
+                .with_topics(
+                    by_topic
+                        .into_iter()
+                        .map(|(t, ps)| {
+                            TopicData::default()
+                                .with_topic(StrBytes::from_string(t).into())
+                                .with_partitions(ps)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    encode(
+        &DescribeTransactionsResponse::default().with_transaction_states(states),
+        version,
+    )
+    .map(Some)
+}

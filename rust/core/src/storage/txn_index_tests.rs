@@ -1,0 +1,97 @@
+use super::*;
+use crate::records::{encode_producer_batch, BatchProducer, Compression, RecordInput};
+use crate::storage::LogConfig;
+
+fn txn_batch(pid: i64, seq: i32, n: usize) -> Vec<u8> {
+    let records: Vec<RecordInput> = (0..n)
+        .map(|i| RecordInput {
+            timestamp: crate::storage::clock::now_ms(),
+            key: Some(vec![b'k']),
+            value: Some(vec![i as u8; 8]),
+            headers: Vec::new(),
+        })
+        .collect();
+    let producer = BatchProducer {
+        id: pid,
+        epoch: 0,
+        base_sequence: seq,
+    };
+    let mut b = encode_producer_batch(&records, Compression::None, 0, producer).unwrap();
+    b[21..23].copy_from_slice(&ATTR_TRANSACTIONAL.to_be_bytes());
+    let crc = crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    b
+}
+
+#[test]
+fn entries_round_trip_in_kafkas_layout() {
+    let e = AbortedTxn {
+        producer_id: 7,
+        first_offset: 10,
+        last_offset: 20,
+        last_stable_offset: 21,
+    };
+    let b = e.encode();
+    assert_eq!(&b[0..2], &[0, 0]);
+    assert_eq!(&b[2..10], &7i64.to_be_bytes());
+    assert_eq!(AbortedTxn::decode(&b), Some(e));
+    let mut bad = b;
+    bad[1] = 1;
+    assert_eq!(AbortedTxn::decode(&bad), None);
+}
+
+#[test]
+fn markers_decode_as_control_batches() {
+    let m = marker_batch(5, 2, true, 0, 1_000).unwrap();
+    let h = BatchHeader::parse(&m).unwrap();
+    assert!(h.is_control() && h.is_transactional());
+    assert_eq!(
+        (h.producer_id, h.producer_epoch, h.base_sequence),
+        (5, 2, -1)
+    );
+    assert_eq!(control_type(&m), Some(CONTROL_COMMIT));
+    let a = marker_batch(5, 2, false, 0, 1_000).unwrap();
+    assert_eq!(control_type(&a), Some(CONTROL_ABORT));
+    crate::records::validate_batch(&a).unwrap();
+}
+
+#[test]
+fn lso_aborted_index_and_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig::default();
+    let mut log = PartitionLog::open(dir.path(), config.clone()).unwrap();
+    let mut idx = TxnIndex::open(&log).unwrap();
+    // pid 1 writes 0..=2, pid 2 writes 3..=4, pid 1 aborts (5), pid 2 stays open.
+    let a = log.append_shared(&txn_batch(1, 0, 3), 0).unwrap();
+    idx.on_data(1, a.first_offset);
+    let b = log.append_shared(&txn_batch(2, 0, 2), 0).unwrap();
+    idx.on_data(2, b.first_offset);
+    assert_eq!(idx.first_unstable(), Some(0));
+    let m = log
+        .append_shared(&marker_batch(1, 0, false, 0, 0).unwrap(), 0)
+        .unwrap();
+    idx.on_marker(1, m.first_offset, true, 0).unwrap();
+    assert_eq!(idx.first_unstable(), Some(3));
+    assert_eq!(idx.aborted_between(0, 10), vec![(1, 0)]);
+    assert_eq!(idx.aborted_between(6, 10), Vec::<(i64, i64)>::new());
+    let bytes = std::fs::read(dir.path().join("00000000000000000000.txnindex")).unwrap();
+    assert_eq!(bytes.len(), ENTRY_LEN);
+    assert_eq!(AbortedTxn::decode(&bytes).unwrap().last_stable_offset, 3);
+    log.close().unwrap();
+    drop(log);
+    // Reopened: the abort comes from the file, pid 2's open transaction from the tail.
+    let log = PartitionLog::open(dir.path(), config.clone()).unwrap();
+    let idx = TxnIndex::open(&log).unwrap();
+    assert_eq!(idx.aborted_between(0, 10), vec![(1, 0)]);
+    assert_eq!(idx.ongoing(), vec![(2, 3)]);
+    drop(log);
+    // The file lost (unclean shutdown before it was written): the tail scan re-indexes.
+    std::fs::remove_file(dir.path().join("00000000000000000000.txnindex")).unwrap();
+    let log = PartitionLog::open(dir.path(), config).unwrap();
+    let mut idx = TxnIndex::open(&log).unwrap();
+    assert_eq!(idx.aborted_between(0, 10), vec![(1, 0)]);
+    assert!(dir.path().join("00000000000000000000.txnindex").exists());
+    // Truncation below the marker forgets the abort.
+    idx.truncate_to(5).unwrap();
+    assert!(idx.aborted_between(0, 10).is_empty());
+}
