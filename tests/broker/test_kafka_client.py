@@ -72,9 +72,13 @@ def test_init_producer_id_and_a_stamped_batch(broker: Broker) -> None:
         pid, epoch = client.init_producer_id()
         assert pid >= 0 and epoch == 0
         assert client.init_producer_id(timeout_ms=1000)[0] != pid
+        # A transactional id: its own producer, the epoch bumped on every init.
+        tpid, tepoch = client.init_producer_id("txn")
+        assert tepoch == 0 and tpid != pid
+        assert client.init_producer_id("txn") == (tpid, 1)
         with pytest.raises(errors.BrokerError) as refused:
-            client.init_producer_id("txn")
-        assert refused.value.error_code == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            client.init_producer_id("txn", timeout_ms=1_000_000)
+        assert refused.value.error_code == 50  # over transaction.max.timeout.ms
         stamped = _core.build_batch(
             [(None, b"a")], producer_id=pid, producer_epoch=epoch, base_sequence=0
         )

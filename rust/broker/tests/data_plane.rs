@@ -465,8 +465,21 @@ fn idempotent_producer_dedups_fences_and_survives_restart() {
     // Ids are unique and persisted.
     let again = c.init_producer_id(4, None, None);
     assert_ne!(again.producer_id.0, pid);
-    // Transactions are refused up front.
-    assert_eq!(c.init_producer_id(4, Some("txn-1"), None).error_code, 53);
+    // A transactional id gets its own producer; initialising again bumps the epoch, and
+    // the old instance (its producer id and old epoch) is fenced.
+    let t0 = c.init_producer_id(4, Some("txn-1"), None);
+    assert_eq!((t0.error_code, t0.producer_epoch), (0, 0));
+    let t1 = c.init_producer_id(4, Some("txn-1"), None);
+    assert_eq!((t1.producer_id, t1.producer_epoch), (t0.producer_id, 1));
+    // A retry whose answer was lost (the epoch before the bump) gets the current one back.
+    let retry = c.init_producer_id(4, Some("txn-1"), Some((t0.producer_id.0, 0)));
+    assert_eq!((retry.error_code, retry.producer_epoch), (0, 1));
+    let t2 = c.init_producer_id(4, Some("txn-1"), Some((t0.producer_id.0, 1)));
+    assert_eq!((t2.error_code, t2.producer_epoch), (0, 2));
+    let stale = c.init_producer_id(4, Some("txn-1"), Some((t0.producer_id.0, 0)));
+    assert_eq!(stale.error_code, 90, "PRODUCER_FENCED");
+    let stale = c.init_producer_id(3, Some("txn-1"), Some((t0.producer_id.0, 0)));
+    assert_eq!(stale.error_code, 47, "INVALID_PRODUCER_EPOCH before v4");
 
     let first = idempotent_batch(3, "a", pid, epoch, 0, 0);
     assert_eq!(c.produce_one(9, "idem", 0, &first), (0, 0));
