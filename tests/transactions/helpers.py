@@ -24,6 +24,7 @@ def drain(
             "group.id": f"drain-{time.monotonic_ns()}",
             "isolation.level": isolation,
             "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
         }
     )
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])

@@ -88,3 +88,38 @@ def test_kafka_python_transactional_producer(broker: Broker) -> None:
     got = sorted(m.value() for m in drain(bs, "kp", 1, "read_committed", 1.0))
     assert got == [b"kept-%d" % i for i in range(5)]
     assert len(drain(bs, "kp", 1, "read_uncommitted", 1.0)) == 6
+
+
+def test_kafka_delete_records(broker: Broker, tmp_path) -> None:
+    bs = broker.bootstrap_servers
+    create(bs, "del", 1)
+    p = Producer({"bootstrap.servers": bs})
+    for i in range(10):
+        p.produce("del", value=b"r-%d" % i, partition=0)
+    p.flush()
+    spec = tmp_path / "offsets.json"
+    spec.write_text('{"partitions": [{"topic": "del", "partition": 0, "offset": 4}], "version": 1}')
+    out = _tool(
+        "org.apache.kafka.tools.DeleteRecordsCommand",
+        "--bootstrap-server",
+        bs,
+        "--offset-json-file",
+        str(spec),
+    )
+    assert "low_watermark: 4" in out, out
+    got = [m.value() for m in drain(bs, "del", 1, "read_uncommitted", 1.0)]
+    assert got == [b"r-%d" % i for i in range(4, 10)]
+    c = Consumer({"bootstrap.servers": bs, "group.id": "d"})
+    assert c.get_watermark_offsets(TopicPartition("del", 0), timeout=10) == (4, 10)
+    c.close()
+    # Past the high watermark: refused, nothing moves.
+    spec.write_text(
+        '{"partitions": [{"topic": "del", "partition": 0, "offset": 99}], "version": 1}'
+    )
+    cmd = kafka_ref.tool_command(
+        kafka_ref.ensure_jars(),
+        "org.apache.kafka.tools.DeleteRecordsCommand",
+        ["--bootstrap-server", bs, "--offset-json-file", str(spec)],
+    )
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert "OffsetOutOfRange" in done.stdout + done.stderr

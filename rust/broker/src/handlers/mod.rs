@@ -15,6 +15,7 @@ pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
+pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_cluster;
@@ -96,6 +97,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeAcls, 1, 3),
     (ApiKey::CreateAcls, 1, 3),
     (ApiKey::DeleteAcls, 1, 3),
+    (ApiKey::DeleteRecords, 0, 2),
     (ApiKey::AddPartitionsToTxn, 0, 5),
     (ApiKey::AddOffsetsToTxn, 0, 3),
     (ApiKey::EndTxn, 0, 3),
@@ -186,6 +188,7 @@ pub async fn dispatch(
         ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
             crate::security::sasl::exchange::out_of_place(key, version).map(Some)
         }
+        ApiKey::DeleteRecords => delete_records::handle(state, ctx, header, body, version).await,
         ApiKey::AddPartitionsToTxn => {
             add_partitions_to_txn::handle(state, ctx, header, body, version).await
         }
