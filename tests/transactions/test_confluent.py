@@ -104,3 +104,31 @@ def test_a_timed_out_transaction_is_aborted(broker: Broker) -> None:
     c.close()
     assert lso == 2, "the coordinator aborts it: data + ABORT marker are stable"
     assert drain(bs, "slow", 1, "read_committed", 1.0) == []
+
+
+def test_transactional_offsets_are_visible_only_on_commit(broker: Broker) -> None:
+    bs = broker.bootstrap_servers
+    create(bs, "src", 1)
+    create(bs, "dst", 1)
+    group = Consumer({"bootstrap.servers": bs, "group.id": "txg"})
+    meta = group.consumer_group_metadata()
+    p = _producer(bs, "tx-offsets")
+    for outcome in ("abort", "commit"):
+        p.begin_transaction()
+        p.produce("dst", value=outcome.encode())
+        p.send_offsets_to_transaction([TopicPartition("src", 0, 7)], meta, 20)
+        reader = Consumer(
+            {"bootstrap.servers": bs, "group.id": "txg", "isolation.level": "read_committed"}
+        )
+        # require_stable: pending transactional offsets are not answered (the client
+        # retries UNSTABLE_OFFSET_COMMIT until its timeout).
+        with pytest.raises(KafkaException):
+            reader.committed([TopicPartition("src", 0)], timeout=2)
+        if outcome == "abort":
+            p.abort_transaction(20)
+            assert reader.committed([TopicPartition("src", 0)], timeout=10)[0].offset < 0
+        else:
+            p.commit_transaction(20)
+            assert reader.committed([TopicPartition("src", 0)], timeout=10)[0].offset == 7
+        reader.close()
+    group.close()

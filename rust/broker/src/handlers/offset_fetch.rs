@@ -1,5 +1,7 @@
 //! OffsetFetch (v1-8): committed offsets with their metadata; -1 where nothing is
 //! committed; null topics (v2+) for everything the group committed; v8 batches groups.
+//! With `require_stable` (v7+), a partition with offsets of an open transaction pending
+//! answers UNSTABLE_OFFSET_COMMIT (the client retries until the transaction ends).
 
 use std::sync::Arc;
 
@@ -42,13 +44,24 @@ pub async fn handle(
                     .into_iter()
                     .map(|(topic, partitions)| {
                         OffsetFetchResponseTopics::default()
-                            .with_name(TopicName(StrBytes::from_string(topic)))
+                            .with_name(TopicName(StrBytes::from_string(topic.clone())))
                             .with_partitions(
                                 partitions
                                     .into_iter()
                                     .map(|(p, c)| {
                                         let (offset, epoch, metadata) = fields(c, true);
+                                        let unstable = request.require_stable
+                                            && state.transactions.has_pending_offsets(
+                                                &g.group_id,
+                                                &topic,
+                                                p,
+                                            );
                                         OffsetFetchResponsePartitions::default()
+                                            .with_error_code(if unstable {
+                                                errors::UNSTABLE_OFFSET_COMMIT
+                                            } else {
+                                                errors::NONE
+                                            })
                                             .with_partition_index(p)
                                             .with_committed_offset(offset)
                                             .with_committed_leader_epoch(epoch)
@@ -77,13 +90,24 @@ pub async fn handle(
             .into_iter()
             .map(|(topic, partitions)| {
                 OffsetFetchResponseTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(topic)))
+                    .with_name(TopicName(StrBytes::from_string(topic.clone())))
                     .with_partitions(
                         partitions
                             .into_iter()
                             .map(|(p, c)| {
                                 let (offset, epoch, metadata) = fields(c, with_epoch);
+                                let unstable = request.require_stable
+                                    && state.transactions.has_pending_offsets(
+                                        &request.group_id,
+                                        &topic,
+                                        p,
+                                    );
                                 OffsetFetchResponsePartition::default()
+                                    .with_error_code(if unstable {
+                                        errors::UNSTABLE_OFFSET_COMMIT
+                                    } else {
+                                        errors::NONE
+                                    })
                                     .with_partition_index(p)
                                     .with_committed_offset(offset)
                                     .with_committed_leader_epoch(epoch)

@@ -628,6 +628,17 @@ impl TransactionCoordinator {
         Ok(())
     }
 
+    /// Does an open transaction carry offsets for this group partition (OffsetFetch with
+    /// `require_stable`)?
+    #[must_use]
+    pub fn has_pending_offsets(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.inner.lock().expect("lock").ids.values().any(|m| {
+            m.pending_offsets
+                .iter()
+                .any(|o| o.group == group && o.topic == topic && o.partition == partition)
+        })
+    }
+
     /// The state of `id`, for DescribeTransactions.
     #[must_use]
     pub fn describe(&self, id: &str) -> Option<TxnMeta> {
