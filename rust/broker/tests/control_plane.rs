@@ -270,7 +270,7 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
     for (key, min, max) in [
         (ApiKey::ApiVersions, 0, 3),
         (ApiKey::Metadata, 1, 12),
-        (ApiKey::Produce, 3, 9),
+        (ApiKey::Produce, 3, 12),
         (ApiKey::Fetch, 4, 12),
         (ApiKey::ListOffsets, 1, 7),
         (ApiKey::CreateTopics, 2, 7),
@@ -280,19 +280,29 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
         (ApiKey::AlterConfigs, 0, 2),
         (ApiKey::IncrementalAlterConfigs, 0, 1),
         (ApiKey::DescribeCluster, 0, 1),
-        (ApiKey::InitProducerId, 0, 4),
+        (ApiKey::InitProducerId, 0, 5),
         (ApiKey::DescribeLogDirs, 1, 4),
         (ApiKey::ElectLeaders, 0, 2),
         (ApiKey::AlterPartitionReassignments, 0, 1),
         (ApiKey::ListPartitionReassignments, 0, 0),
+        (ApiKey::EndTxn, 0, 5),
+        (ApiKey::TxnOffsetCommit, 0, 5),
     ] {
         assert_eq!(range(key), Some((min, max)), "{key:?}");
     }
     // kafka-python 3.x picks the newest release whose marker version is advertised:
-    // ListOffsets v7 means 3.0, Produce v9 2.8. Fetch v13 (3.1) needs topic ids in Fetch.
+    // Produce v11 means 3.8 (v13, 4.1, is not advertised). Fetch v13 (3.1) needs topic ids
+    // in Fetch.
     let has = |key: ApiKey, v: i16| range(key).is_some_and(|(lo, hi)| lo <= v && v <= hi);
-    assert!(has(ApiKey::ListOffsets, 7) && has(ApiKey::Produce, 9));
-    assert!(!has(ApiKey::Fetch, 13));
+    assert!(has(ApiKey::ListOffsets, 7) && has(ApiKey::Produce, 11));
+    assert!(!has(ApiKey::Fetch, 13) && !has(ApiKey::Produce, 13));
+    // Transaction version 2 (KIP-890) is finalized for Kafka 4 clients.
+    let tv = r
+        .finalized_features
+        .iter()
+        .find(|f| f.name.as_str() == "transaction.version")
+        .map(|f| f.max_version_level);
+    assert_eq!(tv, Some(2));
 }
 
 // ---------------------------------------------------------------------------------------

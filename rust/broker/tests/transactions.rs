@@ -95,6 +95,10 @@ impl Client {
     }
 
     fn produce_batch(&mut self, t: &str, batch: Vec<u8>) -> (i16, i64) {
+        self.produce_at(9, t, batch)
+    }
+
+    fn produce_at(&mut self, version: i16, t: &str, batch: Vec<u8>) -> (i16, i64) {
         let request = ProduceRequest::default()
             .with_acks(-1)
             .with_timeout_ms(5_000)
@@ -103,7 +107,7 @@ impl Client {
                 .with_partition_data(vec![PartitionProduceData::default()
                     .with_index(0)
                     .with_records(Some(batch.into()))])]);
-        let r: ProduceResponse = self.call(ApiKey::Produce, 9, &request);
+        let r: ProduceResponse = self.call(ApiKey::Produce, version, &request);
         let p = &r.responses[0].partition_responses[0];
         (p.error_code, p.base_offset)
     }
@@ -235,4 +239,49 @@ fn transaction_lifecycle_errors_and_recovery() {
     assert_eq!(c.fetch_committed("t"), (8, 8, vec![(pid, 0), (pid, 6)]));
     // The zombie's batches are refused by the partition.
     assert_eq!(c.produce_batch("t", txn_batch(pid, epoch, 5, 1)).0, 47);
+}
+
+#[test]
+fn transaction_version_2_bumps_the_epoch_per_transaction() {
+    let b = TestBroker::start(SETTINGS);
+    b.create_topic("t", 1);
+    let mut c = b.client();
+    let (_, pid, epoch) = c.init_txn("tv2");
+    // Produce v11 before the partition joined: TRANSACTION_ABORTABLE.
+    assert_eq!(c.produce_at(11, "t", txn_batch(pid, epoch, 0, 1)).0, 120);
+    // Produce v12 adds the partition implicitly.
+    assert_eq!(c.produce_at(12, "t", txn_batch(pid, epoch, 0, 2)), (0, 0));
+    assert_eq!(c.describe_txn("tv2").1, "Ongoing");
+    let end = |c: &mut Client, epoch: i16, commit: bool| -> EndTxnResponse {
+        c.call(
+            ApiKey::EndTxn,
+            5,
+            &EndTxnRequest::default()
+                .with_transactional_id(tid("tv2"))
+                .with_producer_id(ProducerId(pid))
+                .with_producer_epoch(epoch)
+                .with_committed(commit),
+        )
+    };
+    let r = end(&mut c, epoch, true);
+    assert_eq!(
+        (r.error_code, r.producer_id.0, r.producer_epoch),
+        (0, pid, epoch + 1)
+    );
+    // The marker carries the new epoch: the old one is fenced at the partition.
+    assert_eq!(c.produce_at(12, "t", txn_batch(pid, epoch, 2, 1)).0, 47);
+    // A retried EndTxn (old epoch) gets the same answer.
+    let again = end(&mut c, epoch, true);
+    assert_eq!((again.error_code, again.producer_epoch), (0, epoch + 1));
+    // The next transaction runs on the new epoch, from sequence 0.
+    assert_eq!(
+        c.produce_at(12, "t", txn_batch(pid, epoch + 1, 0, 1)),
+        (0, 3)
+    );
+    let r = end(&mut c, epoch + 1, false);
+    assert_eq!((r.error_code, r.producer_epoch), (0, epoch + 2));
+    assert_eq!(c.fetch_committed("t"), (5, 5, vec![(pid, 3)]));
+    // Aborting with nothing sent still bumps.
+    let r = end(&mut c, epoch + 2, false);
+    assert_eq!((r.error_code, r.producer_epoch), (0, epoch + 3));
 }

@@ -137,10 +137,11 @@ error_codes! {
     UNKNOWN_SUBSCRIPTION_ID = 117;
     TELEMETRY_TOO_LARGE = 118;
     INVALID_REGISTRATION = 119;
+    TRANSACTION_ABORTABLE = 120;
 }
 
 /// Kafka's name of a code ("UNKNOWN_TOPIC_OR_PARTITION" for 3); `None` for codes this table
-/// does not list (codes Kafka added after `INVALID_REGISTRATION`, 119).
+/// does not list (codes Kafka added after `TRANSACTION_ABORTABLE`, 120).
 #[must_use]
 pub fn name(code: i16) -> Option<&'static str> {
     ALL.iter().find(|(_, c)| *c == code).map(|(n, _)| *n)

@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
-use kafka_protocol::protocol::Decodable;
+use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::errors::codes;
 use crate::handlers::SUPPORTED;
@@ -35,11 +37,27 @@ pub fn handle(
 ) -> anyhow::Result<ResponseBody> {
     // The body carries only client software name/version; a malformed one is still answered.
     let _ = ApiVersionsRequest::decode(&mut body, version);
-    let response = ApiVersionsResponse::default()
+    let mut response = ApiVersionsResponse::default()
         .with_error_code(0)
         .with_api_keys(api_list());
+    if version >= 3 {
+        // Kafka 4 clients use transaction version 2 (KIP-890: an epoch per transaction,
+        // partitions added by Produce v12) when it is finalized.
+        response = response
+            .with_supported_features(vec![SupportedFeatureKey::default()
+                .with_name(StrBytes::from_static_str(TRANSACTION_VERSION))
+                .with_min_version(0)
+                .with_max_version(2)])
+            .with_finalized_features_epoch(1)
+            .with_finalized_features(vec![FinalizedFeatureKey::default()
+                .with_name(StrBytes::from_static_str(TRANSACTION_VERSION))
+                .with_min_version_level(2)
+                .with_max_version_level(2)]);
+    }
     encode(&response, version)
 }
+
+const TRANSACTION_VERSION: &str = "transaction.version";
 
 /// The answer to an ApiVersions request at a version we do not know.
 pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {

@@ -1,12 +1,14 @@
-//! EndTxn (v0–3): commit or abort the producer's transaction; markers are written into
-//! every partition before the answer. An unknown transactional id or producer id is
+//! EndTxn (v0–5): commit or abort the producer's transaction; markers are written into
+//! every partition before the answer. v5 is transaction version 2 (KIP-890): the epoch is
+//! bumped with every transaction and the answer carries the producer id and epoch to use
+//! next. An unknown transactional id or producer id is
 //! INVALID_PRODUCER_ID_MAPPING; a stale epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
 //! v2); EndTxn without an ongoing transaction INVALID_TXN_STATE.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, RequestHeader};
+use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId, RequestHeader};
 use kafka_protocol::protocol::Decodable;
 
 use crate::errors::codes;
@@ -30,12 +32,20 @@ pub async fn handle(
         request.committed,
     );
     // Markers are file appends: off the async workers.
+    let bump = version >= 5;
     let result =
-        tokio::task::spawn_blocking(move || coordinator.end_txn(&id, pid, epoch, commit)).await?;
-    let code = match result {
-        Ok(()) => codes::NONE,
-        Err(codes::PRODUCER_FENCED) if version < 2 => codes::INVALID_PRODUCER_EPOCH,
-        Err(code) => code,
+        tokio::task::spawn_blocking(move || coordinator.end_txn(&id, pid, epoch, commit, bump))
+            .await?;
+    let (code, (pid, epoch)) = match result {
+        Ok(next) => (codes::NONE, next),
+        Err(codes::PRODUCER_FENCED) if version < 2 => (codes::INVALID_PRODUCER_EPOCH, (-1, -1)),
+        Err(code) => (code, (-1, -1)),
     };
-    encode(&EndTxnResponse::default().with_error_code(code), version).map(Some)
+    let mut response = EndTxnResponse::default().with_error_code(code);
+    if version >= 5 {
+        response = response
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch);
+    }
+    encode(&response, version).map(Some)
 }

@@ -1,4 +1,4 @@
-//! Produce (v3–9).
+//! Produce (v3–12).
 //!
 //! Per partition, in Kafka's order of checks:
 //! - unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3). Produce never creates
@@ -10,8 +10,9 @@
 //! - control batches from a client: INVALID_RECORD (87);
 //! - transactional batches: the transaction coordinator verifies that the partition is
 //!   part of the producer's ongoing transaction (KIP-890 part 1): INVALID_TXN_STATE (48)
-//!   if not, INVALID_PRODUCER_EPOCH (47) for a fenced epoch. Produce ≤ v9 predates
-//!   TRANSACTION_ABORTABLE, so 48 is what these versions get, as from Kafka;
+//!   if not (TRANSACTION_ABORTABLE (120) for v11+), INVALID_PRODUCER_EPOCH (47) for a
+//!   fenced epoch. v12 (transaction version 2) adds the partition to the transaction
+//!   implicitly first;
 //! - batch larger than the segment size: RECORD_LIST_TOO_LARGE (18);
 //! - compacted topic and a record without key: INVALID_RECORD (87) with `record_errors`;
 //! - idempotence (`producer_state`): duplicates acknowledged with their original offsets,
@@ -294,6 +295,17 @@ fn produce_partition(
     let mut producers = partition.producers.lock().expect("lock");
     if header.is_transactional() {
         // Under the producer lock: a marker cannot slip between this check and the append.
+        if version >= 12 {
+            state
+                .transactions
+                .add_partition_implicitly(
+                    header.producer_id,
+                    header.producer_epoch,
+                    &partition.topic,
+                    partition.index,
+                )
+                .map_err(|(code, message)| Failed::new(code, message))?;
+        }
         state
             .transactions
             .verify_produce(
@@ -303,7 +315,15 @@ fn produce_partition(
                 partition.index,
                 state.cluster.is_none(),
             )
-            .map_err(|(code, message)| Failed::new(code, message))?;
+            .map_err(|(code, message)| {
+                // v11+ clients know TRANSACTION_ABORTABLE (KIP-890): abort and go on.
+                let code = if code == codes::INVALID_TXN_STATE && version >= 11 {
+                    codes::TRANSACTION_ABORTABLE
+                } else {
+                    code
+                };
+                Failed::new(code, message)
+            })?;
     }
     let verdict = producers.check(&header)?;
     if let Verdict::Duplicate(batch) = verdict {

@@ -1,4 +1,4 @@
-//! TxnOffsetCommit (v0–3): offsets of a transaction, committed to the group when the
+//! TxnOffsetCommit (v0–5): offsets of a transaction, committed to the group when the
 //! transaction commits and dropped when it aborts. Unknown partitions get
 //! UNKNOWN_TOPIC_OR_PARTITION, metadata over `offset.metadata.max.bytes`
 //! OFFSET_METADATA_TOO_LARGE, the rest the coordinator's verdict (INVALID_TXN_STATE when the
@@ -15,10 +15,11 @@ use kafka_protocol::messages::{RequestHeader, TxnOffsetCommitRequest, TxnOffsetC
 use kafka_protocol::protocol::Decodable;
 
 use crate::errors::codes;
+use crate::groups::offsets_topic::partition_for;
 use crate::groups::Committed;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::BrokerState;
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 use crate::transactions::state::PendingOffset;
 
 pub async fn handle(
@@ -71,13 +72,32 @@ pub async fn handle(
                 .collect(),
         );
     }
-    let verdict = match state.transactions.txn_offset_commit(
-        &request.transactional_id,
-        request.producer_id.0,
-        request.producer_epoch,
-        &group,
-        pending,
-    ) {
+    // v5 (transaction version 2): the group's offsets partition joins the transaction
+    // implicitly, as AddOffsetsToTxn did before.
+    let implicit = if version >= 5 {
+        let partitions = state.groups.config().offsets_topic_partitions;
+        state.transactions.add_offsets(
+            &request.transactional_id,
+            request.producer_id.0,
+            request.producer_epoch,
+            &group,
+            (
+                INTERNAL_OFFSETS_TOPIC.to_string(),
+                partition_for(&group, partitions),
+            ),
+        )
+    } else {
+        Ok(())
+    };
+    let verdict = match implicit.and_then(|()| {
+        state.transactions.txn_offset_commit(
+            &request.transactional_id,
+            request.producer_id.0,
+            request.producer_epoch,
+            &group,
+            pending,
+        )
+    }) {
         Ok(()) => codes::NONE,
         Err(codes::PRODUCER_FENCED) if version < 3 => codes::INVALID_PRODUCER_EPOCH,
         Err(code) => code,

@@ -1,6 +1,8 @@
-//! The transaction coordinator (the pre-KIP-890-part-2 protocol, "transaction version 1",
-//! which every client speaks when the broker finalizes no `transaction.version`): every
-//! transactional id of this node with its producer id, epoch, state and partitions, kept in
+//! The transaction coordinator, for both protocols: transaction version 1 (clients add
+//! partitions with AddPartitionsToTxn; librdkafka, kafka-python, older Java clients) and
+//! version 2 (KIP-890, which ApiVersions finalizes for Kafka 4 clients: Produce v12 and
+//! TxnOffsetCommit v5 add partitions implicitly, EndTxn v5 bumps the epoch with every
+//! transaction). It keeps every transactional id of this node with its producer id, epoch, state and partitions, kept in
 //! memory and written to `__transaction_state` on every change, replayed at start.
 //!
 //! Completing a transaction (EndTxn, an InitProducerId that fences an open one, a
@@ -418,46 +420,129 @@ impl TransactionCoordinator {
     // -----------------------------------------------------------------------------------
     // EndTxn and completion
 
+    /// EndTxn. `bump` (EndTxn v5, transaction version 2, KIP-890): the epoch is bumped
+    /// with every transaction, the markers carry the new one, and the answer is the
+    /// producer id and epoch for the next transaction.
     pub fn end_txn(
         self: &Arc<Self>,
         id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
-    ) -> Result<(), i16> {
+        bump: bool,
+    ) -> Result<(i64, i16), i16> {
         self.ensure_started();
         let broker = self.broker()?;
         let completion = {
             let mut inner = self.inner.lock().expect("lock");
-            let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
+            if bump {
+                // A retry of an EndTxn whose answer was lost: the epoch before the bump.
+                if let Some(m) = inner.ids.get(id) {
+                    let done = matches!(
+                        (m.status, commit),
+                        (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false)
+                    );
+                    if done && m.producer_id == producer_id && m.last_epoch == epoch {
+                        return Ok((m.producer_id, m.epoch));
+                    }
+                }
+            }
+            let mut meta = Self::checked(&mut inner, id, producer_id, epoch)?.clone();
             match (meta.status, commit) {
                 (TxnStatus::Ongoing, _) => {}
+                // TV2 clients may abort without having sent anything: a new epoch only.
+                (
+                    TxnStatus::Empty | TxnStatus::CompleteCommit | TxnStatus::CompleteAbort,
+                    false,
+                ) if bump => {
+                    self.bump_epoch(&broker, &mut inner, &mut meta)?;
+                    meta.status = TxnStatus::CompleteAbort;
+                    meta.last_update_ms = now_ms();
+                    self.persist(&meta)?;
+                    let out = (meta.producer_id, meta.epoch);
+                    inner.ids.insert(id.to_string(), meta);
+                    return Ok(out);
+                }
                 // A retry of a completed EndTxn.
                 (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false) => {
-                    return Ok(())
+                    return Ok((meta.producer_id, meta.epoch))
                 }
                 _ => return Err(codes::INVALID_TXN_STATE),
             }
-            let mut updated = meta.clone();
-            updated.status = if commit {
+            let marker_pid = meta.producer_id;
+            if bump {
+                self.bump_epoch(&broker, &mut inner, &mut meta)?;
+            }
+            // A new producer id (the epoch was exhausted) leaves the markers on the old one.
+            let marker_epoch = if meta.producer_id == marker_pid {
+                meta.epoch
+            } else {
+                meta.last_epoch
+            };
+            meta.status = if commit {
                 TxnStatus::PrepareCommit
             } else {
                 TxnStatus::PrepareAbort
             };
-            updated.last_update_ms = now_ms();
-            self.persist(&updated)?;
-            *meta = updated;
-            Completion {
+            meta.last_update_ms = now_ms();
+            self.persist(&meta)?;
+            let completion = Completion {
                 id: id.to_string(),
-                producer_id,
-                epoch,
+                producer_id: marker_pid,
+                epoch: marker_epoch,
                 commit,
                 partitions: meta.partitions.clone(),
                 offsets: std::mem::take(&mut meta.pending_offsets),
-            }
+            };
+            inner.ids.insert(id.to_string(), meta);
+            completion
         };
         self.finish(&broker, completion);
-        Ok(())
+        let inner = self.inner.lock().expect("lock");
+        let meta = inner
+            .ids
+            .get(id)
+            .ok_or(codes::INVALID_PRODUCER_ID_MAPPING)?;
+        Ok((meta.producer_id, meta.epoch))
+    }
+
+    /// Produce v12 (transaction version 2): the partition of a transactional batch joins
+    /// the producer's transaction implicitly (Kafka's broker sends AddPartitionsToTxn).
+    pub fn add_partition_implicitly(
+        self: &Arc<Self>,
+        producer_id: i64,
+        epoch: i16,
+        topic: &str,
+        partition: i32,
+    ) -> Result<(), (i16, String)> {
+        let id = {
+            let inner = self.inner.lock().expect("lock");
+            inner.by_producer.get(&producer_id).cloned()
+        };
+        let Some(id) = id else {
+            return Err((
+                codes::INVALID_TXN_STATE,
+                format!("producer {producer_id} has no transactional id"),
+            ));
+        };
+        self.add_partitions(
+            &id,
+            producer_id,
+            epoch,
+            &[(topic.to_string(), partition)],
+            false,
+        )
+        .map_err(|code| {
+            let code = if code == codes::PRODUCER_FENCED {
+                codes::INVALID_PRODUCER_EPOCH
+            } else {
+                code
+            };
+            (
+                code,
+                format!("{topic}-{partition} cannot join the transaction of {id}"),
+            )
+        })
     }
 
     /// Markers, offsets, then the Complete state (module docs).
