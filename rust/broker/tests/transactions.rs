@@ -285,3 +285,49 @@ fn transaction_version_2_bumps_the_epoch_per_transaction() {
     let r = end(&mut c, epoch + 2, false);
     assert_eq!((r.error_code, r.producer_epoch), (0, epoch + 3));
 }
+
+#[test]
+fn markers_from_an_older_coordinator_are_fenced_and_idle_ids_expire() {
+    use kafka_protocol::messages::write_txn_markers_request::{
+        WritableTxnMarker, WritableTxnMarkerTopic,
+    };
+    use kafka_protocol::messages::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
+    let b = TestBroker::start(&[
+        ("transaction.state.log.num.partitions", "2"),
+        ("transactional.id.expiration.ms", "300"),
+        (
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            "100",
+        ),
+        (
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            "100",
+        ),
+    ]);
+    b.create_topic("t", 1);
+    let mut c = b.client();
+    let marker = |c: &mut Client, t: &str, coordinator_epoch: i32| -> i16 {
+        let r: WriteTxnMarkersResponse = c.call(
+            ApiKey::WriteTxnMarkers,
+            1,
+            &WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()
+                .with_producer_id(ProducerId(77))
+                .with_producer_epoch(0)
+                .with_transaction_result(false)
+                .with_coordinator_epoch(coordinator_epoch)
+                .with_topics(vec![WritableTxnMarkerTopic::default()
+                    .with_name(topic(t))
+                    .with_partition_indexes(vec![0])])]),
+        );
+        r.markers[0].topics[0].partitions[0].error_code
+    };
+    assert_eq!(marker(&mut c, "t", 5), 0);
+    assert_eq!(marker(&mut c, "t", 4), 52, "TRANSACTION_COORDINATOR_FENCED");
+    assert_eq!(marker(&mut c, "missing", 5), 3);
+
+    let (code, _, _) = c.init_txn("short-lived");
+    assert_eq!(code, 0);
+    // The first request started the coordinator's timer task; idle for 300 ms, the id goes.
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    assert_eq!(c.describe_txn("short-lived").0, 105, "expired");
+}

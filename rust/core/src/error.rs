@@ -43,6 +43,9 @@ pub enum Error {
     /// An idempotent producer's batch whose sequence does not follow the last one.
     #[error("{0}")]
     OutOfOrderSequence(String),
+    /// A transaction marker from a coordinator older than the one that wrote the last.
+    #[error("{0}")]
+    CoordinatorFenced(String),
     /// Another broker or process holds the directory's lock file (`storage::dir_lock`).
     #[error("log dir {} is in use by another kafkalite broker or process (pid {holder})", dir.display())]
     LogDirInUse {
@@ -67,6 +70,7 @@ impl Error {
             Error::InvalidConfig { .. } => codes::INVALID_CONFIG,
             Error::OutOfOrderSequence(_) => codes::OUT_OF_ORDER_SEQUENCE_NUMBER,
             Error::InvalidProducerEpoch(_) => codes::INVALID_PRODUCER_EPOCH,
+            Error::CoordinatorFenced(_) => codes::TRANSACTION_COORDINATOR_FENCED,
             Error::Closed | Error::Io(_) | Error::LogDirInUse { .. } => codes::KAFKA_STORAGE_ERROR,
             Error::UnsupportedCompression(_) => codes::UNSUPPORTED_COMPRESSION_TYPE,
             Error::InvalidRecord(_) | Error::KeylessRecords { .. } => codes::INVALID_RECORD,

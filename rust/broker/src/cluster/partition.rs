@@ -185,6 +185,14 @@ impl Partition {
             now_ms,
         )?;
         let mut producers = self.producers.lock().expect("lock");
+        if self
+            .coordinator_epoch(producer_id)
+            .is_some_and(|known| coordinator_epoch < known)
+        {
+            return Err(kafkalite_core::Error::CoordinatorFenced(format!(
+                "marker of coordinator epoch {coordinator_epoch} for producer {producer_id} is older than the last one"
+            )));
+        }
         if producers
             .get(producer_id)
             .is_some_and(|e| e.epoch > producer_epoch)
@@ -203,6 +211,7 @@ impl Partition {
         {
             let mut txns = self.txns.lock().expect("lock");
             txns.on_marker(producer_id, info.first_offset, !commit, segment)?;
+            txns.note_coordinator_epoch(producer_id, coordinator_epoch);
             self.set_first_unstable(&txns);
         }
         producers.on_marker(producer_id, producer_epoch, now_ms);
@@ -229,6 +238,15 @@ impl Partition {
     #[must_use]
     pub fn aborted_between(&self, from: i64, to: i64) -> Vec<(i64, i64)> {
         self.txns.lock().expect("lock").aborted_between(from, to)
+    }
+
+    /// The coordinator epoch of the producer's last marker here (DescribeProducers).
+    #[must_use]
+    pub fn coordinator_epoch(&self, producer_id: i64) -> Option<i32> {
+        self.txns
+            .lock()
+            .expect("lock")
+            .coordinator_epoch(producer_id)
     }
 
     /// Open transactions here: (producer id, first offset).

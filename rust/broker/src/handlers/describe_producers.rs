@@ -71,7 +71,7 @@ fn describe(state: &BrokerState, topic: &str, index: i32) -> PartitionResponse {
                 .with_producer_epoch(i32::from(entry.epoch))
                 .with_last_sequence(entry.last_seq().unwrap_or(-1))
                 .with_last_timestamp(last.map_or(-1, |_| entry.last_seen_ms))
-                .with_coordinator_epoch(-1)
+                .with_coordinator_epoch(partition.coordinator_epoch(id).unwrap_or(-1))
                 .with_current_txn_start_offset(
                     ongoing
                         .iter()

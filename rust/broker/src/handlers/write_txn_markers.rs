@@ -1,7 +1,9 @@
 //! WriteTxnMarkers (v1): a transaction coordinator asks this broker, as the partitions'
 //! leader, to write COMMIT/ABORT markers. Per partition: UNKNOWN_TOPIC_OR_PARTITION,
 //! NOT_LEADER_OR_FOLLOWER in cluster mode when this broker does not lead it,
-//! INVALID_PRODUCER_EPOCH for a marker older than the partition's producer epoch; markers
+//! INVALID_PRODUCER_EPOCH for a marker older than the partition's producer epoch,
+//! TRANSACTION_COORDINATOR_FENCED for one from a coordinator epoch older than the
+//! producer's last marker here; markers
 //! to a partition with no open transaction of the producer are written (Kafka writes
 //! them too) and change nothing.
 

@@ -129,6 +129,9 @@ pub struct TxnIndex {
     ongoing: BTreeMap<i64, i64>,
     /// Aborted transactions, by marker offset (ascending), with the segment holding it.
     aborted: Vec<(i64, AbortedTxn)>,
+    /// The coordinator epoch of each producer's last marker written since open: markers
+    /// from an older coordinator are fenced (Kafka's TRANSACTION_COORDINATOR_FENCED).
+    coordinator_epochs: std::collections::HashMap<i64, i32>,
 }
 
 fn index_path(dir: &Path, base: i64) -> PathBuf {
@@ -145,6 +148,7 @@ impl TxnIndex {
             dir: dir.clone(),
             ongoing: BTreeMap::new(),
             aborted: Vec::new(),
+            coordinator_epochs: std::collections::HashMap::new(),
         };
         for entry in fs::read_dir(&dir)? {
             let entry = entry?;
@@ -248,6 +252,18 @@ impl TxnIndex {
             append_entry(&index_path(&self.dir, segment_base), &entry)?;
         }
         Ok(())
+    }
+
+    /// Remember the coordinator epoch of a marker of `producer_id`.
+    pub fn note_coordinator_epoch(&mut self, producer_id: i64, epoch: i32) {
+        let known = self.coordinator_epochs.entry(producer_id).or_insert(epoch);
+        *known = (*known).max(epoch);
+    }
+
+    /// The coordinator epoch of `producer_id`'s last marker, if one was written since open.
+    #[must_use]
+    pub fn coordinator_epoch(&self, producer_id: i64) -> Option<i32> {
+        self.coordinator_epochs.get(&producer_id).copied()
     }
 
     /// Offset of the earliest open transaction's first batch (the LSO when below the HW).
