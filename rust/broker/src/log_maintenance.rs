@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use kafkalite_core::logging;
 use kafkalite_core::storage::clock::now_ms;
-use kafkalite_core::storage::{compact_shared, CompactionStats};
+use kafkalite_core::storage::{compact_shared_with_transactions, CompactionStats};
 
 use crate::cluster::Partition;
 use crate::state::BrokerState;
@@ -173,5 +173,6 @@ fn clean_partition(p: &Partition, force: bool) -> kafkalite_core::Result<Compact
             log.roll()?;
         }
     }
-    compact_shared(&p.log, now_ms(), force)
+    let (aborted, first_unstable) = p.transactions_for_cleaner();
+    compact_shared_with_transactions(&p.log, now_ms(), force, aborted, first_unstable)
 }

@@ -249,6 +249,14 @@ impl Partition {
             .coordinator_epoch(producer_id)
     }
 
+    /// What the cleaner needs about transactions: the aborted ones (producer id, first
+    /// offset, marker offset) and the first offset of the earliest open one.
+    #[must_use]
+    pub fn transactions_for_cleaner(&self) -> (Vec<(i64, i64, i64)>, Option<i64>) {
+        let txns = self.txns.lock().expect("lock");
+        (txns.aborted_ranges(), txns.first_unstable())
+    }
+
     /// Open transactions here: (producer id, first offset).
     #[must_use]
     pub fn ongoing_transactions(&self) -> Vec<(i64, i64)> {

@@ -24,7 +24,9 @@ pub mod segment;
 pub mod time_index;
 pub mod txn_index;
 
-pub use cleaner::{compact_shared, CleanedLog, CompactionJob, CompactionStats};
+pub use cleaner::{
+    compact_shared, compact_shared_with_transactions, CleanedLog, CompactionJob, CompactionStats,
+};
 pub use config::{CleanupPolicy, LogConfig};
 pub use dir_lock::DirLock;
 pub use leader_epoch_cache::{EpochEntry, LeaderEpochCache};

@@ -290,6 +290,16 @@ impl TxnIndex {
             .collect()
     }
 
+    /// Every aborted transaction: (producer id, first offset, marker offset), for the
+    /// cleaner.
+    #[must_use]
+    pub fn aborted_ranges(&self) -> Vec<(i64, i64, i64)> {
+        self.aborted
+            .iter()
+            .map(|(_, e)| (e.producer_id, e.first_offset, e.last_offset))
+            .collect()
+    }
+
     /// The log lost everything from `end` on (truncation).
     pub fn truncate_to(&mut self, end: i64) -> Result<()> {
         self.ongoing.retain(|_, first| *first < end);

@@ -95,3 +95,65 @@ fn lso_aborted_index_and_recovery() {
     idx.truncate_to(5).unwrap();
     assert!(idx.aborted_between(0, 10).is_empty());
 }
+
+#[test]
+fn compaction_drops_aborted_batches_and_keeps_markers() {
+    use crate::records::decode_records;
+    use crate::storage::{compact_shared_with_transactions, CleanupPolicy};
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        cleanup_policy: CleanupPolicy {
+            delete: false,
+            compact: true,
+        },
+        ..LogConfig::default()
+    };
+    let mut log = PartitionLog::open(dir.path(), config).unwrap();
+    let plain = crate::records::encode_batch(
+        &[RecordInput {
+            timestamp: crate::storage::clock::now_ms(),
+            key: Some(vec![b'k']),
+            value: Some(b"committed".to_vec()),
+            headers: Vec::new(),
+        }],
+        Compression::None,
+        0,
+    )
+    .unwrap();
+    log.append_shared(&plain, 0).unwrap(); // 0
+    log.append_shared(&txn_batch(9, 0, 2), 0).unwrap(); // 1..=2, key k
+    log.append_shared(&marker_batch(9, 0, false, 0, 0).unwrap(), 0)
+        .unwrap(); // 3
+    log.roll().unwrap();
+    let log = std::sync::Mutex::new(log);
+    let aborted = vec![(9, 1, 3)];
+    // While the transaction at 1 was open, its segment stays out of a pass.
+    let stats =
+        compact_shared_with_transactions(&log, i64::MAX / 2, true, aborted.clone(), Some(1))
+            .unwrap();
+    assert!(stats.skipped.is_some(), "{stats:?}");
+    let stats = compact_shared_with_transactions(&log, i64::MAX / 2, true, aborted, None).unwrap();
+    assert_eq!(stats.skipped, None);
+    let log = log.into_inner().unwrap();
+    let slice = log.read(0, 1 << 20, None).unwrap().unwrap();
+    let mut buf = vec![0u8; slice.len as usize];
+    slice.file.read_exact_at(&mut buf, slice.position).unwrap();
+    let mut values = Vec::new();
+    let mut controls = 0;
+    let mut rest = &buf[..];
+    while let Ok(h) = BatchHeader::parse(rest) {
+        let batch = &rest[..h.total_size()];
+        if h.is_control() {
+            controls += 1;
+        } else {
+            for r in decode_records(batch).unwrap() {
+                values.push((r.offset, r.value.unwrap()));
+            }
+        }
+        rest = &rest[h.total_size()..];
+    }
+    // The aborted values neither survive nor shadow the committed one; the marker stays.
+    assert_eq!(values, vec![(0, b"committed".to_vec())]);
+    assert_eq!(controls, 1);
+}

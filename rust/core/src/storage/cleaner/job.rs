@@ -32,6 +32,38 @@ impl CompactionJob {
         self
     }
 
+    /// Kafka's cleaner and transactions: batches of aborted transactions go (they never
+    /// reach read_committed fetchers, and must not shadow older values in the map), COMMIT
+    /// and ABORT markers stay; segments reaching `first_unstable` (an open transaction,
+    /// still undecided) are not cleaned in this pass.
+    #[must_use]
+    pub fn with_transactions(
+        mut self,
+        aborted: Vec<(i64, i64, i64)>,
+        first_unstable: Option<i64>,
+    ) -> CompactionJob {
+        self.aborted = aborted;
+        if let Some(bound) = first_unstable {
+            let keep = self.segments.partition_point(|s| s.next_offset <= bound);
+            if keep < self.segments.len() {
+                self.end_offset = self.segments[keep].base_offset;
+                self.segments.truncate(keep);
+                if self.segments.is_empty() && self.busy.is_some() {
+                    return self.skip("an open transaction reaches into every cleanable segment");
+                }
+            }
+        }
+        self
+    }
+
+    fn is_aborted(&self, h: &BatchHeader) -> bool {
+        h.is_transactional()
+            && !h.is_control()
+            && self.aborted.iter().any(|&(pid, first, marker)| {
+                pid == h.producer_id && h.base_offset >= first && h.base_offset < marker
+            })
+    }
+
     /// Phase 2: map and filter. Slow; run without the log's lock.
     pub fn run(mut self) -> Result<CleanedLog> {
         let mut stats = std::mem::take(&mut self.stats);
@@ -77,7 +109,10 @@ impl CompactionJob {
         for segment in self.segments.iter().filter(|s| s.next_offset > first_dirty) {
             stats.bytes_read += segment.size;
             let full_at = for_each_batch(segment, |header, batch| {
-                if header.last_offset() < first_dirty || header.is_control() {
+                if header.last_offset() < first_dirty
+                    || header.is_control()
+                    || self.is_aborted(header)
+                {
                     return Ok(None);
                 }
                 let count = usize::try_from(header.records_count).unwrap_or(usize::MAX);
@@ -130,6 +165,15 @@ impl CompactionJob {
             for_each_batch(segment, |header, batch| {
                 let (filtered, counts) = if header.is_control() {
                     (Filtered::Unchanged, kept_all(header))
+                } else if self.is_aborted(header) {
+                    let removed = u64::try_from(header.records_count).unwrap_or(0);
+                    (
+                        Filtered::Empty,
+                        FilterCounts {
+                            removed,
+                            ..FilterCounts::default()
+                        },
+                    )
                 } else {
                     filter_batch(batch, header, horizon, |offset, record| {
                         self.verdict(map, map_end, header, offset, record)

@@ -131,6 +131,9 @@ pub struct CompactionJob {
     end_offset: i64,
     truncations: u64,
     max_map_entries: usize,
+    /// Aborted transactions (producer id, first offset, marker offset): their batches are
+    /// removed (`with_transactions`).
+    aborted: Vec<(i64, i64, i64)>,
     stats: CompactionStats,
     started: Instant,
     busy: Option<BusyGuard>,
@@ -183,6 +186,7 @@ impl PartitionLog {
             end_offset: 0,
             truncations,
             max_map_entries: DEFAULT_MAX_ENTRIES,
+            aborted: Vec::new(),
             stats: CompactionStats::default(),
             started: Instant::now(),
             busy: None,
@@ -373,8 +377,22 @@ pub fn compact_shared(
     now_ms: i64,
     force: bool,
 ) -> Result<CompactionStats> {
+    compact_shared_with_transactions(log, now_ms, force, Vec::new(), None)
+}
+
+/// `compact_shared` for a log with transactions: aborted transactions' batches are
+/// removed, and nothing at or past `first_unstable` (an open transaction) is cleaned.
+pub fn compact_shared_with_transactions(
+    log: &Mutex<PartitionLog>,
+    now_ms: i64,
+    force: bool,
+    aborted: Vec<(i64, i64, i64)>,
+    first_unstable: Option<i64>,
+) -> Result<CompactionStats> {
     let lock = || log.lock().map_err(|_| Error::Closed);
-    let job = lock()?.begin_compaction(now_ms, force)?;
+    let job = lock()?
+        .begin_compaction(now_ms, force)?
+        .with_transactions(aborted, first_unstable);
     let cleaned = job.run()?;
     lock()?.finish_compaction(cleaned)
 }
