@@ -21,9 +21,8 @@
 //! as its logged state says).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
 
 use kafkalite_core::error_codes as codes;
 use kafkalite_core::logging;
@@ -39,31 +38,31 @@ use crate::state::{BrokerState, INTERNAL_TXN_TOPIC};
 
 /// Kafka moves to a new producer id once the epoch reaches this.
 const MAX_EPOCH: i16 = i16::MAX - 1;
-const LOGGER: &str = "kafkalite.coordinator.transaction.TransactionCoordinator";
+pub(super) const LOGGER: &str = "kafkalite.coordinator.transaction.TransactionCoordinator";
 
 #[derive(Default)]
-struct Inner {
-    ids: HashMap<String, TxnMeta>,
-    by_producer: HashMap<i64, String>,
+pub(super) struct Inner {
+    pub(super) ids: HashMap<String, TxnMeta>,
+    pub(super) by_producer: HashMap<i64, String>,
 }
 
 pub struct TransactionCoordinator {
-    config: TxnConfig,
-    inner: Mutex<Inner>,
+    pub(super) config: TxnConfig,
+    pub(super) inner: Mutex<Inner>,
     store: OnceLock<TxnLogTopic>,
     broker: OnceLock<Weak<BrokerState>>,
     creating: Mutex<()>,
-    started: AtomicBool,
+    pub(super) started: AtomicBool,
 }
 
 /// What completing a transaction needs, taken out of the lock.
-struct Completion {
-    id: String,
-    producer_id: i64,
-    epoch: i16,
-    commit: bool,
-    partitions: BTreeSet<(String, i32)>,
-    offsets: Vec<PendingOffset>,
+pub(super) struct Completion {
+    pub(super) id: String,
+    pub(super) producer_id: i64,
+    pub(super) epoch: i16,
+    pub(super) commit: bool,
+    pub(super) partitions: BTreeSet<(String, i32)>,
+    pub(super) offsets: Vec<PendingOffset>,
 }
 
 impl TransactionCoordinator {
@@ -126,7 +125,7 @@ impl TransactionCoordinator {
         Ok(())
     }
 
-    fn broker(&self) -> Result<Arc<BrokerState>, i16> {
+    pub(super) fn broker(&self) -> Result<Arc<BrokerState>, i16> {
         self.broker
             .get()
             .and_then(Weak::upgrade)
@@ -134,7 +133,7 @@ impl TransactionCoordinator {
     }
 
     /// The internal topic, created on first use.
-    fn store(&self) -> Result<&TxnLogTopic, i16> {
+    pub(super) fn store(&self) -> Result<&TxnLogTopic, i16> {
         if let Some(store) = self.store.get() {
             return Ok(store);
         }
@@ -161,40 +160,13 @@ impl TransactionCoordinator {
     }
 
     /// Write the id's state; the caller holds the lock.
-    fn persist(&self, meta: &TxnMeta) -> Result<(), i16> {
+    pub(super) fn persist(&self, meta: &TxnMeta) -> Result<(), i16> {
         self.store()?
             .append(&meta.transactional_id, Some(&meta.record()), now_ms())
             .map_err(|e| {
                 logging::error(LOGGER, &format!("cannot write transaction state: {e:?}"));
                 codes::COORDINATOR_NOT_AVAILABLE
             })
-    }
-
-    /// Start the timeout / expiration task once a runtime is there.
-    fn ensure_started(self: &Arc<Self>) {
-        if self.started.load(Ordering::Acquire) || tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
-        if self.started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let weak = Arc::downgrade(self);
-        let every = Duration::from_millis(self.config.abort_check_interval_ms);
-        let expire_every = self.config.expire_check_interval_ms;
-        tokio::spawn(async move {
-            let mut last_expiry = now_ms();
-            loop {
-                tokio::time::sleep(every).await;
-                let Some(c) = weak.upgrade() else { return };
-                let now = now_ms();
-                let expire = now - last_expiry >= expire_every as i64;
-                if expire {
-                    last_expiry = now;
-                }
-                // Markers are file appends: off the async workers.
-                let _ = tokio::task::spawn_blocking(move || c.tick(now, expire)).await;
-            }
-        });
     }
 
     // -----------------------------------------------------------------------------------
@@ -291,7 +263,7 @@ impl TransactionCoordinator {
     }
 
     /// Next epoch, or a new producer id once the epoch is exhausted.
-    fn bump_epoch(
+    pub(super) fn bump_epoch(
         &self,
         broker: &BrokerState,
         inner: &mut Inner,
@@ -546,7 +518,7 @@ impl TransactionCoordinator {
     }
 
     /// Markers, offsets, then the Complete state (module docs).
-    fn finish(&self, broker: &Arc<BrokerState>, c: Completion) {
+    pub(super) fn finish(&self, broker: &Arc<BrokerState>, c: Completion) {
         write_markers(broker, c.producer_id, c.epoch, c.commit, &c.partitions);
         if c.commit {
             let mut by_group: HashMap<String, Vec<_>> = HashMap::new();
@@ -585,160 +557,5 @@ impl TransactionCoordinator {
                 meta.partitions.clear();
             }
         }
-    }
-
-    /// Abort transactions past their timeout (bumping the epoch, so the producer is
-    /// fenced) and, when `expire`, forget ids idle past `transactional.id.expiration.ms`.
-    pub fn tick(self: &Arc<Self>, now: i64, expire: bool) {
-        let Ok(broker) = self.broker() else { return };
-        let mut aborts = Vec::new();
-        {
-            let mut inner = self.inner.lock().expect("lock");
-            let timed_out: Vec<String> = inner
-                .ids
-                .values()
-                .filter(|m| {
-                    m.status == TxnStatus::Ongoing
-                        && now.saturating_sub(m.start_ms) > i64::from(m.timeout_ms)
-                })
-                .map(|m| m.transactional_id.clone())
-                .collect();
-            for id in timed_out {
-                let Some(mut meta) = inner.ids.get(&id).cloned() else {
-                    continue;
-                };
-                if self.bump_epoch(&broker, &mut inner, &mut meta).is_err() {
-                    continue;
-                }
-                meta.status = TxnStatus::PrepareAbort;
-                meta.last_update_ms = now;
-                if self.persist(&meta).is_err() {
-                    continue;
-                }
-                logging::info(
-                    LOGGER,
-                    &format!(
-                        "aborting transaction {id}: it passed its timeout of {} ms",
-                        meta.timeout_ms
-                    ),
-                );
-                aborts.push(Completion {
-                    id: id.clone(),
-                    producer_id: meta.producer_id,
-                    epoch: meta.epoch,
-                    commit: false,
-                    partitions: meta.partitions.clone(),
-                    offsets: Vec::new(),
-                });
-                inner.ids.insert(id, meta);
-            }
-            if expire {
-                let expired: Vec<String> = inner
-                    .ids
-                    .values()
-                    .filter(|m| {
-                        matches!(
-                            m.status,
-                            TxnStatus::Empty | TxnStatus::CompleteCommit | TxnStatus::CompleteAbort
-                        ) && now.saturating_sub(m.last_update_ms) > self.config.id_expiration_ms
-                    })
-                    .map(|m| m.transactional_id.clone())
-                    .collect();
-                for id in expired {
-                    if let Ok(store) = self.store() {
-                        if store.append(&id, None, now).is_err() {
-                            continue;
-                        }
-                    }
-                    if let Some(meta) = inner.ids.remove(&id) {
-                        inner.by_producer.remove(&meta.producer_id);
-                    }
-                }
-            }
-        }
-        for c in aborts {
-            self.finish(&broker, c);
-        }
-    }
-
-    // -----------------------------------------------------------------------------------
-    // Produce verification and the describe APIs
-
-    /// May `producer_id`/`epoch` write a transactional batch to this partition? `Ok` also
-    /// for producers this coordinator does not know when they may belong to another
-    /// coordinator (cluster mode).
-    pub fn verify_produce(
-        &self,
-        producer_id: i64,
-        epoch: i16,
-        topic: &str,
-        partition: i32,
-        local_only: bool,
-    ) -> Result<(), (i16, String)> {
-        let inner = self.inner.lock().expect("lock");
-        let Some(meta) = inner
-            .by_producer
-            .get(&producer_id)
-            .and_then(|id| inner.ids.get(id))
-        else {
-            if !local_only {
-                return Ok(());
-            }
-            return Err((
-                codes::INVALID_TXN_STATE,
-                format!("producer {producer_id} has no transaction"),
-            ));
-        };
-        if epoch < meta.epoch {
-            return Err((
-                codes::INVALID_PRODUCER_EPOCH,
-                format!(
-                    "epoch {epoch} of producer {producer_id} is older than the current {}",
-                    meta.epoch
-                ),
-            ));
-        }
-        let key = (topic.to_string(), partition);
-        if meta.status != TxnStatus::Ongoing
-            || meta.epoch != epoch
-            || !meta.partitions.contains(&key)
-        {
-            return Err((
-                codes::INVALID_TXN_STATE,
-                format!(
-                    "{topic}-{partition} is not part of an ongoing transaction of producer {producer_id}"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Does an open transaction carry offsets for this group partition (OffsetFetch with
-    /// `require_stable`)?
-    #[must_use]
-    pub fn has_pending_offsets(&self, group: &str, topic: &str, partition: i32) -> bool {
-        self.inner.lock().expect("lock").ids.values().any(|m| {
-            m.pending_offsets
-                .iter()
-                .any(|o| o.group == group && o.topic == topic && o.partition == partition)
-        })
-    }
-
-    /// The state of `id`, for DescribeTransactions.
-    #[must_use]
-    pub fn describe(&self, id: &str) -> Option<TxnMeta> {
-        self.inner.lock().expect("lock").ids.get(id).cloned()
-    }
-
-    /// Every id, for ListTransactions.
-    #[must_use]
-    pub fn list(&self) -> Vec<TxnMeta> {
-        self.inner
-            .lock()
-            .expect("lock")
-            .ids
-            .values()
-            .cloned()
-            .collect()
     }
 }

@@ -1,6 +1,8 @@
 //! Transactions: Kafka's transaction coordinator over `__transaction_state`.
 //!
 //! - `coordinator`: every transactional id of this node and the protocol's state machine;
+//! - `timers`: transaction timeouts and id expiration; `queries`: what Produce, OffsetFetch
+//!   and the describe APIs ask;
 //! - `state`: one id's state (Kafka's `TransactionMetadata`);
 //! - `records`: Kafka's key/value schemas of `__transaction_state`;
 //! - `log_topic`: appending to and replaying `__transaction_state`;
@@ -18,8 +20,10 @@ pub mod config;
 pub mod coordinator;
 pub mod log_topic;
 pub mod markers;
+mod queries;
 pub mod records;
 pub mod state;
+mod timers;
 
 pub use config::TxnConfig;
 pub use coordinator::TransactionCoordinator;
