@@ -30,11 +30,8 @@ pub async fn handle(
         .map(|id| {
             let out = TransactionState::default().with_transactional_id(id.clone());
             let Some(meta) = state.transactions.describe(id) else {
-                return out
-                    .with_error_code(codes::TRANSACTIONAL_ID_NOT_FOUND)
-                    .with_producer_id(ProducerId(-1))
-                    .with_producer_epoch(-1)
-                    .with_transaction_start_time_ms(-1);
+                // Kafka leaves the other fields at their defaults (0).
+                return out.with_error_code(codes::TRANSACTIONAL_ID_NOT_FOUND);
             };
             let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
             for (t, p) in &meta.partitions {

@@ -12,6 +12,7 @@ mod groups;
 mod offsets;
 mod records;
 mod topics;
+mod transactions;
 
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
@@ -45,6 +46,7 @@ pub fn all() -> Vec<Script> {
     // Groups before offsets: ListGroups lists every group, so it runs before others exist.
     scripts.extend(groups::scripts());
     scripts.extend(offsets::scripts());
+    scripts.extend(transactions::scripts());
     scripts
 }
 
