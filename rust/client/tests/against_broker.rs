@@ -243,10 +243,14 @@ fn an_idempotent_producer_gets_its_id_and_replays_are_answered_with_the_first_of
         "{gap}"
     );
 
-    let refused = client.init_producer_id(Some("txn"), 60_000).unwrap_err();
+    // A transactional id gets its own producer; a timeout over
+    // transaction.max.timeout.ms is refused, naming the request.
+    let (txn_pid, txn_epoch) = client.init_producer_id(Some("txn"), 60_000).unwrap();
+    assert!(txn_pid >= 0 && txn_epoch == 0);
+    let refused = client.init_producer_id(Some("txn"), 1_000_000).unwrap_err();
     assert_eq!(
         refused.error_code(),
-        Some(error_codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        Some(error_codes::INVALID_TRANSACTION_TIMEOUT),
         "{refused}"
     );
     assert!(refused.to_string().contains("InitProducerId"), "{refused}");
