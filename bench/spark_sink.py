@@ -6,7 +6,8 @@ Both sinks write with acks=all and no compression. The first write of each sink 
 (JIT, Python workers) and is not counted; then the sinks alternate round by round, so
 machine load hits both alike. The ratio is the median of the per-round ratios, with its
 spread; every write is checked by the records it added to the topic. Progress goes to
-stderr; last comes one JSON line (`write_ratio_vs_spark_kafka`, ...).
+stderr; last comes one JSON line (`write_ratio_vs_spark_kafka`, ...), and a plot of every
+run is written to --out.
 
     python bench/spark_sink.py --quick          # 500,000 rows, 3 rounds: a few minutes
     python bench/spark_sink.py                  # 2,000,000 rows, 5 rounds
@@ -21,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -61,6 +63,43 @@ def floor_sink() -> type:
     return Floor
 
 
+LABELS = {
+    "kafkalite": "kafkalite sink",
+    "spark_kafka": "Spark's Kafka sink",
+    "python_sink_floor": "Python sink floor",
+}
+COLOURS = {"kafkalite": "#1f77b4", "spark_kafka": "#ff7f0e", "python_sink_floor": "#7f7f7f"}
+
+
+def plot(result: dict[str, Any], names: list[str], path: Path) -> bool:
+    """Rows/s per sink: a bar at the median and a dot per run (the spread)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        say("matplotlib is missing (pip install '.[bench]'): no plot")
+        return False
+    rows = result["rows"]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for x, name in enumerate(names):
+        ax.bar(x, result[f"{name}_rows_per_sec"], color=COLOURS[name], alpha=0.8, width=0.6)
+        runs = [rows / s for s in result[f"{name}_seconds"]]
+        ax.scatter([x] * len(runs), runs, color="black", s=14, zorder=3)
+    ax.set_xticks(range(len(names)), [LABELS[n] for n in names])
+    ax.set_ylabel("rows/s (bar: median; dots: each run)")
+    title = f"Spark write, {rows:,} rows, {result['master']}"
+    if "write_ratio_vs_spark_kafka" in result:
+        title += f"\nkafkalite / Spark Kafka: {result['write_ratio_vs_spark_kafka']}x"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def write_once(spark: Any, df: Any, fmt: str, bootstrap: str, topic: str) -> float:
     start = time.perf_counter()
     (
@@ -82,6 +121,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=None, help="timed rounds (default 5)")
     ap.add_argument("--master", default="local[2]", help="Spark master")
     ap.add_argument("--quick", action="store_true", help="500,000 rows and 3 rounds")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the plot (default bench-results/spark-sink-<time>)",
+    )
     ap.add_argument(
         "--floor",
         action="store_true",
@@ -182,6 +227,11 @@ def main() -> None:
         else:
             result["spark_kafka_unavailable"] = unavailable
         spark.stop()
+        out = args.out or Path("bench-results") / f"spark-sink-{time.strftime('%Y%m%dT%H%M%S')}"
+        png = out / "spark_sink.png"
+        if plot(result, list(seconds), png):
+            result["plot"] = str(png)
+            say(f"plot: {png}")
         print(json.dumps(result))
 
 
