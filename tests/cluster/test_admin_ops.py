@@ -180,7 +180,12 @@ def test_kafka_leader_election_tool_over_all_partitions(cluster: Cluster) -> Non
 
 
 def _reassign(  # type: ignore[no-untyped-def]
-    c: Cluster, tmp_path: Path, action: str, moves: dict[tuple[str, int], list[int]], *extra: str
+    c: Cluster,
+    tmp_path: Path,
+    action: str,
+    moves: dict[tuple[str, int], list[int]],
+    *extra: str,
+    via: str | None = None,
 ):
     plan = tmp_path / f"{action}.json"
     plan.write_text(
@@ -197,7 +202,7 @@ def _reassign(  # type: ignore[no-untyped-def]
     return _tool(
         "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
         "--bootstrap-server",
-        c.brokers[2].bootstrap_servers,
+        via or c.brokers[2].bootstrap_servers,
         f"--{action}",
         "--reassignment-json-file",
         str(plan),
@@ -279,10 +284,18 @@ def test_a_new_controller_carries_on_an_ongoing_reassignment(
     old = c.controller_id()
     c.brokers[old - 1].stop()
     wait_for(lambda: c.controller_id() not in (-1, old), 30)
+    survivors = [b for b in c.brokers if b.broker_id != old]
     try:
-        done = _reassign(c, tmp_path, "cancel", {("carried", 0): [*ors, 9]}, "--preserve-throttles")
+        # Through a surviving broker: the stopped one may be the tool's usual bootstrap.
+        done = _reassign(
+            c,
+            tmp_path,
+            "cancel",
+            {("carried", 0): [*ors, 9]},
+            "--preserve-throttles",
+            via=survivors[0].bootstrap_servers,
+        )
         assert done.returncode == 0, (done.stdout, done.stderr[-3000:])
-        survivors = [b for b in c.brokers if b.broker_id != old]
         wait_for(
             lambda: all(
                 (m := partitions(b.bootstrap_servers, "carried").get(0)) is not None
