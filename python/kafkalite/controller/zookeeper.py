@@ -10,6 +10,7 @@ Each server gets its own data dir and a free port, so any number can run side by
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -40,7 +41,28 @@ def _classpath() -> str:
     )
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
+    """A free loopback port outside the kernel's ephemeral range, so no outgoing
+    connection (a follower's fetcher, a ZooKeeper client) can take it between now and the
+    server's bind; a listener asked to bind port 0 would get one inside it."""
+    low, high = _ephemeral_range()
+    candidates = [p for p in range(10000, 65000) if not low <= p <= high]
+    for port in random.sample(candidates, min(len(candidates), 200)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
