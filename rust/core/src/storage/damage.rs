@@ -12,7 +12,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::storage::log::write_atomically;
+use crate::storage::write_atomically;
 
 pub const DAMAGE_FILE: &str = "damaged-batches";
 

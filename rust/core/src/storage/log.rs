@@ -21,9 +21,9 @@ use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
 use crate::storage::damage::{Damage, DamageAction, DamageLog};
 use crate::storage::dir_failure;
-use crate::storage::remove_if_exists;
 use crate::storage::scrubber::ScrubTarget;
 use crate::storage::segment::{Segment, WrittenBatch};
+use crate::storage::{remove_if_exists, write_atomically};
 
 /// Written on a clean close: `<next offset> <active segment size>`. Its presence at open
 /// means no batch needs re-validating; it is removed as soon as the log is open again.
@@ -810,10 +810,4 @@ fn read_clean_shutdown(dir: &Path) -> Option<(i64, u64)> {
 
 fn read_number(path: &Path) -> Option<i64> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-pub(crate) fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, text)?;
-    fs::rename(&tmp, path)
 }

@@ -42,6 +42,14 @@ pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+/// Small state files (checkpoints, the log start, damage marks) are replaced whole, so a
+/// crash leaves either the old text or the new one, never a torn mix.
+pub(crate) fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
 #[cfg(test)]
 mod damage_tests;
 #[cfg(test)]
