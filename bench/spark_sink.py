@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _spark import plot_rows_per_sec, ratios, start_spark
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -68,36 +68,6 @@ LABELS = {
     "spark_kafka": "Spark's Kafka sink",
     "python_sink_floor": "Python sink floor",
 }
-COLOURS = {"kafkalite": "#1f77b4", "spark_kafka": "#ff7f0e", "python_sink_floor": "#7f7f7f"}
-
-
-def plot(result: dict[str, Any], names: list[str], path: Path) -> bool:
-    """Rows/s per sink: a bar at the median and a dot per run (the spread)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        say("matplotlib is missing (pip install '.[bench]'): no plot")
-        return False
-    rows = result["rows"]
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for x, name in enumerate(names):
-        ax.bar(x, result[f"{name}_rows_per_sec"], color=COLOURS[name], alpha=0.8, width=0.6)
-        runs = [rows / s for s in result[f"{name}_seconds"]]
-        ax.scatter([x] * len(runs), runs, color="black", s=14, zorder=3)
-    ax.set_xticks(range(len(names)), [LABELS[n] for n in names])
-    ax.set_ylabel("rows/s (bar: median; dots: each run)")
-    title = f"Spark write, {rows:,} rows, {result['master']}"
-    if "write_ratio_vs_spark_kafka" in result:
-        title += f"\nkafkalite / Spark Kafka: {result['write_ratio_vs_spark_kafka']}x"
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
 
 
 def write_once(spark: Any, df: Any, fmt: str, bootstrap: str, topic: str) -> float:
@@ -137,33 +107,12 @@ def main() -> None:
     runs = args.runs or (3 if args.quick else 5)
 
     import pyspark
-    from pyspark.sql import SparkSession
 
     from kafkalite import Broker
-    from kafkalite.spark import register
-    from kafkalite.spark.jvm_connector import ConnectorUnavailable, connector_jars
 
-    try:
-        jars, unavailable = connector_jars(pyspark.__version__), None
-    except ConnectorUnavailable as exc:
-        jars, unavailable = [], str(exc)
-        say(f"Spark's Kafka connector unavailable: {exc}")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.master(args.master)
-        .appName("kafkalite-spark-sink-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-    )
-    if jars:
-        builder = builder.config("spark.jars", ",".join(str(p) for p in jars))
-    say(f"starting Spark ({args.master})")
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    spark, unavailable = start_spark("kafkalite-spark-sink-bench", args.master, say)
     formats = {"kafkalite": "kafkalite"}
-    if jars:
+    if unavailable is None:
         formats["spark_kafka"] = "kafka"
     if args.floor:
         spark.dataSource.register(floor_sink())
@@ -212,24 +161,19 @@ def main() -> None:
             result[f"{name}_seconds"] = [round(x, 3) for x in s]
             result[f"{name}_rows_per_sec"] = round(rows / statistics.median(s))
         if "spark_kafka" in seconds:
-            per_round = sorted(
-                t / o for o, t in zip(seconds["kafkalite"], seconds["spark_kafka"], strict=True)
-            )
-            result["write_ratio_vs_spark_kafka"] = round(statistics.median(per_round), 2)
-            result["write_ratio_min"] = round(per_round[0], 2)
-            result["write_ratio_max"] = round(per_round[-1], 2)
+            result.update(ratios("write", seconds["kafkalite"], seconds["spark_kafka"]))
         if "python_sink_floor" in seconds:
             result["kafkalite_vs_floor"] = round(
                 statistics.median(seconds["python_sink_floor"])
                 / statistics.median(seconds["kafkalite"]),
                 2,
             )
-        else:
+        if unavailable is not None:
             result["spark_kafka_unavailable"] = unavailable
         spark.stop()
         out = args.out or Path("bench-results") / f"spark-sink-{time.strftime('%Y%m%dT%H%M%S')}"
         png = out / "spark_sink.png"
-        if plot(result, list(seconds), png):
+        if plot_rows_per_sec(result, list(seconds), LABELS, "write", rows, png, say):
             result["plot"] = str(png)
             say(f"plot: {png}")
         print(json.dumps(result))

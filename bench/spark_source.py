@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _spark import plot_rows_per_sec, ratios, start_spark
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -133,67 +133,11 @@ def time_reads(
     return seconds
 
 
-def ratios(ours: list[float], theirs: list[float]) -> dict[str, Any]:
-    """Rows/s ratio per round (their seconds over ours), its median and spread."""
-    per_round = sorted(t / o for o, t in zip(ours, theirs, strict=True))
-    return {
-        "read_ratio_vs_spark_kafka": round(statistics.median(per_round), 2),
-        "read_ratio_min": round(per_round[0], 2),
-        "read_ratio_max": round(per_round[-1], 2),
-        "read_ratio_per_round": [round(r, 2) for r in per_round],
-    }
-
-
-# One colour per system in every bench plot (kafkalite.bench.plots uses the same).
-COLOURS = {"kafkalite": "#1f77b4", "spark_kafka": "#ff7f0e", "python_source_floor": "#7f7f7f"}
 LABELS = {
     "kafkalite": "kafkalite source",
     "spark_kafka": "Spark's Kafka connector",
     "python_source_floor": "Python source floor",
 }
-
-
-def plot(result: dict[str, Any], names: list[str], path: Path) -> bool:
-    """Rows/s per source: a bar at the median and a dot per run (the spread)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        say("matplotlib is missing (pip install '.[bench]'): no plot")
-        return False
-    records = result["records"]
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for x, name in enumerate(names):
-        runs = [records / s for s in result[f"{name}_seconds"]]
-        colour = COLOURS.get(name, "#2ca02c")
-        ax.bar(x, result[f"{name}_rows_per_sec"], color=colour, alpha=0.8, width=0.6)
-        ax.scatter([x] * len(runs), runs, color="black", s=14, zorder=3)
-        # The figure inside the bar, clear of the dots at and above its top.
-        ax.text(
-            x,
-            result[f"{name}_rows_per_sec"] / 2,
-            f"{result[f'{name}_rows_per_sec'] / 1e6:.2f}M rows/s",
-            ha="center",
-            va="center",
-            color="white",
-            fontweight="bold",
-        )
-    ax.set_xticks(range(len(names)), [LABELS.get(n, n) for n in names])
-    ax.set_ylabel("rows/s (bar: median; dots: each run)")
-    title = f"Spark read, {records:,} records, {result['master']}"
-    if "read_ratio_vs_spark_kafka" in result:
-        title += (
-            f"\nkafkalite / Spark Kafka: {result['read_ratio_vs_spark_kafka']}x "
-            f"(rounds {result['read_ratio_min']}-{result['read_ratio_max']}x)"
-        )
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
 
 
 def main() -> None:
@@ -229,38 +173,10 @@ def main() -> None:
     out = args.out or Path("bench-results") / f"spark-source-{time.strftime('%Y%m%dT%H%M%S')}"
 
     import pyspark
-    from pyspark.sql import SparkSession
 
     from kafkalite import Broker
-    from kafkalite.spark import register
-    from kafkalite.spark.jvm_connector import ConnectorUnavailable, cache_dir, connector_jars
 
-    if not (cache_dir(pyspark.__version__) / ".complete").exists():
-        say(
-            f"fetching Spark's Kafka connector for Spark {pyspark.__version__} with Maven "
-            f"into {cache_dir(pyspark.__version__)} (first run only; a minute or two)"
-        )
-    try:
-        jars, unavailable = connector_jars(pyspark.__version__), None
-    except ConnectorUnavailable as exc:
-        jars, unavailable = [], str(exc)
-        print(f"Spark's Kafka connector unavailable: {exc}", file=sys.stderr)
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # Spark binds to loopback, and so needs no resolvable host name.
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.master(args.master)
-        .appName("kafkalite-spark-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-    )
-    if jars:
-        builder = builder.config("spark.jars", ",".join(str(p) for p in jars))
-    say(f"starting Spark ({args.master})")
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    spark, unavailable = start_spark("kafkalite-spark-bench", args.master, say)
 
     with tempfile.TemporaryDirectory() as data_dir:
         broker = None
@@ -293,7 +209,7 @@ def main() -> None:
             if args.floor:
                 spark.dataSource.register(floor_source(records, args.partitions, args.value_bytes))
                 formats["python_source_floor"] = "arrow_floor"
-            if jars:
+            if unavailable is None:
                 formats["spark_kafka"] = "kafka"
             else:
                 result["spark_kafka_unavailable"] = unavailable
@@ -311,9 +227,9 @@ def main() -> None:
                     file=sys.stderr,
                 )
             if "spark_kafka" in timed:
-                result.update(ratios(timed["kafkalite"], timed["spark_kafka"]))
+                result.update(ratios("read", timed["kafkalite"], timed["spark_kafka"]))
             png = out / "spark_source.png"
-            if plot(result, list(timed), png):
+            if plot_rows_per_sec(result, list(timed), LABELS, "read", records, png, say):
                 result["plot"] = str(png)
                 say(f"plot: {png}")
             print(json.dumps(result))
