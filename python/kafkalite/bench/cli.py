@@ -36,10 +36,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument(
         "--systems", default="kafkalite,kafka", help=f"comma-separated, from {', '.join(SYSTEMS)}"
     )
-    run.add_argument("--quick", action="store_true", help="short phases: finishes in < 5 minutes")
+    run.add_argument("--quick", action="store_true", help="short phases: a few minutes per system")
     run.add_argument("--runs", type=int, default=None, help="repeat each system (medians)")
     run.add_argument(
-        "--drivers", default=None, help="confluent and/or java (default: confluent with --quick)"
+        "--drivers", default="confluent,java", help="confluent and/or java (Kafka's perf tools)"
     )
     run.add_argument("--out", type=Path, help="results directory (default bench-results/<run>)")
     run.add_argument(
@@ -47,6 +47,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     run.add_argument("--no-limits", action="store_true", help="skip fio/iperf3")
     run.add_argument("--keep-data", action="store_true", help="keep broker data after the run")
+    run.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="let broker and clients share every core (default: broker on one, clients on others)",
+    )
     run.set_defaults(func=handler)
     listing = sub.add_parser("list", help="the shipped workloads and hardware profiles")
     listing.set_defaults(func=list_handler)
@@ -107,10 +112,7 @@ def handler(args: argparse.Namespace) -> int:
             f"unknown system {bad[0] if bad else '(none)'!r} in --systems; "
             f"known: {', '.join(SYSTEMS)}"
         )
-    drivers = tuple(
-        d.strip()
-        for d in (args.drivers or ("confluent" if args.quick else "confluent,java")).split(",")
-    )
+    drivers = tuple(d.strip() for d in args.drivers.split(","))
     bad = [d for d in drivers if d not in DRIVERS]
     if bad:
         return _fail(f"unknown driver {bad[0]!r} in --drivers; known: {', '.join(DRIVERS)}")
@@ -141,6 +143,7 @@ def handler(args: argparse.Namespace) -> int:
         drivers=drivers,
         profile=profile,
         measure_limits=not args.no_limits,
+        pin=not args.no_pin,
     )
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

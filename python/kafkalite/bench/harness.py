@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalite.bench import java_driver, limits
+from kafkalite.bench import java_driver, limits, pinning
+from kafkalite.bench.broker_stats import ProcessSampler, cpu_seconds
 from kafkalite.bench.clusters import make_cluster
 from kafkalite.bench.histogram import Histogram
 from kafkalite.bench.progress import Progress
@@ -39,7 +40,10 @@ GIB = 1 << 30
 WARMUP_BYTES = int(1.25 * GIB)
 WORKER_START_DELAY_S = 3.0  # time for worker processes to import and connect
 WORKER_TIMEOUT_PAD_S = 120
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The JVM compiles its hot paths during the first seconds under load: every system gets the
+# same short produce before anything is measured, so Kafka is not timed while it warms up.
+JVM_WARMUP_S = 15
+JVM_WARMUP_QUICK_S = 5
 
 
 @dataclass
@@ -53,6 +57,8 @@ class RunOptions:
     drivers: tuple[str, ...] = ("confluent",)
     profile: Any = None  # profiles.Profile or None
     measure_limits: bool = True
+    # Broker on one core, clients on the others (when the machine has two or more).
+    pin: bool = True
     run_id: str = field(
         default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     )
@@ -74,14 +80,18 @@ class Results:
         return full
 
 
-def run_workers(configs: list[dict[str, Any]], timeout_s: float) -> list[dict[str, Any]]:
-    """Start one process per config, wait for all, return their JSON results."""
+def run_workers(
+    configs: list[dict[str, Any]], timeout_s: float, cpus: frozenset[int] | None = None
+) -> list[dict[str, Any]]:
+    """Start one process per config (on `cpus` when given), wait for all, return their JSON
+    results."""
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "kafkalite.bench.worker", json.dumps(c)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=pinning.preexec(cpus),
         )
         for c in configs
     ]
@@ -124,6 +134,7 @@ def produce_phase(
     consumers: bool,
     client_wrap: list[str] | None = None,
     max_messages: int = 0,
+    client_cpus: frozenset[int] | None = None,
 ) -> dict[str, Any]:
     """Producers (and tailing consumers) for the workload's duration. Returns a result row."""
     start_at = time.time() + WORKER_START_DELAY_S
@@ -165,7 +176,7 @@ def produce_phase(
                 )
     timeout = WORKER_START_DELAY_S + w.test_duration_seconds + WORKER_TIMEOUT_PAD_S
     cpu_before = broker_cpu_s(system)
-    res = run_workers(configs, timeout)
+    res = run_workers(configs, timeout, client_cpus)
     broker_cpu = broker_cpu_s(system) - cpu_before
     prods = [r for r in res if r["role"] == "producer"]
     cons = [r for r in res if r["role"] == "consumer"]
@@ -206,25 +217,23 @@ def produce_phase(
     return row
 
 
-def broker_cpu_s(system: Any) -> float:
-    """User + system CPU seconds so far of every broker process of ``system`` (all
-    brokers of a cluster), from /proc."""
+def broker_pids(system: Any) -> list[int]:
+    """Every broker process of ``system`` (all brokers of a cluster)."""
     pids = system.pids() if hasattr(system, "pids") else [system.pid()]
-    total = 0.0
-    for pid in pids:
-        if pid is None:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    return total
+    return [p for p in pids if p is not None]
+
+
+def broker_cpu_s(system: Any) -> float:
+    """User + system CPU seconds so far of every broker process of ``system``."""
+    return cpu_seconds(broker_pids(system))
 
 
 def catchup_phase(
-    system: BrokerProcess, w: Workload, topics: list[str], timeout_s: float
+    system: BrokerProcess,
+    w: Workload,
+    topics: list[str],
+    timeout_s: float,
+    client_cpus: frozenset[int] | None = None,
 ) -> dict[str, Any]:
     """Consumers read every partition from offset 0 to its current end, timed."""
     from confluent_kafka import Consumer, TopicPartition
@@ -254,10 +263,13 @@ def catchup_phase(
                     "sample": CATCHUP_SAMPLE,  # records are old: latency means nothing here
                 }
             )
-    res = run_workers(configs, WORKER_START_DELAY_S + timeout_s + WORKER_TIMEOUT_PAD_S)
+    cpu_before = broker_cpu_s(system)
+    res = run_workers(configs, WORKER_START_DELAY_S + timeout_s + WORKER_TIMEOUT_PAD_S, client_cpus)
+    broker_cpu = broker_cpu_s(system) - cpu_before
     consumed = sum(r["consumed"] for r in res)
     target = sum(ends.values())
     elapsed = max(r["elapsed_s"] for r in res)
+    consumed_gib = consumed * w.message_size / GIB
     return {
         "consume_mb_s": consumed * w.message_size / MIB / max(elapsed, 1e-9),
         "consume_records_per_s": consumed / max(elapsed, 1e-9),
@@ -269,12 +281,15 @@ def catchup_phase(
         "timeline_consume_mb_s": _merge_timelines([r["timeline_bytes_per_s"] for r in res]),
         "consumer_processes": len(res),
         "client_cpu_per_process": [round(r["cpu_s"] / max(r["wall_s"], 1e-9), 3) for r in res],
+        "broker_cpu_s": broker_cpu,
+        "broker_cpu_s_per_gib": broker_cpu / consumed_gib if consumed else None,
     }
 
 
 def estimate_seconds(opts: RunOptions) -> float:
     w = opts.workload
     per_system = 20 + WARMUP_BYTES / (0.3 * GIB) + w.test_duration_seconds + 10
+    per_system += (JVM_WARMUP_QUICK_S if opts.quick else JVM_WARMUP_S) + 8
     per_system += 15  # catch-up read
     per_system += len(w.producer_rate_fractions) * (w.test_duration_seconds + 8)
     if w.baseline_replication_factor:
@@ -292,8 +307,17 @@ def topic_names(w: Workload, label: str) -> list[str]:
 
 
 def measure_system(
-    name: str, opts: RunOptions, results: Results, progress: Progress, run_index: int
-) -> None:
+    name: str,
+    opts: RunOptions,
+    results: Results,
+    progress: Progress,
+    run_index: int,
+    reference_rate: float | None = None,
+) -> float:
+    """One system through every phase. The fixed-rate sweep offers fractions of
+    `reference_rate` (Kafka's maximum in this run, so every system faces the same loads)
+    or, without one, of this system's own maximum. Returns the maximum produce rate
+    measured (records/s; 0 for backlog workloads)."""
     w = opts.workload
     net = opts.profile.network if opts.profile is not None else None
     host = net.broker_host if net else "127.0.0.1"
@@ -311,9 +335,15 @@ def measure_system(
         {"min.insync.replicas": str(w.min_insync_replicas)} if w.min_insync_replicas > 1 else None
     )
     base = {"kind": "result", "system": name, "run_index": run_index, "driver": "confluent-kafka"}
+    cpus = pinning.split() if opts.pin else None
+    clients = cpus.clients if cpus is not None else None
     with progress.step(f"{name}: start broker", 15):
         system.start()
+    sampler = ProcessSampler(lambda: broker_pids(system)).start()
     try:
+        if cpus is not None:
+            for pid in broker_pids(system):
+                pinning.pin_process(pid, cpus.broker)
         if opts.profile is not None:
             opts.profile.attach_broker(system)
         results.add(
@@ -323,10 +353,21 @@ def measure_system(
                 "settings": system.settings,
                 "note": system.note,
                 "pid": system.pid(),
+                "cpu_placement": cpus.describe() if cpus is not None else "not pinned",
             }
         )
         with progress.step(f"{name}: warm page cache", WARMUP_BYTES / (0.3 * GIB)):
             limits.warm_page_cache(opts.data_root, WARMUP_BYTES)
+        sampler.mark("warm-up")
+        warmup_s = JVM_WARMUP_QUICK_S if opts.quick else JVM_WARMUP_S
+        with progress.step(f"{name}: warm-up produce for {warmup_s} s (JIT)", warmup_s + 8):
+            topics = topic_names(w, "warmup")
+            create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
+            row = produce_phase(
+                system, _warmup_workload(w, warmup_s), topics, 0, False, client_cpus=clients
+            )
+        results.add({**base, "phase": "warm-up", **row})
+        sampler.mark("produce")
         max_rate = 0.0
         if w.consumer_backlog_size_bytes:
             topics = topic_names(w, "backlog")
@@ -336,7 +377,13 @@ def measure_system(
                 f"{name}: produce a {w.consumer_backlog_size_bytes / GIB:.1f} GiB backlog", 30
             ):
                 row = produce_phase(
-                    system, _backlog_workload(w), topics, 0, False, max_messages=backlog
+                    system,
+                    _backlog_workload(w),
+                    topics,
+                    0,
+                    False,
+                    max_messages=backlog,
+                    client_cpus=clients,
                 )
             results.add({**base, "phase": "backlog-produce", **row})
         else:
@@ -345,41 +392,67 @@ def measure_system(
             with progress.step(
                 f"{name}: produce for {w.test_duration_seconds:g} s", w.test_duration_seconds + 10
             ):
-                row = produce_phase(system, w, topics, w.producer_rate, True)
+                row = produce_phase(system, w, topics, w.producer_rate, True, client_cpus=clients)
             phase = "produce" if not w.producer_rate else "fixed-rate"
             results.add({**base, "phase": phase, "replication_factor": rf, **row})
             max_rate = row["produce_records_per_s"]
             if w.baseline_replication_factor:
-                baseline_phase(system, w, results, base, progress)
+                sampler.mark("baseline-produce")
+                baseline_phase(system, w, results, base, progress, clients)
+        sampler.mark("catch-up")
         with progress.step(f"{name}: catch-up read from offset 0", 15):
-            row = catchup_phase(system, w, topics, timeout_s=300)
+            row = catchup_phase(system, w, topics, timeout_s=300, client_cpus=clients)
         results.add({**base, "phase": "catch-up", **row})
+        sampler.mark("fixed-rate")
+        base_rate = reference_rate or max_rate
         for i, frac in enumerate(w.producer_rate_fractions):
-            rate = max(1.0, frac * max_rate)
+            rate = max(1.0, frac * base_rate)
             topics = topic_names(w, f"rate{i}")
             create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
             with progress.step(
                 f"{name}: fixed rate {frac:.0%} of max", w.test_duration_seconds + 8
             ):
-                row = produce_phase(system, w, topics, rate, True)
-            results.add({**base, "phase": "fixed-rate", "rate_fraction": frac, **row})
+                row = produce_phase(system, w, topics, rate, True, client_cpus=clients)
+            results.add(
+                {
+                    **base,
+                    "phase": "fixed-rate",
+                    "rate_fraction": frac,
+                    "rate_reference": "kafka max"
+                    if reference_rate or name == "kafka"
+                    else "own max",
+                    **row,
+                }
+            )
         # Kafka's own tools once per system (the first round): a second client to check the
         # first against, not a figure that needs medians.
         if "java" in opts.drivers and run_index == 0:
+            sampler.mark("java")
             with progress.step(f"{name}: Kafka's Java perf tools", 60):
-                for tool, row in java_driver.run_all(system, w, opts.quick):
+                for tool, row in java_driver.run_all(
+                    system, w, opts.quick, lambda: broker_cpu_s(system), clients
+                ):
                     if "error" in row:
                         progress.say(f"{name}: {tool} failed: {row['error'].splitlines()[-1]}")
                         results.add({"kind": "error", "system": name, "phase": tool, **row})
                     else:
                         results.add({**base, "driver": "kafka-java-tools", **row})
+        return max_rate
     finally:
+        sampler.stop()
+        cost = sampler.summary()
+        results.add({"kind": "broker-cost", "system": name, "run_index": run_index, **cost})
         with progress.step(f"{name}: stop broker", 3):
             system.stop()
 
 
 def baseline_phase(
-    system: Any, w: Workload, results: Results, base: dict[str, Any], progress: Progress
+    system: Any,
+    w: Workload,
+    results: Results,
+    base: dict[str, Any],
+    progress: Progress,
+    client_cpus: frozenset[int] | None = None,
 ) -> None:
     """The same producers on a topic of the baseline replication factor: what
     replication costs is the ratio of the two produce rates."""
@@ -390,8 +463,14 @@ def baseline_phase(
         f"{system.name}: produce at RF={brf} for {w.test_duration_seconds:g} s",
         w.test_duration_seconds + 10,
     ):
-        row = produce_phase(system, w, topics, w.producer_rate, False)
+        row = produce_phase(system, w, topics, w.producer_rate, False, client_cpus=client_cpus)
     results.add({**base, "phase": "baseline-produce", "replication_factor": brf, **row})
+
+
+def _warmup_workload(w: Workload, seconds: int) -> Workload:
+    from dataclasses import replace
+
+    return replace(w, test_duration_seconds=seconds, warmup_seconds=0)
 
 
 def _backlog_workload(w: Workload) -> Workload:
@@ -441,12 +520,19 @@ def run(opts: RunOptions) -> Results:
                 if opts.profile is not None:
                     for row in opts.profile.achieved(results.rows):
                         results.add({"kind": "profile", **row})
+            sweep_on_kafka = bool(opts.workload.producer_rate_fractions) and "kafka" in opts.systems
             for run_index in range(opts.runs):
-                # Alternate the order run by run so neither system always goes first.
+                # Alternate the order run by run so neither system always goes first; a
+                # latency sweep needs Kafka's maximum first, so Kafka leads those runs.
                 order = opts.systems if run_index % 2 == 0 else list(reversed(opts.systems))
+                if sweep_on_kafka:
+                    order = ["kafka", *(s for s in order if s != "kafka")]
+                reference: float | None = None
                 for name in order:
                     try:
-                        measure_system(name, opts, results, progress, run_index)
+                        top = measure_system(name, opts, results, progress, run_index, reference)
+                        if name == "kafka" and sweep_on_kafka and top:
+                            reference = top
                     except (KeyboardInterrupt, SystemExit):
                         raise
                     except Exception as e:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
-from kafkalite.bench import kafka_ref
+from kafkalite.bench import kafka_ref, pinning
 from kafkalite.bench.topics import create_topics
 from kafkalite.bench.workload import Workload
 
@@ -23,13 +24,17 @@ _PERF = re.compile(
 )
 
 
-def _run(libs, main_class: str, args: list[str]) -> str:
+GIB = 1 << 30
+
+
+def _run(libs, main_class: str, args: list[str], cpus: frozenset[int] | None = None) -> str:
     done = subprocess.run(
         kafka_ref.tool_command(libs, main_class, args),
         capture_output=True,
         text=True,
         timeout=TOOL_TIMEOUT_S,
         check=False,
+        preexec_fn=pinning.preexec(cpus),
     )
     if done.returncode != 0:
         raise RuntimeError(f"{main_class} failed: {(done.stdout + done.stderr)[-1500:]}")
@@ -88,9 +93,17 @@ def parse_end_to_end(out: str) -> dict[str, Any]:
     }
 
 
-def run_all(system, w: Workload, quick: bool) -> list[tuple[str, dict[str, Any]]]:
+def run_all(
+    system,
+    w: Workload,
+    quick: bool,
+    broker_cpu_s: Callable[[], float] | None = None,
+    cpus: frozenset[int] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
     """(tool, result row) per tool; a tool that fails gives {"error": ...} and the others
-    still run (a broker may lack something one tool needs)."""
+    still run (a broker may lack something one tool needs). With `broker_cpu_s` (the
+    broker's CPU seconds so far), the produce and consume rows carry the broker's CPU
+    seconds per GiB moved; `cpus` is where the tools run."""
     libs = kafka_ref.ensure_jars()
     records = (200_000 if quick else 2_000_000) * 1024 // max(w.message_size, 1)
     records = min(records, 5_000_000)
@@ -158,7 +171,14 @@ def run_all(system, w: Workload, quick: bool) -> list[tuple[str, dict[str, Any]]
         return [("java-setup", {"error": str(e)})]
     for phase, main_class, args, parse in steps:
         try:
-            rows.append((phase, {"phase": phase, **parse(_run(libs, main_class, args))}))
+            before = broker_cpu_s() if broker_cpu_s is not None else 0.0
+            row = {"phase": phase, **parse(_run(libs, main_class, args, cpus))}
+            if broker_cpu_s is not None and phase != "java-e2e":
+                cpu = broker_cpu_s() - before
+                gib = row["records"] * w.message_size / GIB
+                row["broker_cpu_s"] = cpu
+                row["broker_cpu_s_per_gib"] = cpu / gib if gib else None
+            rows.append((phase, row))
         except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
             rows.append((phase, {"error": str(e)[-1500:]}))
     return rows

@@ -56,6 +56,12 @@ def system_summary(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
     cpu = [c for r in prod + cons for c in r.get("client_cpu_per_process", [])]
     out["client_cpu_max"] = max(cpu) if cpu else math.nan
     out["broker_cpu_s_per_gib"] = _median(r.get("broker_cpu_s_per_gib") for r in prod)
+    out["broker_cpu_s_per_gib_consume"] = _median(r.get("broker_cpu_s_per_gib") for r in cons)
+    cost = _rows(rows, kind="broker-cost", system=system)
+    for key in ("peak_rss_mib", "steady_rss_mib", "max_fds", "max_threads"):
+        pick = max if key.startswith(("peak", "max")) else _median
+        vals = [r[key] for r in cost if r.get(key) is not None]
+        out[key] = pick(vals) if vals else math.nan
     out["replication_factor"] = prod[-1].get("replication_factor", 1) if prod else 1
     baseline = [r for r in res if r["phase"] == "baseline-produce"]
     if baseline:
@@ -68,8 +74,12 @@ def system_summary(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
             "rate_fraction": r.get("rate_fraction"),
             "offered_msgs_s": r["offered_msgs_s"],
             "achieved_mb_s": r["produce_mb_s"],
-            "publish_p99_ms": r["publish_latency"]["p99_ms"],
-            "e2e_p99_ms": r.get("e2e_latency", {}).get("p99_ms", math.nan),
+            "rate_reference": r.get("rate_reference", "own max"),
+            **{
+                f"{kind}_{p}_ms": r.get(f"{kind}_latency", {}).get(f"{p}_ms", math.nan)
+                for kind in ("publish", "e2e")
+                for p in ("p50", "p99", "p999")
+            },
         }
         for r in sweep
     ]
@@ -77,11 +87,17 @@ def system_summary(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
     jc = [r for r in java if r["phase"] == "java-consume"]
     je = [r for r in java if r["phase"] == "java-e2e"]
     if jp:
+        out["java_broker_cpu_s_per_gib_produce"] = _median(
+            r.get("broker_cpu_s_per_gib") for r in jp
+        )
         out["java_produce_mb_s"] = _median(r["produce_mb_s"] for r in jp)
         out["java_publish_p99_ms"] = _median(r["publish_latency"]["p99_ms"] for r in jp)
         out["java_summary_line"] = jp[-1]["summary_line"]
     if jc:
         out["java_consume_mb_s"] = _median(r["consume_mb_s"] for r in jc)
+        out["java_broker_cpu_s_per_gib_consume"] = _median(
+            r.get("broker_cpu_s_per_gib") for r in jc
+        )
     if je:
         out["java_e2e_p99_ms"] = _median(r["e2e_latency"]["p99_ms"] for r in je)
     notes = _rows(rows, kind="system", system=system)
@@ -113,6 +129,37 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def broker_cost(mine: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    """What each broker spent, and kafkalite's share of Kafka's: CPU seconds per GiB
+    produced and consumed (all broker processes, user + system), memory, fds and threads.
+    The `_ratio_vs_kafka` figures are kafkalite / Kafka (lower is cheaper);
+    `cpu_efficiency_ratio_vs_kafka` is the other way round, Kafka's CPU per GiB moved
+    (produced plus consumed) over kafkalite's: how many times less CPU kafkalite needs."""
+    nan = math.nan
+    out: dict[str, Any] = {}
+    keys = {
+        "broker_cpu_s_per_gib_produce": "broker_cpu_s_per_gib",
+        "broker_cpu_s_per_gib_consume": "broker_cpu_s_per_gib_consume",
+        "java_broker_cpu_s_per_gib_produce": "java_broker_cpu_s_per_gib_produce",
+        "java_broker_cpu_s_per_gib_consume": "java_broker_cpu_s_per_gib_consume",
+        "broker_peak_rss_mib": "peak_rss_mib",
+        "broker_steady_rss_mib": "steady_rss_mib",
+        "broker_max_fds": "max_fds",
+        "broker_max_threads": "max_threads",
+    }
+    for name, key in keys.items():
+        out[name] = mine.get(key, nan)
+        out[f"kafka_{name}"] = ref.get(key, nan)
+    for kind in ("produce", "consume"):
+        out[f"cpu_per_gib_{kind}_ratio_vs_kafka"] = _ratio(
+            out[f"broker_cpu_s_per_gib_{kind}"], out[f"kafka_broker_cpu_s_per_gib_{kind}"]
+        )
+    ours = out["broker_cpu_s_per_gib_produce"] + out["broker_cpu_s_per_gib_consume"]
+    theirs = out["kafka_broker_cpu_s_per_gib_produce"] + out["kafka_broker_cpu_s_per_gib_consume"]
+    out["cpu_efficiency_ratio_vs_kafka"] = _ratio(theirs, ours)
+    return out
+
+
 def headline(rows: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
     lim = limits(rows)
     mine = system_summary(rows, "kafkalite") if "kafkalite" in systems else {}
@@ -138,6 +185,7 @@ def headline(rows: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
     }
     out["broker_cpu_s_per_gib"] = mine.get("broker_cpu_s_per_gib", nan)
     out["kafka_broker_cpu_s_per_gib"] = ref.get("broker_cpu_s_per_gib", nan)
+    out.update(broker_cost(mine, ref))
     # The cost of replication: produce throughput at the workload's replication factor
     # over the baseline's (e.g. RF=3 / RF=1), for each system.
     for prefix, s in (("", mine), ("kafka_", ref)):
@@ -182,6 +230,30 @@ def _replication_rows(head: dict[str, Any]) -> list[list[Any]]:
         rows.append([f"throughput {label} (the cost of replication)", _fmt(head[key], 2),
                      _fmt(head.get(f"kafka_{key}"), 2), ""])  # fmt: skip
     return rows
+
+
+def _cost_rows(head: dict[str, Any], ratio: Any) -> list[list[Any]]:
+    """The broker's own cost, one headline row per figure."""
+    figures = [
+        ("broker CPU s per GiB produced (all broker processes)", "broker_cpu_s_per_gib_produce"),
+        ("broker CPU s per GiB consumed (catch-up read)", "broker_cpu_s_per_gib_consume"),
+        ("broker CPU s per GiB, Java ProducerPerformance", "java_broker_cpu_s_per_gib_produce"),
+        ("broker CPU s per GiB, Java ConsumerPerformance", "java_broker_cpu_s_per_gib_consume"),
+        ("broker peak RSS MiB", "broker_peak_rss_mib"),
+        ("broker steady RSS MiB (produce phase)", "broker_steady_rss_mib"),
+        ("broker open fds (max)", "broker_max_fds"),
+        ("broker threads (max)", "broker_max_threads"),
+    ]
+    return [
+        [
+            label,
+            _fmt(head.get(key), 2),
+            _fmt(head.get(f"kafka_{key}"), 2),
+            ratio(key, f"kafka_{key}"),
+        ]
+        for label, key in figures
+        if key in head
+    ]
 
 
 def _pcts(s: dict[str, Any], prefix: str) -> str:
@@ -240,12 +312,7 @@ def markdown(rows: list[dict[str, Any]], systems: list[str], plots: list[str]) -
                     _fmt(head["kafka_e2e_p99_ms"], 2),
                     ratio("e2e_p99_ms", "kafka_e2e_p99_ms"),
                 ],
-                [
-                    "broker CPU s per GiB produced (all broker processes)",
-                    _fmt(head["broker_cpu_s_per_gib"], 2),
-                    _fmt(head["kafka_broker_cpu_s_per_gib"], 2),
-                    ratio("broker_cpu_s_per_gib", "kafka_broker_cpu_s_per_gib"),
-                ],
+                *_cost_rows(head, ratio),
                 *_replication_rows(head),
             ],
         ),
@@ -332,20 +399,20 @@ def markdown(rows: list[dict[str, Any]], systems: list[str], plots: list[str]) -
         lines += _table(
             [
                 "system",
-                "fraction of max",
+                "fraction of",
                 "offered msg/s",
                 "achieved MB/s",
-                "publish p99 ms",
-                "e2e p99 ms",
+                "publish p50 / p99 / p99.9 ms",
+                "e2e p50 / p99 / p99.9 ms",
             ],
             [
                 [
                     s["system"],
-                    _fmt(p["rate_fraction"], 2),
+                    f"{_fmt(p['rate_fraction'], 2)} of {p['rate_reference']}",
                     _fmt(p["offered_msgs_s"], 0),
                     _fmt(p["achieved_mb_s"]),
-                    _fmt(p["publish_p99_ms"], 2),
-                    _fmt(p["e2e_p99_ms"], 2),
+                    _pcts(p, "publish"),
+                    _pcts(p, "e2e"),
                 ]
                 for s in sums
                 for p in s["sweep"]

@@ -64,6 +64,12 @@ class BrokerProcess:
         self.data_dir.mkdir(parents=True)
         self.prepare()
         self._log = open(self.data_dir.parent / f"{self.name}-broker.log", "wb")
+        self.launch()
+
+    def launch(self) -> None:
+        """Start the process on the data it has (a restart after stop() or a kill)."""
+        if self._log is None:
+            self._log = open(self.data_dir.parent / f"{self.name}-broker.log", "ab")
         self.proc = subprocess.Popen(
             [*self.wrap, *self.command()],
             stdout=self._log,
