@@ -1,9 +1,11 @@
-"""A log-bucketed latency histogram (HdrHistogram-style, ~1 % relative precision).
+"""A log-bucketed latency histogram with 0.1 % relative precision (what HdrHistogram gives
+with 3 significant digits, the setting latency benchmarks such as OpenMessaging use).
 
 Own code rather than a dependency: workers record into it in a hot callback, send it to the
 harness as JSON and the harness merges them, which needs nothing but a dict of counts.
 Values are microseconds; a bucket's reported value is its upper edge, so percentiles err
-high by at most 1 %, never low.
+high by at most 0.1 %, never low. Histograms written with a coarser growth (older results)
+are read by moving each bucket's edge into this one's buckets.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 # Bucket i covers (GROWTH**(i-1), GROWTH**i] microseconds.
-GROWTH = 1.01
+GROWTH = 1.001
 _LOG_GROWTH = math.log(GROWTH)
 MAX_US = 3_600 * 1_000_000  # anything longer than an hour is clamped (and still counted)
 
@@ -28,12 +30,12 @@ class Histogram:
         self.max_us = 0.0
         self.min_us = math.inf
 
-    def record(self, value_us: float) -> None:
+    def record(self, value_us: float, count: int = 1) -> None:
         v = min(max(value_us, 1.0), MAX_US)
         i = math.ceil(math.log(v) / _LOG_GROWTH - 1e-9)
-        self.counts[i] = self.counts.get(i, 0) + 1
-        self.total += 1
-        self.sum_us += v
+        self.counts[i] = self.counts.get(i, 0) + count
+        self.total += count
+        self.sum_us += v * count
         if v > self.max_us:
             self.max_us = v
         if v < self.min_us:
@@ -111,10 +113,17 @@ class Histogram:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Histogram:
-        if data.get("growth") != GROWTH:
-            raise ValueError(f"histogram growth {data.get('growth')} != {GROWTH}")
+        growth = float(data.get("growth", 0))
+        if growth <= 1:
+            raise ValueError(f"histogram growth {data.get('growth')!r} is not above 1")
         h = cls()
-        h.counts = {int(k): int(v) for k, v in data["counts"].items()}
+        if growth == GROWTH:
+            h.counts = {int(k): int(v) for k, v in data["counts"].items()}
+        else:
+            for k, v in data["counts"].items():
+                upper = growth ** int(k)
+                i = math.ceil(math.log(max(upper, 1.0)) / _LOG_GROWTH - 1e-9)
+                h.counts[i] = h.counts.get(i, 0) + int(v)
         h.total = int(data["total"])
         h.sum_us = float(data["sum_us"])
         h.max_us = float(data["max_us"])
