@@ -1,0 +1,323 @@
+"""What scale costs a broker: many partitions, and a log far larger than memory.
+
+    python bench/scale.py partitions [--counts 1000,10000] [--systems kafkalite,kafka]
+    python bench/scale.py volume [--gb 50] [--step-gb 5] [--systems kafkalite]
+
+`partitions`: per system and partition count (topics of at most 1,000 partitions, RF=1),
+the time from CreateTopics until Metadata shows every partition led; one record produced to
+each; a full Metadata request's latency (median of 5); the broker's RSS, fds and threads;
+the time until every partition is led and answers ListOffsets again after a clean stop
+(SIGTERM) and after SIGKILL (recovery), with the record count checked after each.
+
+`volume`: producers write `--gb` GiB in 1 GiB chunks (append rate per chunk), then two
+catch-up reads of everything: from a cold page cache (dropped, which needs root) and warm.
+Rates are reported per `--step-gb` step, against the first GiB's; the issue's bar is the
+rate at the end within 10 % of the rate at 1 GiB. The data needs that much free disk
+under --data-dir.
+
+Progress goes to stderr; last comes one JSON line; a plot goes to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kafkalite.bench import harness
+from kafkalite.bench.broker_stats import sample
+from kafkalite.bench.systems import make_system
+from kafkalite.bench.topics import create_topics
+from kafkalite.bench.workload import Workload
+
+GIB = 1 << 30
+MIB = 1 << 20
+PER_TOPIC = 1000
+READY_TIMEOUT_S = 900
+
+
+def say(message: str) -> None:
+    print(f"scale: {message}", file=sys.stderr, flush=True)
+
+
+def led_partitions(bootstrap: str, prefix: str) -> int:
+    from confluent_kafka.admin import AdminClient
+
+    md = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=60)
+    return sum(
+        1
+        for name, t in md.topics.items()
+        if name.startswith(prefix)
+        for p in t.partitions.values()
+        if p.leader >= 0 and p.error is None
+    )
+
+
+def wait_led(bootstrap: str, prefix: str, count: int) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < READY_TIMEOUT_S:
+        try:
+            if led_partitions(bootstrap, prefix) >= count:
+                return time.monotonic() - start
+        except Exception:  # not listening yet
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{count} partitions not led after {READY_TIMEOUT_S} s")
+
+
+def record_count(bootstrap: str, topics: dict[str, int]) -> int:
+    """Records in every partition; a partition whose leader is still loading after a restart
+    (NOT_LEADER, retriable) is asked again for up to a minute."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "scale-probe", "log_level": 0})
+    deadline = time.monotonic() + 60
+    total = 0
+    try:
+        for t, n in topics.items():
+            for p in range(n):
+                while True:
+                    try:
+                        total += c.get_watermark_offsets(TopicPartition(t, p), timeout=30)[1]
+                        break
+                    except KafkaException as e:
+                        if not e.args[0].retriable() or time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.2)
+        return total
+    finally:
+        c.close()
+
+
+def partitions_case(name: str, count: int, root: Path) -> dict[str, Any]:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    system = make_system(name, root / f"{name}-{count}")
+    system.start()
+    row: dict[str, Any] = {"system": name, "partitions": count}
+    try:
+        topics = {
+            f"scale-{i}": min(PER_TOPIC, count - i * PER_TOPIC)
+            for i in range(math.ceil(count / PER_TOPIC))
+        }
+        start = time.monotonic()
+        for topic, n in topics.items():
+            create_topics(system.bootstrap, [topic], n)
+        wait_led(system.bootstrap, "scale-", count)
+        row["create_s"] = round(time.monotonic() - start, 2)
+        producer = Producer({"bootstrap.servers": system.bootstrap, "linger.ms": 50})
+        start = time.monotonic()
+        for topic, n in topics.items():
+            for p in range(n):
+                producer.produce(topic, b"x" * 100, partition=p)
+            producer.poll(0)
+        if producer.flush(300) != 0:
+            raise RuntimeError("records not acknowledged within 300 s")
+        row["produce_one_each_s"] = round(time.monotonic() - start, 2)
+        admin = AdminClient({"bootstrap.servers": system.bootstrap})
+        took = []
+        for _ in range(5):
+            t = time.monotonic()
+            admin.list_topics(timeout=120)
+            took.append(time.monotonic() - t)
+        row["metadata_ms"] = round(statistics.median(took) * 1000, 1)
+        row.update(_resources(system, "after create"))
+        system.stop()
+        # Restarted = every partition led and answering ListOffsets, timed from the launch.
+        start = time.monotonic()
+        system.launch()
+        wait_led(system.bootstrap, "scale-", count)
+        row["records_after_clean_restart"] = record_count(system.bootstrap, topics)
+        row["clean_restart_s"] = round(time.monotonic() - start, 2)
+        os.kill(system.pid(), signal.SIGKILL)
+        system.proc.wait()
+        start = time.monotonic()
+        system.launch()
+        wait_led(system.bootstrap, "scale-", count)
+        row["records_after_kill"] = record_count(system.bootstrap, topics)
+        row["kill_recovery_s"] = round(time.monotonic() - start, 2)
+        row.update(_resources(system, "after recovery"))
+        row["records_kept"] = row["records_after_kill"] == count
+    finally:
+        system.stop()
+    return row
+
+
+def _resources(system: Any, when: str) -> dict[str, Any]:
+    s = sample([system.pid()], when)
+    if s is None:
+        return {}
+    key = when.replace(" ", "_")
+    return {
+        f"rss_mib_{key}": round(s.rss_bytes / MIB, 1),
+        f"fds_{key}": s.fds,
+        f"threads_{key}": s.threads,
+    }
+
+
+def drop_page_cache() -> bool:
+    subprocess.run(["sync"], check=False)
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def volume_case(name: str, gib: int, step: int, root: Path) -> dict[str, Any]:
+    w = Workload(
+        name="scale-volume",
+        description="",
+        topics=1,
+        partitions_per_topic=4,
+        message_size=1024,
+        producers_per_topic=2,
+        producer_rate=0,
+        consumer_per_subscription=2,
+        test_duration_seconds=3600,
+        warmup_seconds=0,
+        acks="1",
+        compression="none",
+        keyed=False,
+    )
+    system = make_system(name, root / f"{name}-volume")
+    system.start()
+    topic = "scale-volume"
+    out: dict[str, Any] = {"system": name, "gib": gib, "step_gib": step}
+    try:
+        create_topics(system.bootstrap, [topic], w.partitions_per_topic)
+        per_gib = GIB // w.message_size
+        append = []
+        for i in range(gib):
+            row = harness.produce_phase(system, w, [topic], 0, False, max_messages=per_gib)
+            append.append(row["produce_mb_s"])
+            say(f"{name}: {i + 1} GiB written, last GiB at {append[-1]:.0f} MiB/s")
+        out["append_mb_s_per_gib"] = [round(x, 1) for x in append]
+        for cache in ("cold", "warm"):
+            if cache == "cold" and not drop_page_cache():
+                out["cold_read"] = "skipped: dropping the page cache needs root"
+                continue
+            row = harness.catchup_phase(system, w, [topic], timeout_s=3600)
+            out[f"{cache}_read_mb_s"] = round(row["consume_mb_s"], 1)
+            out[f"{cache}_read_mb_s_per_gib"] = per_gib_rates(row["timeline_consume_mb_s"], gib)
+            say(f"{name}: {cache} read at {row['consume_mb_s']:.0f} MiB/s")
+        out["steps"] = steps(out, gib, step)
+    finally:
+        system.stop()
+    return out
+
+
+def per_gib_rates(timeline_mb_s: list[float], gib: int) -> list[float]:
+    """MiB/s over each GiB read, from a per-second timeline of MiB read."""
+    rates, seconds, got = [], 0.0, 0.0
+    for mb in timeline_mb_s:
+        got += mb
+        seconds += 1
+        while got >= (len(rates) + 1) * 1024 and len(rates) < gib:
+            rates.append(round(1024 / max(seconds, 1e-9), 1))
+            seconds = 0.0
+    return rates
+
+
+def steps(out: dict[str, Any], gib: int, step: int) -> list[dict[str, Any]]:
+    """Rates per step, each as the mean over its GiBs, and against the first GiB's."""
+    rows = []
+    for end in sorted({1, *range(step, gib + 1, step)}):
+        row: dict[str, Any] = {"at_gib": end}
+        for key in ("append_mb_s_per_gib", "cold_read_mb_s_per_gib", "warm_read_mb_s_per_gib"):
+            series = out.get(key)
+            if not series or len(series) < end:
+                continue
+            chunk = series[max(0, end - step) : end] if end > 1 else series[:1]
+            rate = statistics.mean(chunk)
+            name = key.removesuffix("_mb_s_per_gib")
+            row[f"{name}_mb_s"] = round(rate, 1)
+            row[f"{name}_vs_first_gib"] = round(rate / series[0], 3) if series[0] else None
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("partitions", help="create, serve and recover many partitions")
+    p.add_argument("--counts", default="1000,10000", help="partition counts, comma-separated")
+    p.add_argument("--systems", default="kafkalite,kafka", help="kafkalite and/or kafka")
+    v = sub.add_parser("volume", help="write and read back a log larger than memory")
+    v.add_argument("--gb", type=int, default=50, help="GiB to write")
+    v.add_argument("--step-gb", type=int, default=5, help="report rates per this many GiB")
+    v.add_argument("--systems", default="kafkalite", help="kafkalite and/or kafka")
+    for p_ in (p, v):
+        p_.add_argument("--data-dir", type=Path, help="where brokers keep data")
+        p_.add_argument("--out", type=Path, help="directory for the JSON and plot")
+    args = ap.parse_args()
+    systems = [s for s in args.systems.split(",") if s]
+    out = args.out or Path("bench-results") / f"scale-{args.what}-{time.strftime('%Y%m%dT%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=args.data_dir, prefix="kafkalite-scale-") as root:
+        result: dict[str, Any] = {"bench": f"scale_{args.what}", "cases": []}
+        for name in systems:
+            if args.what == "partitions":
+                for count in (int(c) for c in args.counts.split(",")):
+                    say(f"{name}: {count:,} partitions")
+                    try:
+                        case = partitions_case(name, count, Path(root))
+                    except Exception as e:  # a system that cannot is a result too
+                        case = {"system": name, "partitions": count, "error": str(e)[-500:]}
+                    say(json.dumps(case))
+                    result["cases"].append(case)
+            else:
+                result["cases"].append(volume_case(name, args.gb, args.step_gb, Path(root)))
+    (out / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+    if args.what == "volume" and plot_volume(result, out / "scale-volume.png"):
+        result["plot"] = str(out / "scale-volume.png")
+    print(json.dumps(result))
+
+
+def plot_volume(result: dict[str, Any], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        say("matplotlib is missing (pip install '.[bench]'): no plot")
+        return False
+    from kafkalite.bench.plots import colour
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    styles = {"append": "-", "cold_read": ":", "warm_read": "--"}
+    for case in result["cases"]:
+        for kind, style in styles.items():
+            series = case.get(f"{kind}_mb_s_per_gib")
+            if series:
+                ax.plot(
+                    range(1, len(series) + 1),
+                    series,
+                    style,
+                    color=colour(case["system"]),
+                    label=f"{case['system']} {kind.replace('_', ' ')}",
+                )
+    ax.set_xlabel("GiB in the log")
+    ax.set_ylabel("MiB/s over that GiB")
+    ax.set_title("Append and read rate as the log grows")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+if __name__ == "__main__":
+    main()
