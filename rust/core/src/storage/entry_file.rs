@@ -33,29 +33,30 @@ impl EntryFile {
         }
     }
 
-    #[must_use]
-    pub fn written(&self) -> usize {
-        self.written
-    }
-
     /// Does the file already hold all `entries` entries?
     #[must_use]
     pub fn is_current(&self, entries: usize) -> bool {
         self.written == entries && self.path.exists()
     }
 
-    /// Append the encoded entries after the written ones; the index now has `entries`.
-    pub fn append(&mut self, encoded_tail: &[u8], entries: usize) -> io::Result<()> {
-        debug_assert_eq!(
-            encoded_tail.len(),
-            (entries - self.written) * self.entry_bytes
-        );
+    /// Write the entries of `entries` not yet on disk, each encoded by `encode` into exactly
+    /// `entry_bytes` bytes.
+    pub fn flush<T>(&mut self, entries: &[T], encode: impl Fn(&T, &mut Vec<u8>)) -> io::Result<()> {
+        if self.is_current(entries.len()) {
+            return Ok(());
+        }
+        let tail = &entries[self.written..];
+        let mut buf = Vec::with_capacity(tail.len() * self.entry_bytes);
+        for entry in tail {
+            encode(entry, &mut buf);
+        }
+        debug_assert_eq!(buf.len(), tail.len() * self.entry_bytes);
         let mut file = OpenOptions::new()
             .append(true)
             .create(true)
             .open(&self.path)?;
-        file.write_all(encoded_tail)?;
-        self.written = entries;
+        file.write_all(&buf)?;
+        self.written = entries.len();
         Ok(())
     }
 

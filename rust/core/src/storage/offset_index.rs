@@ -77,17 +77,7 @@ impl OffsetIndex {
     /// The last entry whose offset is <= `relative_offset`, or position 0.
     #[must_use]
     pub fn lookup(&self, relative_offset: u32) -> OffsetEntry {
-        let idx = self
-            .entries
-            .partition_point(|e| e.relative_offset <= relative_offset);
-        if idx == 0 {
-            OffsetEntry {
-                relative_offset: 0,
-                position: 0,
-            }
-        } else {
-            self.entries[idx - 1]
-        }
+        self.last_where(|e| e.relative_offset <= relative_offset)
     }
 
     /// Every entry's byte position, ascending (each is a batch boundary).
@@ -99,14 +89,18 @@ impl OffsetIndex {
     /// The last entry whose position is <= `position` (a batch boundary), or position 0.
     #[must_use]
     pub fn lookup_position(&self, position: u32) -> OffsetEntry {
-        let idx = self.entries.partition_point(|e| e.position <= position);
-        if idx == 0 {
-            OffsetEntry {
+        self.last_where(|e| e.position <= position)
+    }
+
+    /// The last entry of the ascending prefix where `at_or_before` holds; the segment's
+    /// start when there is none.
+    fn last_where(&self, at_or_before: impl Fn(&OffsetEntry) -> bool) -> OffsetEntry {
+        match self.entries.partition_point(at_or_before) {
+            0 => OffsetEntry {
                 relative_offset: 0,
                 position: 0,
-            }
-        } else {
-            self.entries[idx - 1]
+            },
+            idx => self.entries[idx - 1],
         }
     }
 
@@ -134,15 +128,10 @@ impl OffsetIndex {
 
     /// Write entries not yet on disk.
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.file.is_current(self.entries.len()) {
-            return Ok(());
-        }
-        let mut buf = Vec::with_capacity((self.entries.len() - self.file.written()) * ENTRY_BYTES);
-        for e in &self.entries[self.file.written()..] {
+        self.file.flush(&self.entries, |e, buf| {
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
             buf.extend_from_slice(&e.position.to_be_bytes());
-        }
-        self.file.append(&buf, self.entries.len())
+        })
     }
 
     /// Replace the file with the in-memory entries (after a rebuild).

@@ -103,15 +103,10 @@ impl TimeIndex {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.file.is_current(self.entries.len()) {
-            return Ok(());
-        }
-        let mut buf = Vec::with_capacity((self.entries.len() - self.file.written()) * ENTRY_BYTES);
-        for e in &self.entries[self.file.written()..] {
+        self.file.flush(&self.entries, |e, buf| {
             buf.extend_from_slice(&e.timestamp.to_be_bytes());
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
-        }
-        self.file.append(&buf, self.entries.len())
+        })
     }
 
     pub fn rewrite(&mut self) -> io::Result<()> {
