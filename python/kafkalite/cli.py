@@ -14,6 +14,7 @@ from kafkalite import _core, client_cli, cluster_cli, group_cli, log_cli
 from kafkalite.bench import cli as bench_cli
 from kafkalite.broker import daemon
 from kafkalite.conformance import cli as conformance_cli
+from kafkalite.monitoring import top
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     group_cli.add_parsers(sub)
     cluster_cli.add_parsers(sub)
     log_cli.add_parsers(sub)
+    top.add_parser(sub)
     bench_cli.register(sub)
     conformance_cli.register(sub)
     demo = sub.add_parser("demo", help="write a partition log and read it back (no broker)")

@@ -61,6 +61,7 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
         "group",
         "cluster",
         "log",
+        "top",
         "bench",
         "conformance",
         "demo",

@@ -124,6 +124,12 @@ class Broker:
         return self._require().addresses
 
     @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` when ``metrics.listen`` is set, else None."""
+        where = self._require().metrics_address
+        return None if where is None else f"http://{_bracketed(where[0])}:{where[1]}/metrics"
+
+    @property
     def bootstrap_servers(self) -> str:
         """``host:port`` as clients should use it (the first advertised listener)."""
         _name, host, port = self._require().advertised_listeners[0]

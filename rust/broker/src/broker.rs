@@ -21,6 +21,7 @@ pub struct Broker {
     addrs: Vec<(String, SocketAddr)>,
     maintenance: Option<LogMaintenance>,
     scrubber: Option<LogScrubber>,
+    metrics_addr: Option<SocketAddr>,
 }
 
 impl Broker {
@@ -49,6 +50,19 @@ impl Broker {
             ));
         }
         let _ = state.advertised.set(advertised_for(&state.config, &addrs));
+        let metrics_addr = match state.config.metrics_listen {
+            Some(addr) => {
+                let socket = runtime.block_on(crate::metrics::server::bind(addr))?;
+                let bound = socket.local_addr()?;
+                runtime.spawn(crate::metrics::server::serve(
+                    socket,
+                    Arc::clone(&state),
+                    watcher.clone(),
+                ));
+                Some(bound)
+            }
+            None => None,
+        };
         let maintenance = Some(LogMaintenance::start(Arc::clone(&state))?);
         let scrubber = LogScrubber::start(Arc::clone(&state))?;
         if let Some(fetchers) = &state.fetchers {
@@ -65,7 +79,14 @@ impl Broker {
             addrs,
             maintenance,
             scrubber,
+            metrics_addr,
         })
+    }
+
+    /// Where the Prometheus endpoint listens (`metrics.listen`, port 0 resolved).
+    #[must_use]
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Listener name and bound address (ephemeral ports resolved).

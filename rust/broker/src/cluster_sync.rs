@@ -79,7 +79,9 @@ impl BrokerState {
                     let Some(partition) = topic.partition(*index) else {
                         continue;
                     };
-                    if partition.replica_state() != *replica {
+                    let before = partition.replica_state();
+                    if before != *replica {
+                        self.metrics.isr_changed(node, &before, replica);
                         partition.set_replica_state(replica.clone());
                     }
                     // A shrunk ISR may let the high watermark move (a sole replica's follows

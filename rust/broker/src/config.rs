@@ -53,6 +53,8 @@ pub struct BrokerConfig {
     /// Set: cluster mode, topics and leaders come from the controller (ZooKeeper).
     pub zookeeper_connect: Option<String>,
     pub rack: Option<String>,
+    /// `metrics.listen`: where the Prometheus endpoint listens (`None`: not served).
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for BrokerConfig {
@@ -113,6 +115,13 @@ impl BrokerConfig {
             settings: s.clone(),
             zookeeper_connect: s.get("zookeeper.connect").filter(|v| !v.trim().is_empty()),
             rack: s.get("broker.rack").filter(|v| !v.trim().is_empty()),
+            metrics_listen: match s.get("metrics.listen").filter(|v| !v.trim().is_empty()) {
+                Some(v) => Some(
+                    crate::metrics::server::parse_listen(&v)
+                        .map_err(|e| bad("metrics.listen", &v, e.to_string()))?,
+                ),
+                None => None,
+            },
         };
         if s.is_set("broker.id") && !s.is_set("node.id") {
             c.node_id = s.int("broker.id");

@@ -17,6 +17,7 @@ pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;
 pub mod log_scrubber;
+pub mod metrics;
 pub mod net;
 pub mod replication;
 pub mod response;

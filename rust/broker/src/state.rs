@@ -47,6 +47,8 @@ pub struct BrokerState {
     pub security: crate::security::Security,
     /// Cluster mode: the follower fetchers (`replication`).
     pub fetchers: Option<crate::replication::fetchers::Fetchers>,
+    /// Request, traffic and connection counters for the metrics endpoint.
+    pub metrics: crate::metrics::Metrics,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -94,6 +96,7 @@ impl BrokerState {
             transactions,
             cluster,
             security,
+            metrics: crate::metrics::Metrics::default(),
             store,
             admin: Mutex::new(()),
             _dir_locks: dir_locks,

@@ -20,6 +20,7 @@ pub struct BrokerServer {
     inner: Mutex<Option<Broker>>,
     addresses: Vec<(String, String, u16)>,
     advertised: Vec<(String, String, u16)>,
+    metrics: Option<(String, u16)>,
 }
 
 #[pymethods]
@@ -45,10 +46,14 @@ impl BrokerServer {
             .map(|(name, addr)| (name.clone(), addr.ip().to_string(), addr.port()))
             .collect();
         let advertised = broker.advertised_listeners();
+        let metrics = broker
+            .metrics_address()
+            .map(|a| (a.ip().to_string(), a.port()));
         Ok(BrokerServer {
             inner: Mutex::new(Some(broker)),
             addresses,
             advertised,
+            metrics,
         })
     }
 
@@ -62,6 +67,12 @@ impl BrokerServer {
     #[getter]
     fn advertised_listeners(&self) -> Vec<(String, String, u16)> {
         self.advertised.clone()
+    }
+
+    /// (host, port) of the Prometheus endpoint (`metrics.listen`), if one is served.
+    #[getter]
+    fn metrics_address(&self) -> Option<(String, u16)> {
+        self.metrics.clone()
     }
 
     #[getter]

@@ -72,6 +72,14 @@ pub async fn handle(
         )?)));
     }
     let mut result = fetch(state, &request).await;
+    for topic in &result.topics {
+        let bytes = topic
+            .partitions
+            .iter()
+            .filter_map(|p| p.records.as_ref())
+            .map(|s| s.len);
+        state.metrics.topics.sent(&topic.name, bytes.sum());
+    }
     result.topics.extend(denied);
     Ok(Some(ResponseBody::Pieces(fetch_response::encode(
         result, version,

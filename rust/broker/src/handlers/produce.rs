@@ -347,6 +347,8 @@ fn produce_partition(
         ));
     }
     let info = partition.append_in_epoch(&records, now, cluster)?;
+    let messages = u64::try_from(info.record_count).unwrap_or(0);
+    (state.metrics.topics).appended(&partition.topic, records.len() as u64, messages);
     if cluster {
         // With the ISR down to this leader (or a sole replica) the batch is committed now.
         partition.advance_leader_high_watermark();

@@ -12,6 +12,7 @@ use super::connection;
 use super::context::{ConnectionContext, KafkaPrincipal};
 use super::listeners::Listener;
 use super::transport::Transport;
+use crate::metrics::ConnectionGuard;
 use crate::security::{principal, ListenerSecurity};
 use crate::state::BrokerState;
 
@@ -119,7 +120,10 @@ pub async fn accept_loop(
                         let state = Arc::clone(&state);
                         let shutdown = shutdown.clone();
                         let security = state.security.listener(&listener.name);
+                        let name = listener.name.clone();
                         tokio::spawn(async move {
+                            let metrics = Arc::clone(&state);
+                            let _open = ConnectionGuard::open(&metrics.metrics, &name);
                             let limit = state.config.connections_max_idle;
                             let Some((transport, connection)) =
                                 secure(transport, connection, &security, limit).await

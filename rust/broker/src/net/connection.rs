@@ -11,7 +11,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::io::AsyncReadExt;
@@ -21,6 +21,7 @@ use super::context::{ConnectionContext, RequestContext};
 use super::framing::{self, Parsed};
 use super::transport::Transport;
 use crate::handlers::{self, api_versions};
+use crate::metrics::requests::Timing;
 use crate::response::ResponseBody;
 use crate::security::sasl::exchange::{self, Next};
 use crate::security::sasl::Authenticator;
@@ -76,16 +77,35 @@ pub async fn serve(
                 Some(Err(e)) => return Err(e),
             }
         }
+        let started = Instant::now();
+        let key = framing::api_key_of(&frame);
         // Produce with acks=0 expects no response at all.
-        if let Some((header_version, correlation_id, body)) =
-            handle_frame(&state, &connection, frame).await?
-        {
-            let write =
-                framing::write_response(&mut transport, header_version, correlation_id, body);
-            within(limit, write)
-                .await
-                .ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
-        }
+        let handled = handle_frame(&state, &connection, frame).await;
+        let local = started.elapsed();
+        let record = |send, failed| {
+            if let Some(key) = key {
+                (state.metrics.requests).record(
+                    key,
+                    Timing {
+                        local,
+                        send,
+                        failed,
+                    },
+                );
+            }
+        };
+        let Some((header_version, correlation_id, body)) = handled.inspect_err(|_| {
+            record(Duration::ZERO, true);
+        })?
+        else {
+            record(Duration::ZERO, false);
+            continue;
+        };
+        let sending = Instant::now();
+        let write = framing::write_response(&mut transport, header_version, correlation_id, body);
+        let written = within(limit, write).await;
+        record(sending.elapsed(), !matches!(written, Some(Ok(()))));
+        written.ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
     }
 }
 

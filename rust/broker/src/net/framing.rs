@@ -52,6 +52,14 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     Ok(frame)
 }
 
+/// The api key a frame's header names, if it names a known one (read before the frame is
+/// parsed, so that a request that fails is still counted under its API).
+#[must_use]
+pub fn api_key_of(frame: &[u8]) -> Option<ApiKey> {
+    let raw = i16::from_be_bytes([*frame.first()?, *frame.get(1)?]);
+    ApiKey::try_from(raw).ok()
+}
+
 /// A request whose header has been read.
 #[derive(Debug)]
 pub struct Request {

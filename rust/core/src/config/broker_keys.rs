@@ -129,6 +129,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     log("log.segment.bytes", Int, Value("1073741824"), "segment.bytes", 1),
     log("log.segment.delete.delay.ms", Long, Value("60000"), "file.delete.delay.ms", 1),
     log("message.max.bytes", Int, Value("1048588"), "max.message.bytes", 1),
+    // kafkalite's own: host:port of the Prometheus endpoint; unset, none is served.
+    key("metrics.listen", Str, Null, Any, ReadOnly),
     log("min.insync.replicas", Int, Value("1"), "min.insync.replicas", 1),
     // kafkalite's own default: one broker, so node 1 unless told otherwise.
     key("node.id", Int, Value("1"), AtLeast(0), ReadOnly),

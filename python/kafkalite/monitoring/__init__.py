@@ -1,0 +1,2 @@
+"""Watching a running broker: a parser of its Prometheus endpoint, `kafkalite top`, and
+the Grafana dashboard (grafana-dashboard.json) that reads the same metrics."""
