@@ -39,9 +39,8 @@ def produce(bootstrap: str, topic: str, n: int) -> None:
 
 def test_traffic_counters_match_the_log(broker: Broker) -> None:
     assert broker.metrics_url is not None
-    AdminClient({"bootstrap.servers": broker.bootstrap_servers}).create_topics(
-        [NewTopic("metered", 2, 1)]
-    )["metered"].result(30)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.create_topics([NewTopic("metered", 2, 1)])["metered"].result(30)
     produce(broker.bootstrap_servers, "metered", RECORDS)
     c = Consumer(
         {

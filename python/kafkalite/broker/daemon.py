@@ -91,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
         _say(f"failed to start: {e}")
         return EXIT_START_FAILED
     where = ", ".join(f"{name}://{host}:{port}" for name, host, port in broker.addresses)
+    metrics = f"; metrics on {broker.metrics_url}" if broker.metrics_url else ""
     print(
-        f"kafkalite broker started on {where} (log.dirs={settings['log.dirs']})",
+        f"kafkalite broker started on {where} (log.dirs={settings['log.dirs']}){metrics}",
         file=sys.stderr,
         flush=True,
     )

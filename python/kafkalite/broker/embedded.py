@@ -15,6 +15,7 @@ from kafkalite.broker.properties import validate_settings
 # Raised by start() when another broker or process holds a log dir's `.lock` (the Rust
 # broker takes it for every log dir it opens); a KafkaStorageError and an OSError.
 from kafkalite.errors import LogDirInUseError
+from kafkalite.monitoring.scrape import endpoint_url
 
 __all__ = ["Broker", "LogDirInUseError"]
 
@@ -126,8 +127,7 @@ class Broker:
     @property
     def metrics_url(self) -> str | None:
         """``http://host:port/metrics`` when ``metrics.listen`` is set, else None."""
-        where = self._require().metrics_address
-        return None if where is None else f"http://{_bracketed(where[0])}:{where[1]}/metrics"
+        return endpoint_url(self._require().metrics_address)
 
     @property
     def bootstrap_servers(self) -> str:

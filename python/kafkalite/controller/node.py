@@ -24,6 +24,7 @@ from kafkalite.controller import election, snapshot, znodes
 from kafkalite.controller.admin import AdminHandler
 from kafkalite.controller.controller import Controller, Fenced, Rebalance
 from kafkalite.errors import KafkaliteError
+from kafkalite.monitoring.scrape import endpoint_url
 
 _log = logging.getLogger("kafkalite.cluster")
 
@@ -91,6 +92,12 @@ class ClusterNode:
     def addresses(self) -> list[tuple[str, str, int]]:
         assert self.server is not None
         return self.server.addresses
+
+    @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` when ``metrics.listen`` is set, else None."""
+        assert self.server is not None
+        return endpoint_url(self.server.metrics_address)
 
     def start(self) -> ClusterNode:
         connect = self.settings["zookeeper.connect"]

@@ -14,6 +14,14 @@ _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
+def endpoint_url(address: tuple[str, int] | None) -> str | None:
+    """The scrape URL of a broker's metrics address (``metrics.listen``), if it serves one."""
+    if address is None:
+        return None
+    host, port = address
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/metrics"
+
+
 def parse(text: str) -> Samples:
     out: Samples = {}
     for line in text.splitlines():
