@@ -46,6 +46,9 @@ done
 [ -e /usr/share/java/zookeeper.jar ] || tool_debs+=(zookeeper)
 # The chaos tests cut a broker off the network with an nftables rule on its cgroup.
 command -v nft >/dev/null 2>&1 || tool_debs+=(nftables)
+# The device-fault tests put a log dir on a FUSE layer (kafkalite.chaos.fusefs): fusepy
+# loads libfuse.so.2.
+ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || tool_debs+=(libfuse2)
 if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
   if root && command -v apt-get >/dev/null; then
     say "installing Debian packages: ${build_debs[*]} ${tool_debs[*]}"

@@ -18,11 +18,18 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 
 # A record as read back: (partition, offset, writer key, sequence).
 Read = tuple[int, int, str, int]
@@ -110,6 +117,9 @@ class _Tally:
     thread that polls the producer), so no lock is needed."""
 
     acked: set[tuple[str, int]] = field(default_factory=set)
+    # Where each acknowledged write went: (partition, offset), for faults that destroy a
+    # known range of the log (a torn tail) or logs that delete on purpose (retention).
+    offsets: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     sent: int = 0
     failed: int = 0
     fatal: int = 0
@@ -149,6 +159,19 @@ class Writers:
     @property
     def acked(self) -> set[tuple[str, int]]:
         return set().union(*(list(t.acked) for t in self._tallies.values()))
+
+    @property
+    def acked_offsets(self) -> dict[tuple[str, int], tuple[int, int]]:
+        out: dict[tuple[str, int], tuple[int, int]] = {}
+        for t in self._tallies.values():
+            out.update(t.offsets)
+        return out
+
+    @property
+    def sent_by_writer(self) -> dict[str, int]:
+        """Writes sent per writer: its sequences are 0 up to this, so anything read back
+        beyond it was never sent (a phantom)."""
+        return {name: t.sent for name, t in self._tallies.items()}
 
     @property
     def acked_count(self) -> int:
@@ -199,9 +222,10 @@ class Writers:
 
     @staticmethod
     def _report(tally: _Tally, writer: str, seq: int):
-        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
             if err is None:
                 tally.acked.add((writer, seq))
+                tally.offsets[(writer, seq)] = (msg.partition(), msg.offset())
             else:
                 tally.failed += 1
                 tally.errors[err.name()] += 1
@@ -263,9 +287,19 @@ def _drain(producer: Producer, timeout: float) -> None:
         pass
 
 
-def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
+def read_all(
+    bootstrap: str,
+    topic: str,
+    timeout: float = 60.0,
+    damaged: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+    errors: list[tuple[int, int, str]] | None = None,
+) -> list[Read]:
     """Every record of ``topic`` from the beginning to the end (each partition's high
-    watermark when the read starts), retried while the cluster settles."""
+    watermark when the read starts), retried while the cluster settles.
+
+    CRCs are checked. ``damaged`` are offset ranges (first, last) per partition that a fault
+    corrupted on purpose: a read error inside one moves past it; every read error is
+    appended to ``errors`` as (partition, offset, error name)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -273,6 +307,7 @@ def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
+            "check.crcs": True,
         }
     )
     try:
@@ -306,6 +341,13 @@ def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
                     now = _high_watermark(consumer, topic, p)
                     if now is not None and m.offset() >= now:
                         pos[p] = max(pos[p], ends[p])
+                    continue
+                if errors is not None:
+                    errors.append((p, m.offset(), m.error().name()))
+                past = _past_damage(damaged, p, m.offset())
+                if past is not None:
+                    pos[p] = max(pos[p], past)
+                    consumer.seek(TopicPartition(topic, p, past))
                 continue  # else a transient error while a leader moves
             o = m.offset()
             pos[p] = max(pos[p], o + 1)
@@ -318,6 +360,15 @@ def read_all(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Read]:
         return out
     finally:
         consumer.close()
+
+
+def _past_damage(
+    damaged: Mapping[int, Sequence[tuple[int, int]]] | None, partition: int, offset: int
+) -> int | None:
+    for first, last in (damaged or {}).get(partition, ()):
+        if first <= offset <= last:
+            return last + 1
+    return None
 
 
 def _high_watermark(consumer: Consumer, topic: str, partition: int) -> int | None:
