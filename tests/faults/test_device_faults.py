@@ -66,14 +66,14 @@ def test_power_loss_with_a_flush_per_message_loses_nothing(
 def test_power_loss_with_default_flush_keeps_order_and_makes_nothing_up(
     tmp_path: Path, mount: FuseMount
 ) -> None:
-    # Kafka's default: no fsync before the ack, so acknowledged writes may be lost (the
-    # bench reports how many); what is left must still be a prefix-clean log.
+    # Kafka's default: no fsync before the ack, so acknowledged writes and committed
+    # offsets (in __consumer_offsets, unsynced too) may be lost and move back -- the bench
+    # reports how many; what is left must still be in order, once, and nothing made up.
     row = run_fault(
         "power-loss", 2, tmp_path, log_dir=mount.mountpoint / "logs", mount=mount, rate=60
     )
     assert row["injected"] == 2 and row["acked"] > 200, row
     assert (row["duplicated"], row["reordered"], row["phantom"]) == (0, 0, 0), row
-    assert row["offsets_backwards"] == 0, row
 
 
 def test_eio_keeps_the_broker_up_and_every_acknowledged_write(

@@ -17,8 +17,10 @@ from kafkalite.chaos.node import Node
 from kafkalite.chaos.offsets import GroupOffsets
 from kafkalite.chaos.single_run import judge, run_fault
 
-MIXED = ["sigkill", "torn-tail", "sigstop", "corrupt-closed", "sigkill", "missing-index"]
-MIXED += ["stale-index", "sigkill"]
+# A corrupt batch comes last: a crash after one drops everything after it (recovery's rule,
+# as in Kafka; bench/results/faults-single-node counts it as "corrupt-closed+sigkill").
+MIXED = ["sigkill", "torn-tail", "sigstop", "sigkill", "missing-index", "stale-index"]
+MIXED += ["sigkill", "corrupt-closed"]
 
 
 def assert_clean(row: dict[str, object]) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 import shutil
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,11 +39,34 @@ class Target:
     interrupted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     mount: FuseMount | None = None  # the log dir's FUSE layer, for power loss and EIO
+    operator_skips: int = 0  # `kafkalite log scrub --skip` runs needed to start again
 
     def partition_dirs(self, topic: str | None = None) -> list[Path]:
         name = topic or self.topic
         dirs = [d for d in self.node.log_dir.glob(f"{name}-*") if d.name[len(name) + 1 :].isdigit()]
         return sorted(dirs, key=lambda d: int(d.name.rsplit("-", 1)[1]))
+
+    def start(self) -> None:
+        """Start the broker as an operator would: a broker that refuses to start over a
+        damaged closed segment (found by recovery after an unclean shutdown) is told to
+        serve around it (`kafkalite log scrub --skip`), which is noted."""
+        try:
+            self.node.start()
+            return
+        except RuntimeError as e:
+            if "log scrub" not in str(e):
+                raise
+        scrub = ["log", "scrub", "--log-dirs", str(self.node.log_dir), "--skip", "--json"]
+        done = subprocess.run(
+            [sys.executable, "-m", "kafkalite.cli", *scrub],
+            capture_output=True,
+            text=True,
+        )
+        self.operator_skips += 1
+        self.notes.append(
+            f"refused to start over a damaged segment; scrub --skip: {done.stdout[:300]}"
+        )
+        self.node.start()
 
     def count_interrupted(self) -> None:
         for f in self.node.log_dir.rglob("*"):
@@ -75,7 +100,7 @@ def sigkill(t: Target) -> str:
     time.sleep(t.rng.uniform(0, 1.0))
     t.node.kill()
     t.count_interrupted()
-    t.node.start()
+    t.start()
     return f"SIGKILL, restarted in {t.node.last_start_s * 1000:.0f} ms"
 
 
@@ -99,7 +124,7 @@ def torn_tail(t: Target) -> str:
     whole = batches(newest)
     size = newest.stat().st_size
     if not whole:
-        t.node.start()
+        t.start()
         return f"torn tail: {newest.name} of {d.name} empty, nothing cut"
     cut = min(size - whole[-1][0], t.rng.randint(1, 300))
     keep = size - cut
@@ -108,31 +133,33 @@ def torn_tail(t: Target) -> str:
         f.truncate(keep)
     p = int(d.name.rsplit("-", 1)[1])
     t.torn.setdefault(p, []).extend(lost)
-    t.node.start()
+    t.start()
     offsets = f"offsets {lost[0][0]}..{lost[-1][1]}" if lost else "no whole batch"
     return f"torn tail: cut {cut} bytes off {d.name}/{newest.name}: {offsets}"
 
 
 def corrupt_closed(t: Target) -> str:
-    """SIGKILL, flip one byte inside a record of a closed segment (bit rot), restart. The
-    batch's CRC no longer matches: reads must fail there or skip it, never serve it."""
-    t.node.kill()
+    """Flip one byte inside a record of a closed segment while the broker runs (bit rot).
+    The batch's CRC no longer matches: reads must fail there (CORRUPT_MESSAGE from the
+    broker, or the client's own CRC check), never deliver it. A later restart finds it in
+    recovery; ``Target.start`` then plays the operator."""
     choices = [(d, s) for d in t.partition_dirs() for s in segments(d)[:-1] if batches(s)]
     if not choices:
-        t.node.start()
         return "corrupt: no closed segment yet, nothing done"
     d, seg = t.rng.choice(choices)
     pos, n, first, last = t.rng.choice(batches(seg))
     at = pos + HEADER_BYTES + t.rng.randrange(max(1, n - HEADER_BYTES))
-    with seg.open("r+b") as f:
-        f.seek(at)
-        old = f.read(1)
-        f.seek(at)
-        f.write(bytes([old[0] ^ 0xFF]))
+    try:
+        with seg.open("r+b") as f:
+            f.seek(at)
+            old = f.read(1)
+            f.seek(at)
+            f.write(bytes([old[0] ^ 0xFF]))
+    except FileNotFoundError:
+        return f"corrupt: {seg.name} deleted meanwhile, nothing done"
     p = int(d.name.rsplit("-", 1)[1])
     t.damaged.setdefault(p, []).append((first, last))
-    t.node.start()
-    return f"corrupt byte {at} of {d.name}/{seg.name}: batch {first}..{last}"
+    return f"corrupt byte {at} of {d.name}/{seg.name} (broker running): batch {first}..{last}"
 
 
 def missing_index(t: Target) -> str:
@@ -144,7 +171,7 @@ def missing_index(t: Target) -> str:
         for f in [*d.glob("*.index"), *d.glob("*.timeindex")]:
             f.unlink()
             gone += 1
-    t.node.start()
+    t.start()
     return f"deleted {gone} index files, restarted"
 
 
@@ -165,7 +192,7 @@ def stale_index(t: Target) -> str:
         if f.parent.exists():
             f.write_bytes(data)
             restored += 1
-    t.node.start()
+    t.start()
     return f"restored {restored} stale index files, restarted"
 
 
@@ -183,7 +210,8 @@ def disk_full(t: Target) -> str:
     time.sleep(3.0)
     alive = t.node.running
     filler.unlink()
-    t.node.restart()
+    t.node.stop()
+    t.start()
     if not alive:
         t.notes.append("the broker died on a full disk")
     return f"disk full for 3 s ({'broker stayed up' if alive else 'BROKER DIED'}), freed, restarted"
@@ -197,7 +225,7 @@ def power_loss(t: Target) -> str:
     time.sleep(t.rng.uniform(0, 1.0))
     t.node.kill()
     t.mount.power_cut()
-    t.node.start()
+    t.start()
     took = t.node.last_start_s * 1000
     return f"power cut (broker SIGKILLed, unsynced writes dropped), restarted in {took:.0f} ms"
 
@@ -215,7 +243,8 @@ def eio(t: Target) -> str:
         t.mount.fail(False)
     if not alive:
         t.notes.append("the broker died on EIO")
-    t.node.restart()
+    t.node.stop()
+    t.start()
     return f"EIO for 3 s ({'broker stayed up' if alive else 'BROKER DIED'}), healed, restarted"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,6 +191,7 @@ def run_fault(
         offsets = group.stop()
         seconds = time.monotonic() - started
         topics: dict[str, TopicResult] = {}
+        error_names: Counter[str] = Counter()
         for name, w in writers.items():
             errors: list[tuple[int, int, str]] = []
             damaged = t.damaged if name == "numbered" else None
@@ -202,11 +204,12 @@ def run_fault(
                 destroyed=destroyed if name == "numbered" else None,
             )
             res.read_errors = len(errors)
+            error_names.update(e[2] for e in errors)
             topics[name] = res
     finally:
         node.stop()
-    total = {k: sum(getattr(r, k) for r in topics.values()) for k in TopicResult().__dict__}
-    total.pop("lost_examples")
+    counted = [k for k in TopicResult().__dict__ if k != "lost_examples"]
+    total = {k: sum(getattr(r, k) for r in topics.values()) for k in counted}
     return {
         "fault": "+".join(schedule),
         "overrides": dict(overrides or {}),
@@ -222,6 +225,8 @@ def run_fault(
         "lost_examples": [e for r in topics.values() for e in r.lost_examples][:5],
         "offsets_examples": offsets.examples[:5],
         "by_topic": {n: {k: v for k, v in r.__dict__.items()} for n, r in topics.items()},
+        "read_error_names": dict(error_names),
+        "operator_skips": t.operator_skips,
         "notes": t.notes,
         "fault_log": log,
     }
