@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 TOPICS = ("soak-a", "soak-b", "soak-c")
@@ -148,13 +148,20 @@ class Load:
             while not c.assignment() and time.monotonic() < deadline:
                 c.poll(0.1)
             if c.assignment():
-                c.commit(asynchronous=False)
+                # Nothing consumed yet, so nothing stored to commit: commit each
+                # partition's end explicitly.
+                ends = [
+                    TopicPartition(tp.topic, tp.partition, c.get_watermark_offsets(tp, 5)[1])
+                    for tp in c.assignment()
+                ]
+                c.commit(offsets=ends, asynchronous=False)
                 self.counts["groups"] += 1
             else:
                 self.errors["group churn: no assignment in 15 s"] += 1
                 self.counts["groups"] += 1  # a new group name next time
         except KafkaException as e:
             self.errors[f"group churn: {e.args[0]}"] += 1
+            self.counts["groups"] += 1  # a new group name next time
         finally:
             c.close()
         self._stop.wait(2)

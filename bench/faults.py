@@ -87,14 +87,24 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-# name -> (fault, broker overrides, where the log dir lives)
-VARIANTS: dict[str, tuple[str, dict[str, object], str]] = {
+# name -> (fault or faults in turn, broker overrides, where the log dir lives)
+VARIANTS: dict[str, tuple[str | list[str], dict[str, object], str]] = {
     **{f: (f, {}, "disk") for f in SINGLE_FAULTS if f not in ("disk-full", "eio", "power-loss")},
     "disk-full": ("disk-full", {}, "tmpfs"),
     "eio": ("eio", {}, "fuse"),
     "power-loss": ("power-loss", {}, "fuse"),
     "power-loss flush.messages=1": ("power-loss", {"log.flush.interval.messages": 1}, "fuse"),
     "power-loss flush.ms=100": ("power-loss", {"log.flush.interval.ms": 100}, "fuse"),
+    "corrupt-closed+sigkill": (["corrupt-closed", "sigkill"], {}, "disk"),
+}
+# Variants whose losses are the guarantee itself, not a defect (see the results README).
+DOCUMENTED = {
+    "power-loss": "no fsync before the ack (Kafka's default): unsynced writes and commits "
+    "are lost on power failure",
+    "power-loss flush.ms=100": "flush.ms is checked on append only: up to flush.ms of "
+    "acknowledged writes are lost on power failure",
+    "corrupt-closed+sigkill": "recovery after a crash truncates at a corrupt batch above "
+    "the recovery point and deletes later segments (Kafka's rule)",
 }
 
 
@@ -140,8 +150,9 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
         (args.out / "table.md").write_text(table(rows) + "\n")
-    bad = [r["fault"] for r in rows if r.get("lost") or r.get("duplicated") or r.get("phantom")]
-    bad += [r["fault"] for r in rows if r.get("offsets_backwards") or r.get("commits_lost")]
+    keys = ("lost", "duplicated", "reordered", "phantom", "offsets_backwards", "commits_lost")
+    bad = [r["fault"] for r in rows if any(r.get(k) for k in keys)]
+    bad = [f for f in bad if f not in DOCUMENTED]
     summary = {k: r for r in rows for k in [r["fault"]]}
     print(json.dumps({"faults_single_node": summary, "failed": sorted(set(bad))}))
 
