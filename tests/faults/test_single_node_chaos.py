@@ -19,8 +19,8 @@ from kafkalite.chaos.single_run import judge, run_fault
 
 # A corrupt batch comes last: a crash after one drops everything after it (recovery's rule,
 # as in Kafka; bench/results/faults-single-node counts it as "corrupt-closed+sigkill").
-MIXED = ["sigkill", "torn-tail", "sigstop", "sigkill", "missing-index", "stale-index"]
-MIXED += ["sigkill", "corrupt-closed"]
+MIXED = ["sigkill", "torn-tail", "sigstop", "sigkill-segment-op", "missing-index"]
+MIXED += ["sigkill-segment-op", "stale-index", "sigkill-segment-op", "corrupt-closed"]
 
 
 def assert_clean(row: dict[str, object]) -> None:
@@ -59,6 +59,8 @@ def test_mixed_faults_lose_nothing_acknowledged(tmp_path: Path) -> None:
     assert_clean(row)
     # The corrupt batches are refused on reading, never delivered as data.
     assert row["read_errors"] >= 1 and row["destroyed"] >= 1, row
+    # One kill each in a compaction, a roll and a deletion (not timed out waiting).
+    assert row["killed_on"] == {"compaction": 1, "roll": 1, "deletion": 1}, row["killed_on"]
 
 
 def test_a_committed_offset_moving_backwards_is_caught(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ fault caused from a loss the broker caused. ``SINGLE_FAULTS`` names them for sch
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import struct
@@ -40,6 +41,8 @@ class Target:
     notes: list[str] = field(default_factory=list)
     mount: FuseMount | None = None  # the log dir's FUSE layer, for power loss and EIO
     operator_skips: int = 0  # `kafkalite log scrub --skip` runs needed to start again
+    op_turn: int = 0
+    ops_hit: dict[str, int] = field(default_factory=dict)  # sigkill_segment_op's kills
 
     def partition_dirs(self, topic: str | None = None) -> list[Path]:
         name = topic or self.topic
@@ -102,6 +105,52 @@ def sigkill(t: Target) -> str:
     t.count_interrupted()
     t.start()
     return f"SIGKILL, restarted in {t.node.last_start_s * 1000:.0f} ms"
+
+
+SEGMENT_OPS = ("compaction", "roll", "deletion")
+
+
+def _segment_files(t: Target) -> tuple[set[str], bool]:
+    """Every segment file of the three checked topics, and whether the cleaner's output
+    (`.cleaned`) or a swap in progress (`.swap`) is among them."""
+    names: set[str] = set()
+    for d in t.node.log_dir.iterdir():
+        if d.is_dir() and not d.name.startswith("__"):
+            try:
+                names.update(f"{d.name}/{f}" for f in os.listdir(d))
+            except FileNotFoundError:
+                continue
+    busy = any(n.endswith((".cleaned", ".swap")) for n in names)
+    return {n for n in names if n.endswith(".log")}, busy
+
+
+def sigkill_segment_op(t: Target) -> str:
+    """SIGKILL the moment a segment operation shows on disk, in turn: the cleaner's output
+    being written or swapped in (`.cleaned`/`.swap` present), a roll (a new segment file),
+    a deletion (a segment file gone: retention, or compaction's old segments). The kill
+    comes within one poll (about a millisecond) of seeing it, so mostly inside the
+    operation's own tail: its index writes, renames and directory syncs."""
+    want = SEGMENT_OPS[t.op_turn % len(SEGMENT_OPS)]
+    t.op_turn += 1
+    before, _ = _segment_files(t)
+    deadline = time.monotonic() + 15
+    seen = "nothing (timed out)"
+    while time.monotonic() < deadline:
+        now, busy = _segment_files(t)
+        hit = {
+            "compaction": busy,
+            "roll": bool(now - before),
+            "deletion": bool(before - now),
+        }[want]
+        if hit:
+            seen = want
+            break
+        before = now
+    t.node.kill()
+    t.ops_hit[seen] = t.ops_hit.get(seen, 0) + 1
+    t.count_interrupted()
+    t.start()
+    return f"SIGKILL on {seen}, restarted in {t.node.last_start_s * 1000:.0f} ms"
 
 
 def sigstop(t: Target) -> str:
@@ -250,6 +299,7 @@ def eio(t: Target) -> str:
 
 SINGLE_FAULTS: dict[str, Callable[[Target], str]] = {
     "sigkill": sigkill,
+    "sigkill-segment-op": sigkill_segment_op,
     "sigstop": sigstop,
     "torn-tail": torn_tail,
     "corrupt-closed": corrupt_closed,

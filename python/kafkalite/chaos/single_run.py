@@ -221,6 +221,7 @@ def run_fault(
         "commits_acked": offsets.commits_acked,
         "offset_samples": offsets.samples,
         "interrupted_ops": dict(t.interrupted),
+        "killed_on": dict(t.ops_hit),
         "broker_starts": node.starts,
         "lost_examples": [e for r in topics.values() for e in r.lost_examples][:5],
         "offsets_examples": offsets.examples[:5],
