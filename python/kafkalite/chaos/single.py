@@ -168,7 +168,9 @@ def torn_tail(t: Target) -> str:
     """SIGKILL, cut 1-300 bytes off the newest segment of one partition (a torn write),
     restart. What was cut is recorded: recovery must keep every whole batch before it."""
     t.node.kill()
-    d = t.rng.choice(t.partition_dirs())
+    # A partition whose newest segment holds data (the writers' keys may all hash to one).
+    written = [d for d in t.partition_dirs() if segments(d) and batches(segments(d)[-1])]
+    d = t.rng.choice(written or t.partition_dirs())
     newest = segments(d)[-1]
     whole = batches(newest)
     size = newest.stat().st_size
