@@ -227,6 +227,8 @@ def run_fault(
         "offsets_examples": offsets.examples[:5],
         "by_topic": {n: {k: v for k, v in r.__dict__.items()} for n, r in topics.items()},
         "read_error_names": dict(error_names),
+        "writer_errors": {n: dict(w.errors) for n, w in writers.items() if w.errors},
+        "producers_replaced": sum(w.fatal for w in writers.values()),
         "operator_skips": t.operator_skips,
         "notes": t.notes,
         "fault_log": log,
