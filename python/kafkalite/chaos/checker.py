@@ -259,7 +259,9 @@ class Writers:
                 # was pending; the producer is as dead as after a fatal KafkaException.
                 err = e.args[0] if isinstance(e, KafkaException) else None
                 tally.errors[err.name() if err is not None else "_FATAL"] += 1
-                if err is not None and not err.fatal():
+                # librdkafka may raise its _FATAL code itself with fatal() false: the
+                # producer is dead all the same.
+                if err is not None and not err.fatal() and err.code() != KafkaError._FATAL:
                     self._stop.wait(0.1)
                     continue
                 # An idempotent producer that hit a fatal error (e.g. its sequence state is
