@@ -72,6 +72,9 @@ def _raise_fd_limit() -> None:
 
 
 def _closed_by_peer(s: socket.socket) -> bool:
+    # Non-blocking first: a socket with a timeout would wait for data (or the broker's
+    # idle close) instead of answering now.
+    s.setblocking(False)
     try:
         return s.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b""
     except BlockingIOError:
