@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod cluster_sync;
 pub mod config;
 pub mod errors;
+pub mod features;
 pub mod groups;
 pub mod handlers;
 pub mod log_maintenance;

@@ -56,7 +56,7 @@ type Ranges = BTreeMap<String, (i16, i16)>;
 
 fn api_versions(s: &mut Session) -> Result<[Ranges; 2], String> {
     let mut ranges: [Ranges; 2] = [Ranges::new(), Ranges::new()];
-    for v in 0..=3 {
+    for v in 0..=4 {
         let request = if v >= 3 {
             ApiVersionsRequest::default()
                 .with_client_software_name(StrBytes::from_static_str("kafkalite-conformance"))
@@ -66,11 +66,11 @@ fn api_versions(s: &mut Session) -> Result<[Ranges; 2], String> {
         };
         s.script = "api_versions".into();
         let answers = s.play("ranges", v, |_| request.clone());
-        if v == 3 {
+        if v == 4 {
             for (side, answer) in answers.iter().enumerate() {
                 let response = answer
                     .as_ref()
-                    .map_err(|e| format!("ApiVersions v3: {e}"))?;
+                    .map_err(|e| format!("ApiVersions v4: {e}"))?;
                 for k in &response.api_keys {
                     let name = ApiKey::try_from(k.api_key)
                         .map(|a| format!("{a:?}"))

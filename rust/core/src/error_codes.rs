@@ -138,10 +138,23 @@ error_codes! {
     TELEMETRY_TOO_LARGE = 118;
     INVALID_REGISTRATION = 119;
     TRANSACTION_ABORTABLE = 120;
+    INVALID_RECORD_STATE = 121;
+    SHARE_SESSION_NOT_FOUND = 122;
+    INVALID_SHARE_SESSION_EPOCH = 123;
+    FENCED_STATE_EPOCH = 124;
+    INVALID_VOTER_KEY = 125;
+    DUPLICATE_VOTER = 126;
+    VOTER_NOT_FOUND = 127;
+    INVALID_REGULAR_EXPRESSION = 128;
+    REBOOTSTRAP_REQUIRED = 129;
+    STREAMS_INVALID_TOPOLOGY = 130;
+    STREAMS_INVALID_TOPOLOGY_EPOCH = 131;
+    STREAMS_TOPOLOGY_FENCED = 132;
+    SHARE_SESSION_LIMIT_REACHED = 133;
 }
 
 /// Kafka's name of a code ("UNKNOWN_TOPIC_OR_PARTITION" for 3); `None` for codes this table
-/// does not list (codes Kafka added after `TRANSACTION_ABORTABLE`, 120).
+/// does not list (codes Kafka added after 4.1's last, `SHARE_SESSION_LIMIT_REACHED`, 133).
 #[must_use]
 pub fn name(code: i16) -> Option<&'static str> {
     ALL.iter().find(|(_, c)| *c == code).map(|(n, _)| *n)

@@ -1,4 +1,4 @@
-//! ApiVersions: what this broker speaks. An unknown request version still gets an answer
+//! ApiVersions (v0-4): what this broker speaks, and from v3 its feature flags (`features`). An unknown request version still gets an answer
 //! (KIP-511): error 35 and our list, in a v0 response, so the client can retry.
 
 use std::sync::Arc;
@@ -41,23 +41,36 @@ pub fn handle(
         .with_error_code(0)
         .with_api_keys(api_list());
     if version >= 3 {
-        // Kafka 4 clients use transaction version 2 (KIP-890: an epoch per transaction,
-        // partitions added by Produce v12) when it is finalized.
+        let features = crate::features::all();
+        // KAFKA-17011: clients before ApiVersions v4 reject a supported range starting at
+        // 0, so Kafka leaves such features out of the supported list below v4.
+        let supported = features
+            .iter()
+            .filter(|f| version >= 4 || f.min_version > 0)
+            .map(|f| {
+                SupportedFeatureKey::default()
+                    .with_name(StrBytes::from_static_str(f.name))
+                    .with_min_version(f.min_version)
+                    .with_max_version(f.max_version)
+            })
+            .collect();
+        let finalized = features
+            .iter()
+            .filter(|f| f.finalized > 0)
+            .map(|f| {
+                FinalizedFeatureKey::default()
+                    .with_name(StrBytes::from_static_str(f.name))
+                    .with_min_version_level(f.finalized)
+                    .with_max_version_level(f.finalized)
+            })
+            .collect();
         response = response
-            .with_supported_features(vec![SupportedFeatureKey::default()
-                .with_name(StrBytes::from_static_str(TRANSACTION_VERSION))
-                .with_min_version(0)
-                .with_max_version(2)])
-            .with_finalized_features_epoch(1)
-            .with_finalized_features(vec![FinalizedFeatureKey::default()
-                .with_name(StrBytes::from_static_str(TRANSACTION_VERSION))
-                .with_min_version_level(2)
-                .with_max_version_level(2)]);
+            .with_supported_features(supported)
+            .with_finalized_features_epoch(crate::features::FINALIZED_EPOCH)
+            .with_finalized_features(finalized);
     }
     encode(&response, version)
 }
-
-const TRANSACTION_VERSION: &str = "transaction.version";
 
 /// The answer to an ApiVersions request at a version we do not know.
 pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {

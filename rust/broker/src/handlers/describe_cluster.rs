@@ -1,5 +1,7 @@
-//! DescribeCluster: the live brokers and the controller (on a single node, this node is
-//! both; in cluster mode, as ZooKeeper last said).
+//! DescribeCluster (v0-2): the live brokers and the controller (on a single node, this node
+//! is both; in cluster mode, as ZooKeeper last said). v2's `include_fenced_brokers` (KIP-1073)
+//! changes nothing here: a ZooKeeper-registered broker is never fenced, so every listed
+//! broker has `is_fenced` false.
 
 use std::sync::Arc;
 

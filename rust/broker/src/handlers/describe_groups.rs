@@ -1,6 +1,7 @@
-//! DescribeGroups (v0-5): state, protocol type and protocol, and members (client id and
+//! DescribeGroups (v0-6): state, protocol type and protocol, and members (client id and
 //! host; their metadata and assignment once the group is Stable). An unknown group is
-//! described as Dead, as Kafka does.
+//! described as Dead before v6 and answered GROUP_ID_NOT_FOUND (69) with a message from
+//! v6 (KIP-1043), as Kafka does.
 
 use std::sync::Arc;
 
@@ -49,6 +50,15 @@ pub async fn handle(
             }
             let d = match state.groups.describe(&id.0) {
                 Ok(Some(d)) => d,
+                Ok(None) if version >= 6 => {
+                    return base
+                        .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                        .with_error_code(errors::GROUP_ID_NOT_FOUND)
+                        .with_error_message(Some(StrBytes::from_string(format!(
+                            "Group {} not found.",
+                            id.0
+                        ))))
+                }
                 Ok(None) => {
                     return base
                         .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))

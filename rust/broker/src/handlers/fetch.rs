@@ -1,4 +1,11 @@
-//! Fetch (v4–12).
+//! Fetch (v4–18).
+//!
+//! From v13 topics are named by id (KIP-516): the handler resolves ids to names first, and
+//! a partition of an unknown id is answered UNKNOWN_TOPIC_ID (100), as Kafka does. From v15
+//! a follower names itself in `replica_state` (KIP-903) rather than `replica_id`; v16 adds
+//! `node_endpoints` (sent empty: no partition here names a leader elsewhere), v17 the
+//! replica's directory id and v18 the follower's high watermark, both only for KRaft
+//! followers and ignored here.
 //!
 //! High watermark and last stable offset come from the partition (`cluster::partition`):
 //! READ_UNCOMMITTED reads up to the high watermark, READ_COMMITTED up to the LSO and gets
@@ -36,8 +43,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{FetchRequest, RequestHeader};
-use kafka_protocol::protocol::Decodable;
+use kafka_protocol::messages::{FetchRequest, RequestHeader, TopicName};
+use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::Error as CoreError;
 
 use crate::cluster::check_leader;
@@ -61,6 +68,14 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let mut request = FetchRequest::decode(&mut body, version)?;
+    if version >= 15 {
+        request.replica_id = request.replica_state.replica_id;
+    }
+    let unknown_ids = if version >= 13 {
+        resolve_topic_ids(state, &mut request)
+    } else {
+        Vec::new()
+    };
     let denied = authz::fetch_denied(state, ctx, &mut request);
     if version >= 7 && request.session_epoch > 0 {
         let result = FetchResult {
@@ -71,7 +86,12 @@ pub async fn handle(
             result, version,
         )?)));
     }
-    let mut result = fetch(state, &request).await;
+    // An unknown topic id is an error: answer at once rather than long-poll.
+    let mut result = if unknown_ids.is_empty() {
+        fetch(state, &request).await
+    } else {
+        gather(state, &request).0
+    };
     for topic in &result.topics {
         let bytes = topic
             .partitions
@@ -81,9 +101,37 @@ pub async fn handle(
         state.metrics.topics.sent(&topic.name, bytes.sum());
     }
     result.topics.extend(denied);
+    result.topics.extend(unknown_ids);
     Ok(Some(ResponseBody::Pieces(fetch_response::encode(
         result, version,
     )?)))
+}
+
+/// Name every topic of a v13+ request from its id; the topics whose id is unknown leave
+/// the request and come back as answers (UNKNOWN_TOPIC_ID for each partition).
+fn resolve_topic_ids(state: &BrokerState, request: &mut FetchRequest) -> Vec<TopicResult> {
+    let mut unknown = Vec::new();
+    request
+        .topics
+        .retain_mut(|t| match state.topic_by_id(t.topic_id) {
+            Some(topic) => {
+                t.topic = TopicName(StrBytes::from_string(topic.name.clone()));
+                true
+            }
+            None => {
+                unknown.push(TopicResult {
+                    name: String::new(),
+                    topic_id: t.topic_id,
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| PartitionResult::error(p.partition, codes::UNKNOWN_TOPIC_ID))
+                        .collect(),
+                });
+                false
+            }
+        });
+    unknown
 }
 
 /// Read what the request asks for, long-polling for `min_bytes` up to `max_wait_ms`.
@@ -239,6 +287,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
         }
         topics.push(TopicResult {
             name: name.to_string(),
+            topic_id: topic.topic_id,
             partitions,
         });
     }

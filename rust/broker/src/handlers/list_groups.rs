@@ -1,6 +1,8 @@
-//! ListGroups (v0-4): every group this broker coordinates with its protocol type, and its
-//! state from v4 (which may filter by state names); COORDINATOR_LOAD_IN_PROGRESS alongside
-//! them while a `__consumer_offsets` partition is still loading, as Kafka answers.
+//! ListGroups (v0-5): every group this broker coordinates with its protocol type, its
+//! state from v4 (which may filter by state names) and its type from v5 (KIP-848: which
+//! may filter by type names, case-insensitively, as Kafka's `types_filter`);
+//! COORDINATOR_LOAD_IN_PROGRESS alongside them while a `__consumer_offsets` partition is
+//! still loading, as Kafka answers.
 
 use std::sync::Arc;
 
@@ -16,6 +18,9 @@ use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::state::BrokerState;
 
+/// Kafka's name of the classic group type (`Group.GroupType.CLASSIC`).
+const CLASSIC: &str = "classic";
+
 pub async fn handle(
     state: &Arc<BrokerState>,
     ctx: &RequestContext<'_>,
@@ -29,20 +34,30 @@ pub async fn handle(
         .iter()
         .map(ToString::to_string)
         .collect();
+    let types: Vec<String> = request
+        .types_filter
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let groups = state
         .groups
         .list(&filter)
         .into_iter()
         .filter(|g| authz::may_list_group(state, ctx, &g.group_id))
-        .map(|g| {
-            let listed = ListedGroup::default()
+        // The group coordinator holds classic groups (the JoinGroup/SyncGroup protocol).
+        .map(|g| (g, CLASSIC))
+        .filter(|(_, kind)| types.is_empty() || types.iter().any(|t| t.eq_ignore_ascii_case(kind)))
+        .map(|(g, kind)| {
+            let mut listed = ListedGroup::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.group_id)))
                 .with_protocol_type(StrBytes::from_string(g.protocol_type));
             if version >= 4 {
-                listed.with_group_state(StrBytes::from_static_str(g.state.name()))
-            } else {
-                listed
+                listed = listed.with_group_state(StrBytes::from_static_str(g.state.name()));
             }
+            if version >= 5 {
+                listed = listed.with_group_type(StrBytes::from_static_str(kind));
+            }
+            listed
         })
         .collect();
     let error = if state.groups.shards().is_loading() {

@@ -1,7 +1,10 @@
-//! ListOffsets (v1–7).
+//! ListOffsets (v1–10).
 //!
 //! Per partition, by the requested timestamp:
-//! - `-2` (EARLIEST): the log start offset;
+//! - `-2` (EARLIEST) and `-4` (EARLIEST_LOCAL, KIP-405, v8+): the log start offset (every
+//!   segment is local here);
+//! - `-5` (LATEST_TIERED, KIP-1005, v9+): offset -1, leader epoch -1, as Kafka answers for
+//!   a topic without remote storage;
 //! - `-1` (LATEST): the partition's high watermark, or its last stable offset for
 //!   READ_COMMITTED;
 //! - `-3` (MAX_TIMESTAMP, v7+): the offset and timestamp of the record with the largest
@@ -12,7 +15,8 @@
 //! leader epoch (0, the single node's only epoch); nothing found is offset -1, timestamp -1, leader epoch -1.
 //! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
 //! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. The request's
-//! current leader epoch is not checked (there is only epoch 0).
+//! current leader epoch is not checked (there is only epoch 0). v10's `timeout_ms` bounds
+//! remote-storage lookups, which never happen here.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -35,6 +39,8 @@ use crate::state::BrokerState;
 pub const LATEST_TIMESTAMP: i64 = -1;
 pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
+pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
+pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -115,6 +121,10 @@ pub async fn handle(
                 lookup(&log, visible, p.timestamp)
             };
             match found {
+                // Nothing is tiered: no offset, and no epoch either (Kafka's answer).
+                Ok(Some((-1, timestamp))) if p.timestamp == LATEST_TIERED_TIMESTAMP => {
+                    out.timestamp = timestamp;
+                }
                 Ok(Some((offset, timestamp))) => {
                     out.offset = offset;
                     out.timestamp = timestamp;
@@ -150,7 +160,8 @@ pub fn lookup(
         return Err(CoreError::Closed);
     }
     match timestamp {
-        EARLIEST_TIMESTAMP => Ok(Some((log.log_start_offset(), -1))),
+        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => Ok(Some((log.log_start_offset(), -1))),
+        LATEST_TIERED_TIMESTAMP => Ok(Some((-1, -1))),
         LATEST_TIMESTAMP => Ok(Some((high_watermark, -1))),
         MAX_TIMESTAMP => log.max_timestamp_offset(),
         ts => log.offset_for_timestamp(ts),

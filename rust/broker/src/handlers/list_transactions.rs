@@ -1,6 +1,8 @@
-//! ListTransactions (v0–1): the ids this coordinator knows, filtered by state names
-//! (unknown names are echoed in `unknown_state_filters`, as Kafka does), producer ids and
-//! (v1) a minimum running time in ms.
+//! ListTransactions (v0–2): the ids this coordinator knows, filtered by state names
+//! (unknown names are echoed in `unknown_state_filters`, as Kafka does), producer ids,
+//! (v1) a minimum running time in ms and (v2, KIP-1152) a regular expression the whole id
+//! must match (Java's `Matcher.matches`); a pattern that does not compile is answered
+//! INVALID_REGULAR_EXPRESSION (128).
 
 use std::sync::Arc;
 
@@ -41,6 +43,24 @@ pub async fn handle(
         .filter(|s| !STATES.contains(&s.as_str()))
         .cloned()
         .collect();
+    // Anchored: Kafka matches the whole id.
+    let pattern = match request
+        .transactional_id_pattern
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(|p| regex::Regex::new(&format!("^(?:{p})$")))
+    {
+        Some(Err(_)) => {
+            return encode(
+                &ListTransactionsResponse::default()
+                    .with_error_code(kafkalite_core::error_codes::INVALID_REGULAR_EXPRESSION),
+                version,
+            )
+            .map(Some)
+        }
+        Some(Ok(re)) => Some(re),
+        None => None,
+    };
     let now = now_ms();
     let states = state
         .transactions
@@ -62,6 +82,11 @@ pub async fn handle(
         .filter(|m| {
             request.duration_filter < 0
                 || (m.start_ms >= 0 && now - m.start_ms >= request.duration_filter)
+        })
+        .filter(|m| {
+            pattern
+                .as_ref()
+                .is_none_or(|re| re.is_match(&m.transactional_id))
         })
         .map(|m| {
             TransactionState::default()

@@ -3,6 +3,9 @@
 //! of every partition, in epoch 0); unknown topics are created on request when
 //! `auto.create.topics.enable` allows it. In cluster mode the view is the controller's, as
 //! last pushed in (`cluster_sync`), and auto-creation asks the controller.
+//!
+//! Versions 0-13: v0 asks for every topic with an empty list (it has no null list); v13
+//! adds a top-level error code (KIP-1102), always NONE from a broker that answers.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -65,32 +68,38 @@ pub async fn handle(
     // v1-3 always allow auto-creation; from v4 the client says.
     let allow_create =
         (version < 4 || request.allow_auto_topic_creation) && state.config.auto_create_topics;
-    let mut topics: Vec<MetadataResponseTopic> = match &request.topics {
-        None => state
-            .topic_names()
-            .iter()
-            .filter_map(|name| state.topic(name))
-            // In cluster mode a broker's own offsets topic is not the cluster's.
-            .filter(|t| state.cluster.is_none() || !t.is_internal())
-            .filter(|t| authz::topic(state, ctx, authz::operation::DESCRIBE, &t.name))
-            .map(|t| describe_topic(&t))
-            .collect(),
-        Some(requested) => {
-            let mut seen = std::collections::HashSet::new();
-            requested
-                .iter()
-                .filter(|t| seen.insert((t.name.clone(), t.topic_id)))
-                .map(
-                    |t| match authz::metadata_denied(state, ctx, t, allow_create) {
-                        Some(code) => {
-                            named(t.name.as_deref().map(|n| n.as_str())).with_error_code(code)
-                        }
-                        None => lookup(state, t, allow_create),
-                    },
-                )
-                .collect()
-        }
+    // v0 has no null list: an empty one asks for every topic.
+    let all_topics = match &request.topics {
+        None => true,
+        Some(requested) => version == 0 && requested.is_empty(),
     };
+    let mut topics: Vec<MetadataResponseTopic> =
+        match request.topics.as_ref().filter(|_| !all_topics) {
+            None => state
+                .topic_names()
+                .iter()
+                .filter_map(|name| state.topic(name))
+                // In cluster mode a broker's own offsets topic is not the cluster's.
+                .filter(|t| state.cluster.is_none() || !t.is_internal())
+                .filter(|t| authz::topic(state, ctx, authz::operation::DESCRIBE, &t.name))
+                .map(|t| describe_topic(&t))
+                .collect(),
+            Some(requested) => {
+                let mut seen = std::collections::HashSet::new();
+                requested
+                    .iter()
+                    .filter(|t| seen.insert((t.name.clone(), t.topic_id)))
+                    .map(
+                        |t| match authz::metadata_denied(state, ctx, t, allow_create) {
+                            Some(code) => {
+                                named(t.name.as_deref().map(|n| n.as_str())).with_error_code(code)
+                            }
+                            None => lookup(state, t, allow_create),
+                        },
+                    )
+                    .collect()
+            }
+        };
     let topic_ops = if request.include_topic_authorized_operations && version >= 8 {
         TOPIC_OPERATIONS
     } else {

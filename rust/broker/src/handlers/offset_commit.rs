@@ -1,5 +1,8 @@
-//! OffsetCommit (v2-8): group members commit for their generation; simple consumers
+//! OffsetCommit (v2-9): group members commit for their generation; simple consumers
 //! (generation -1, no member id: assign()-mode clients) commit to groups without members.
+//! A member's commit (generation >= 0) to a group that does not exist is ILLEGAL_GENERATION
+//! before v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848), as Kafka answers; v9's member
+//! epochs belong to consumer-protocol groups, which this coordinator does not hold.
 //! Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and metadata over
 //! `offset.metadata.max.bytes` OFFSET_METADATA_TOO_LARGE, the rest the group's verdict.
 
@@ -87,6 +90,16 @@ pub async fn handle(
                 commits,
             )
             .err()
+    };
+    let verdict = match verdict {
+        Some(errors::ILLEGAL_GENERATION)
+            if version >= 9
+                && request.generation_id_or_member_epoch >= 0
+                && matches!(state.groups.describe(&request.group_id.0), Ok(None)) =>
+        {
+            Some(errors::GROUP_ID_NOT_FOUND)
+        }
+        other => other,
     };
     let group_error = verdict.unwrap_or(errors::NONE);
     let topics = request

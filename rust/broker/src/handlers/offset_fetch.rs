@@ -1,5 +1,7 @@
-//! OffsetFetch (v1-8): committed offsets with their metadata; -1 where nothing is
-//! committed; null topics (v2+) for everything the group committed; v8 batches groups.
+//! OffsetFetch (v1-9): committed offsets with their metadata; -1 where nothing is
+//! committed; null topics (v2+) for everything the group committed; v8 batches groups; v9
+//! names the asking member and its epoch (KIP-848), which only consumer-protocol groups
+//! check: the classic groups here answer as at v8, as Kafka's classic groups do.
 //! With `require_stable` (v7+), a partition with offsets of an open transaction pending
 //! answers UNSTABLE_OFFSET_COMMIT (the client retries until the transaction ends).
 

@@ -1,4 +1,9 @@
-//! Produce (v3–12).
+//! Produce (v3–13; v0–2 advertised, as Kafka 4 does, and refused).
+//!
+//! Kafka 4 advertises Produce from v0 so that older librdkafka keeps compression on, but a
+//! v0–2 request (the old message format) closes the connection, as Kafka's does. From v13
+//! topics are named by id (KIP-516): an id this broker does not know gets UNKNOWN_TOPIC_ID
+//! (100) for each partition, and the response names topics by id.
 //!
 //! Per partition, in Kafka's order of checks:
 //! - unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3). Produce never creates
@@ -45,7 +50,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader, TopicName};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::clock::now_ms;
@@ -130,6 +135,11 @@ pub async fn handle(
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
+    // Kafka 4 answers a v0-2 request by closing the connection (message formats v0/v1).
+    anyhow::ensure!(
+        version >= 3,
+        "Produce v{version} (message format v0/v1) is not served; closing as Kafka 4 does"
+    );
     let request = ProduceRequest::decode(&mut body, version)?;
     let acks = request.acks;
     let now = now_ms();
@@ -139,12 +149,29 @@ pub async fn handle(
     // acks=all in cluster mode: (topic slot, partition slot) and what it waits for.
     let mut pending: Vec<((usize, usize), acks::Pending)> = Vec::new();
     let replicated = acks == -1 && state.cluster.is_some();
-    for topic_data in request.topic_data {
-        let topic = state.topic(topic_data.name.as_str());
-        let allowed = authz::topic(state, ctx, authz::operation::WRITE, &topic_data.name);
+    for mut topic_data in request.topic_data {
+        // v13+: the topic by id; an unknown id fails every partition of it.
+        let by_id = version >= 13;
+        let topic = if by_id {
+            let t = state.topic_by_id(topic_data.topic_id);
+            if let Some(t) = &t {
+                topic_data.name = TopicName(StrBytes::from_string(t.name.clone()));
+            }
+            t
+        } else {
+            state.topic(topic_data.name.as_str())
+        };
+        let unknown_id = by_id && topic.is_none();
+        let allowed =
+            unknown_id || authz::topic(state, ctx, authz::operation::WRITE, &topic_data.name);
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
-            let outcome = if !allowed {
+            let outcome = if unknown_id {
+                Err(Failed::new(
+                    codes::UNKNOWN_TOPIC_ID,
+                    "This server does not host this topic ID.",
+                ))
+            } else if !allowed {
                 Err(Failed::new(
                     codes::TOPIC_AUTHORIZATION_FAILED,
                     "not authorized",
@@ -215,6 +242,7 @@ pub async fn handle(
         }
         let mut topic_out = TopicProduceResponse::default();
         topic_out.name = topic_data.name;
+        topic_out.topic_id = topic_data.topic_id;
         topic_out.partition_responses = partitions;
         responses.push(topic_out);
     }

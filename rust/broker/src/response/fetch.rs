@@ -1,4 +1,4 @@
-//! Zero-copy encoder for Fetch responses v4–12.
+//! Zero-copy encoder for Fetch responses v4–18.
 //!
 //! The response is hand-encoded into `Piece`s: encoded bytes up to and including each
 //! partition's records length prefix (INT32 in v4–11, compact unsigned varint `len + 1` in
@@ -12,7 +12,7 @@
 //! throttle_time_ms INT32
 //! [v7+] error_code INT16, session_id INT32
 //! responses ARRAY
-//!   topic STRING
+//!   topic STRING (v4-12) | topic_id UUID (v13+)
 //!   partitions ARRAY
 //!     partition_index INT32, error_code INT16, high_watermark INT64, last_stable_offset INT64
 //!     [v5+] log_start_offset INT64
@@ -21,7 +21,7 @@
 //!     records NULLABLE BYTES
 //!     [v12] tags (none sent: diverging_epoch, current_leader, snapshot_id are defaults)
 //!   [v12] tags
-//! [v12] tags
+//! [v12] tags (v16+: node_endpoints, tag 0, sent only when non-empty: never, here)
 //! ```
 
 use std::os::unix::fs::FileExt;
@@ -32,7 +32,7 @@ use kafkalite_core::storage::ReadSlice;
 use super::Piece;
 
 pub const MIN_VERSION: i16 = 4;
-pub const MAX_VERSION: i16 = 12;
+pub const MAX_VERSION: i16 = 18;
 
 #[derive(Debug)]
 pub struct PartitionResult {
@@ -70,6 +70,8 @@ impl PartitionResult {
 #[derive(Debug)]
 pub struct TopicResult {
     pub name: String,
+    /// What v13+ responses name the topic by.
+    pub topic_id: uuid::Uuid,
     pub partitions: Vec<PartitionResult>,
 }
 
@@ -172,7 +174,7 @@ impl Writer {
     }
 }
 
-/// Encode `result` as a Fetch response body at `version` (4..=12).
+/// Encode `result` as a Fetch response body at `version` (4..=18).
 pub fn encode(result: FetchResult, version: i16) -> anyhow::Result<Vec<Piece>> {
     anyhow::ensure!(
         (MIN_VERSION..=MAX_VERSION).contains(&version),
@@ -190,7 +192,11 @@ pub fn encode(result: FetchResult, version: i16) -> anyhow::Result<Vec<Piece>> {
     }
     w.array_len(result.topics.len())?;
     for topic in result.topics {
-        w.string(&topic.name)?;
+        if version >= 13 {
+            w.buf.put_slice(topic.topic_id.as_bytes());
+        } else {
+            w.string(&topic.name)?;
+        }
         w.array_len(topic.partitions.len())?;
         for p in topic.partitions {
             w.buf.put_i32(p.partition_index);
@@ -299,6 +305,7 @@ mod tests {
                     topics: vec![
                         TopicResult {
                             name: "tópico".into(),
+                            topic_id: uuid::Uuid::from_u128(7),
                             partitions: vec![
                                 PartitionResult {
                                     partition_index: 0,
@@ -325,6 +332,7 @@ mod tests {
                         },
                         TopicResult {
                             name: "other".into(),
+                            topic_id: uuid::Uuid::from_u128(8),
                             partitions: vec![PartitionResult {
                                 partition_index: 2,
                                 error_code: 0,
@@ -352,7 +360,11 @@ mod tests {
                 assert!(buf.is_empty(), "v{version}: {} trailing bytes", buf.len());
                 assert_eq!(decoded.responses.len(), 2);
                 let t0 = &decoded.responses[0];
-                assert_eq!(t0.topic.as_str(), "tópico");
+                if version >= 13 {
+                    assert_eq!(t0.topic_id, uuid::Uuid::from_u128(7));
+                } else {
+                    assert_eq!(t0.topic.as_str(), "tópico");
+                }
                 assert_eq!(t0.partitions.len(), 3);
                 let p0 = &t0.partitions[0];
                 let mut expected = a.clone();
@@ -385,6 +397,7 @@ mod tests {
             let result = FetchResult {
                 topics: vec![TopicResult {
                     name: "t".into(),
+                    topic_id: uuid::Uuid::nil(),
                     partitions: vec![PartitionResult {
                         aborted_transactions: Some(vec![(5, 10), (6, 20)]),
                         ..PartitionResult::error(0, 0)

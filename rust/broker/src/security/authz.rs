@@ -96,6 +96,7 @@ pub fn fetch_denied(
         if !ok {
             denied.push(TopicResult {
                 name: t.topic.to_string(),
+                topic_id: t.topic_id,
                 partitions: t
                     .partitions
                     .iter()

@@ -328,6 +328,12 @@ fn list_groups(s: &mut Session, v: i16) {
         let r = ListGroupsRequest::default().with_states_filter(vec![text("Dead")]);
         s.play("states filter matching none", v, |_| r.clone());
     }
+    if v >= 5 {
+        let r = ListGroupsRequest::default().with_types_filter(vec![text("Classic")]);
+        s.play("types filter", v, |_| r.clone());
+        let r = ListGroupsRequest::default().with_types_filter(vec![text("consumer")]);
+        s.play("types filter matching none", v, |_| r.clone());
+    }
     leave(s, &g);
     let r = DeleteGroupsRequest::default().with_groups_names(vec![group(&g)]);
     s.play("setup: delete group", 2, |_| r.clone());

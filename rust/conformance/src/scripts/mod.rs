@@ -19,13 +19,13 @@ use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListO
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    ApiKey, BrokerId, CreateTopicsRequest, GroupId, ListOffsetsRequest, MetadataRequest,
-    ProduceRequest, TopicName,
+    ApiKey, BrokerId, CreateTopicsRequest, FetchRequest, GroupId, ListOffsetsRequest,
+    MetadataRequest, ProduceRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafkalite_core::records::{encode_batch, Compression, Header, RecordInput};
 
-use crate::session::Session;
+use crate::session::{Session, Side};
 
 /// One scripted sequence for one API, run once per version.
 pub struct Script {
@@ -88,6 +88,54 @@ pub fn create_topic(s: &mut Session, name: &str, partitions: i32, configs: &[(&s
         request.clone()
     });
     settle(s, name);
+    learn_topic_id(s, name);
+}
+
+/// Keep each side's id of topic `name` in its vars (uncompared: ids are random per
+/// cluster), for the versions that name topics by id (Produce v13+, Fetch v13+).
+pub fn learn_topic_id(s: &mut Session, name: &str) {
+    let request = MetadataRequest::default()
+        .with_allow_auto_topic_creation(false)
+        .with_topics(Some(vec![
+            MetadataRequestTopic::default().with_name(Some(topic(name)))
+        ]));
+    for side in 0..2 {
+        if let Ok(r) = s.call_unrecorded(side, &request, 12) {
+            if let Some(t) = r.topics.first().filter(|t| !t.topic_id.is_nil()) {
+                s.sides[side]
+                    .vars
+                    .insert(format!("id:{name}"), t.topic_id.to_string());
+            }
+        }
+    }
+}
+
+/// `side`'s id of topic `name`; nil when it has none (an unknown topic: both brokers then
+/// answer UNKNOWN_TOPIC_ID).
+#[must_use]
+pub fn topic_id(side: &Side, name: &str) -> uuid::Uuid {
+    side.vars
+        .get(&format!("id:{name}"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
+}
+
+/// `request` with each topic's id as `side` knows it (the name stays for versions < 13).
+#[must_use]
+pub fn with_produce_ids(side: &Side, mut request: ProduceRequest) -> ProduceRequest {
+    for t in &mut request.topic_data {
+        t.topic_id = topic_id(side, t.name.as_str());
+    }
+    request
+}
+
+/// `request` with each topic's id as `side` knows it (the name stays for versions < 13).
+#[must_use]
+pub fn with_fetch_ids(side: &Side, mut request: FetchRequest) -> FetchRequest {
+    for t in &mut request.topics {
+        t.topic_id = topic_id(side, t.topic.as_str());
+    }
+    request
 }
 
 /// Wait (uncompared) until both brokers name a leader for every partition of `name`:

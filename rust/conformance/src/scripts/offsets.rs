@@ -100,6 +100,10 @@ fn offset_commit(s: &mut Session, v: i16) {
         commit(&mg, &t, &[(0, 2, None)])
     });
     leave(s, &mg);
+    let r = commit(&format!("ocg-none-v{v}"), &t, &[(0, 1, None)])
+        .with_generation_id_or_member_epoch(3)
+        .with_member_id(text("someone"));
+    s.play("member of a group that does not exist", v, |_| r.clone());
     let r = OffsetCommitRequest::default()
         .with_group_id(group(&g))
         .with_generation_id_or_member_epoch(-1);

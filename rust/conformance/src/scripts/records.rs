@@ -6,7 +6,9 @@ use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, InitProducerIdRequest, ListOffsetsRequest, ProduceRequest,
 };
 
-use super::{batch, create_topic, produce, produce_request, topic, Script};
+use super::{
+    batch, create_topic, produce, produce_request, topic, with_fetch_ids, with_produce_ids, Script,
+};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {
@@ -42,31 +44,43 @@ fn produce_script(s: &mut Session, v: i16) {
     let name = format!("pr-v{v}");
     create_topic(s, &name, 2, &[]);
     let ok = produce_request(&name, 0, Some(batch(3, 16)));
-    s.play("success", v, |_| ok.clone());
-    s.play("success, next offsets", v, |_| ok.clone());
+    s.play("success", v, |side| with_produce_ids(side, ok.clone()));
+    s.play("success, next offsets", v, |side| {
+        with_produce_ids(side, ok.clone())
+    });
     let r = produce_request(&name, 1, Some(batch(1, 0)));
-    s.play("second partition, empty value", v, |_| r.clone());
+    s.play("second partition, empty value", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
     let r = produce_request(&name, 7, Some(batch(1, 8)));
-    s.play("unknown partition", v, |_| r.clone());
+    s.play("unknown partition", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
     let r = produce_request("pr-unknown", 0, Some(batch(1, 8)));
-    s.play("unknown topic", v, |_| r.clone());
+    s.play("unknown topic", v, |side| with_produce_ids(side, r.clone()));
 
     // The largest batch the default message.max.bytes (1048588) takes.
     let r = produce_request(&name, 1, Some(batch(1, 1_048_000)));
-    s.play("maximal batch", v, |_| r.clone());
+    s.play("maximal batch", v, |side| with_produce_ids(side, r.clone()));
     let r = produce_request(&name, 1, Some(batch(1, 1_049_000)));
-    s.play("batch over message.max.bytes", v, |_| r.clone());
+    s.play("batch over message.max.bytes", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
 
     let small = format!("pr-small-v{v}");
     create_topic(s, &small, 1, &[("max.message.bytes", "200")]);
     let r = produce_request(&small, 0, Some(batch(4, 100)));
-    s.play("record too large", v, |_| r.clone());
+    s.play("record too large", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
 
     let mut corrupt = batch(2, 8).to_vec();
     let last = corrupt.len() - 1;
     corrupt[last] ^= 0xff; // a value byte: the CRC no longer matches
     let r = produce_request(&name, 0, Some(corrupt.into()));
-    s.play("corrupt batch (bad CRC)", v, |_| r.clone());
+    s.play("corrupt batch (bad CRC)", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
 
     let compact = format!("pr-compact-v{v}");
     create_topic(s, &compact, 1, &[("cleanup.policy", "compact")]);
@@ -82,16 +96,18 @@ fn produce_script(s: &mut Session, v: i16) {
     )
     .expect("valid batch");
     let r = produce_request(&compact, 0, Some(keyless.into()));
-    s.play("keyless record on a compacted topic", v, |_| r.clone());
+    s.play("keyless record on a compacted topic", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
 
     let r = ProduceRequest::default()
         .with_acks(-1)
         .with_timeout_ms(30_000);
-    s.play("empty request", v, |_| r.clone());
+    s.play("empty request", v, |side| with_produce_ids(side, r.clone()));
     let r = produce_request(&name, 0, Some(batch(1, 8))).with_acks(1);
-    s.play("acks=1", v, |_| r.clone());
+    s.play("acks=1", v, |side| with_produce_ids(side, r.clone()));
     let r = produce_request(&name, 0, Some(batch(1, 8))).with_acks(2);
-    s.play("invalid acks", v, |_| r.clone());
+    s.play("invalid acks", v, |side| with_produce_ids(side, r.clone()));
 }
 
 fn fetch_request(v: i16, parts: &[(&str, i32, i64)]) -> FetchRequest {
@@ -126,21 +142,27 @@ fn fetch(s: &mut Session, v: i16) {
     create_topic(s, &name, 2, &[]);
     produce(s, &name, 2);
     let r = fetch_request(v, &[(&name, 0, 0)]);
-    s.play("from the start", v, |_| r.clone());
+    s.play("from the start", v, |side| with_fetch_ids(side, r.clone()));
     let r = fetch_request(v, &[(&name, 0, 4), (&name, 1, 0)]);
-    s.play("inside a batch, and an empty partition", v, |_| r.clone());
+    s.play("inside a batch, and an empty partition", v, |side| {
+        with_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, &[(&name, 0, 6)]);
-    s.play("at the log end", v, |_| r.clone());
+    s.play("at the log end", v, |side| with_fetch_ids(side, r.clone()));
     let r = fetch_request(v, &[(&name, 0, 100)]);
-    s.play("offset out of range", v, |_| r.clone());
+    s.play("offset out of range", v, |side| {
+        with_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, &[(&name, 9, 0)]);
-    s.play("unknown partition", v, |_| r.clone());
+    s.play("unknown partition", v, |side| {
+        with_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, &[("fe-unknown", 0, 0)]);
-    s.play("unknown topic", v, |_| r.clone());
+    s.play("unknown topic", v, |side| with_fetch_ids(side, r.clone()));
     let r = fetch_request(v, &[(&name, 0, 0)]).with_isolation_level(1);
-    s.play("read committed", v, |_| r.clone());
+    s.play("read committed", v, |side| with_fetch_ids(side, r.clone()));
     let r = fetch_request(v, &[]);
-    s.play("empty request", v, |_| r.clone());
+    s.play("empty request", v, |side| with_fetch_ids(side, r.clone()));
 }
 
 fn list_offsets_request(v: i16, parts: &[(&str, i32, i64)]) -> ListOffsetsRequest {
@@ -178,6 +200,18 @@ fn list_offsets(s: &mut Session, v: i16) {
     if v >= 7 {
         let r = list_offsets_request(v, &[(&name, 0, -3)]);
         s.play("max timestamp", v, |_| r.clone());
+    }
+    if v >= 8 {
+        let r = list_offsets_request(v, &[(&name, 0, -4)]);
+        s.play("earliest local", v, |_| r.clone());
+    }
+    if v >= 9 {
+        let r = list_offsets_request(v, &[(&name, 0, -5)]);
+        s.play("latest tiered", v, |_| r.clone());
+    }
+    if v >= 10 {
+        let r = list_offsets_request(v, &[(&name, 0, -1)]).with_timeout_ms(1_000);
+        s.play("with a timeout", v, |_| r.clone());
     }
     let r = list_offsets_request(v, &[(&name, 4, -1)]);
     s.play("unknown partition", v, |_| r.clone());

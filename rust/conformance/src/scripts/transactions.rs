@@ -262,6 +262,16 @@ fn list_transactions(s: &mut Session, v: i16) {
         .with_state_filters(vec![text("NoSuchState")])
         .with_duration_filter(-1);
     s.play("unknown state filter", v, |_| r.clone());
+    if v >= 2 {
+        let r = ListTransactionsRequest::default()
+            .with_duration_filter(-1)
+            .with_transactional_id_pattern(Some(text("no-such-txn-.*")));
+        s.play("id pattern matching none", v, |_| r.clone());
+        let r = ListTransactionsRequest::default()
+            .with_duration_filter(-1)
+            .with_transactional_id_pattern(Some(text("(unclosed")));
+        s.play("invalid id pattern", v, |_| r.clone());
+    }
 }
 
 fn describe_producers(s: &mut Session, v: i16) {

@@ -1,0 +1,85 @@
+"""Kafka 4.1's own `kafka-broker-api-versions` against kafkalite and Apache Kafka side by
+side: every API kafkalite serves shows Kafka's range; and the versions Kafka 4 advertises
+but refuses (Produce v0-2) are refused the same way."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+
+import pytest
+
+from kafkalite.bench import kafka_ref
+from kafkalite.conformance.brokers import KAFKA_VERSION
+from tests.broker import rawproto
+
+LINE = re.compile(r"^\s*(\w+)\((\d+)\): (?:(\d+) to (\d+)|(\d+)|UNSUPPORTED)")
+
+
+def api_versions(bootstrap: str) -> dict[str, tuple[int, int] | None]:
+    """{api name: (min, max) or None for UNSUPPORTED}, as the Java tool prints them."""
+    cmd = kafka_ref.tool_command(
+        kafka_ref.ensure_jars(KAFKA_VERSION),
+        "org.apache.kafka.tools.BrokerApiVersionsCommand",
+        ["--bootstrap-server", bootstrap],
+    )
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    ranges: dict[str, tuple[int, int] | None] = {}
+    for part in out.replace(",", "\n").splitlines():
+        m = LINE.match(part)
+        if not m:
+            continue
+        name, low, high, only = m.group(1), m.group(3), m.group(4), m.group(5)
+        if low is not None:
+            ranges[name] = (int(low), int(high))
+        elif only is not None:
+            ranges[name] = (int(only), int(only))
+        else:
+            ranges[name] = None
+    return ranges
+
+
+def test_broker_api_versions_match_kafka_for_every_api_served(brokers: tuple[str, str]) -> None:
+    ours, theirs = api_versions(brokers[0]), api_versions(brokers[1])
+    served = {name: r for name, r in ours.items() if r is not None}
+    assert len(served) >= 45, served
+    different = {name: (r, theirs.get(name)) for name, r in served.items() if theirs.get(name) != r}
+    assert not different, different
+    # The versions issue 16 names, explicitly.
+    for name, expected in {
+        "Produce": (0, 13),
+        "Fetch": (4, 18),
+        "ListOffsets": (1, 10),
+        "Metadata": (0, 13),
+        "OffsetCommit": (2, 9),
+        "OffsetFetch": (1, 9),
+        "ListGroups": (0, 5),
+        "ApiVersions": (0, 4),
+    }.items():
+        assert served[name] == expected, name
+
+
+def produce_v2(bootstrap: str) -> bool:
+    """Send a Produce v2 (old message format era) request; True if the broker closes."""
+    topic = b"produce-v2"
+    body = (
+        struct.pack(">hi", 1, 5000)  # acks, timeout
+        + struct.pack(">i", 1)
+        + struct.pack(">h", len(topic))
+        + topic
+        + struct.pack(">iii", 1, 0, 0)  # one partition, index 0, empty message set
+    )
+    sock = rawproto.connect(bootstrap)
+    try:
+        sock.sendall(rawproto.frame(rawproto.header(0, 2, 7) + body))
+        return rawproto.closed_by_peer(sock)
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["kafkalite", "kafka"])
+def test_produce_v2_is_advertised_but_closes_the_connection(
+    brokers: tuple[str, str], side: int
+) -> None:
+    assert produce_v2(brokers[side])
