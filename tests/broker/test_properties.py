@@ -193,6 +193,7 @@ def test_unknown_keys_are_warned_about_not_refused() -> None:
         ({"group.min.session.timeout.ms": "9", "group.max.session.timeout.ms": "8"}, "must not"),
         ({"offset.metadata.max.bytes": "-1"}, "offset.metadata.max.bytes=-1"),
         ({"log.dirs": __file__}, "is not a directory"),
+        ({"log.level": "VERBOSE"}, "log.level=VERBOSE"),
     ],
 )
 def test_invalid_settings_name_key_and_value(settings: dict[str, str], named: str) -> None:

@@ -31,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listeners", help="e.g. PLAINTEXT://127.0.0.1:9092")
     parser.add_argument("--log-dirs", help="comma-separated data directories")
     parser.add_argument("--threads", type=int, default=2, help="network/IO worker threads")
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF"],
+        help="broker log threshold, as the log.level key (default: INFO)",
+    )
 
 
 class _NoClusterError(Exception):
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
             _say(f"--override expects KEY=VALUE, got {item!r}")
             return EXIT_CONFIG_ERROR
         overrides[key.strip()] = value.strip()
+    if args.log_level:
+        overrides["log.level"] = args.log_level
     if args.threads < 1:
         _say(f"--threads must be at least 1, got {args.threads}")
         return EXIT_CONFIG_ERROR

@@ -11,6 +11,7 @@ use kafkalite_core::storage::LogConfig;
 
 use crate::net::listeners::{self, Listener};
 
+pub mod broker_logger;
 pub mod topic;
 
 /// kafkalite's own broker key bounding a produced batch's decompressed size.

@@ -122,6 +122,9 @@ impl BrokerState {
     /// Effective log config of a topic: broker defaults, then topic overrides.
     pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig, ApiError> {
         let mut config = self.config.log_defaults.clone();
+        // Produced records must carry timestamps within the topic's bounds (Kafka's
+        // message.timestamp.before/after.max.ms).
+        config.check_timestamps = true;
         for (k, v) in overrides {
             config
                 .set(k, v)

@@ -660,7 +660,6 @@ const REQUIRED_TOPIC_KEYS: &[&str] = &[
     "max.compaction.lag.ms",
     "max.message.bytes",
     "message.timestamp.type",
-    "message.timestamp.difference.max.ms",
     "message.timestamp.before.max.ms",
     "message.timestamp.after.max.ms",
     "min.cleanable.dirty.ratio",

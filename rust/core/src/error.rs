@@ -30,6 +30,11 @@ pub enum Error {
     UnsupportedCompression(i16),
     #[error("invalid timestamp: {0}")]
     InvalidTimestamp(String),
+    /// Records whose CreateTime lies outside `message.timestamp.before.max.ms` /
+    /// `message.timestamp.after.max.ms` of the broker's clock: (index within their batch,
+    /// Kafka's message for it).
+    #[error("One or more records have been rejected due to invalid timestamp")]
+    TimestampsOutOfRange { records: Vec<(i32, String)> },
     #[error("invalid config {key}={value}: {reason}")]
     InvalidConfig {
         key: String,
@@ -66,7 +71,9 @@ impl Error {
             Error::OffsetOutOfRange { .. } => codes::OFFSET_OUT_OF_RANGE,
             Error::CorruptRecord(_) => codes::CORRUPT_MESSAGE,
             Error::MessageTooLarge { .. } => codes::MESSAGE_TOO_LARGE,
-            Error::InvalidTimestamp(_) => codes::INVALID_TIMESTAMP,
+            Error::InvalidTimestamp(_) | Error::TimestampsOutOfRange { .. } => {
+                codes::INVALID_TIMESTAMP
+            }
             Error::InvalidConfig { .. } => codes::INVALID_CONFIG,
             Error::OutOfOrderSequence(_) => codes::OUT_OF_ORDER_SEQUENCE_NUMBER,
             Error::InvalidProducerEpoch(_) => codes::INVALID_PRODUCER_EPOCH,

@@ -2,33 +2,179 @@
 //! way: `[2026-11-24 13:57:01,123] WARN message (kafkalite.log.LogLoader)`, one line each on
 //! stderr. Deliberately small: a level, a logger name, a message; no sinks or filters.
 //! `every` keeps a repeating failure (a full disk fails every append) to one line per
-//! interval and key.
+//! interval and key. Lines below the process-wide threshold (`set_level`, from the broker's
+//! `log.level` key or `kafkalite broker --log-level`; INFO by default) are not written, as
+//! log4j's root level does.
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// log4j's levels, most severe first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
-    Error,
-    Warn,
-    Info,
+    Error = 1,
+    Warn = 2,
+    Info = 3,
+    Debug = 4,
+    Trace = 5,
 }
 
 impl Level {
-    fn name(self) -> &'static str {
+    #[must_use]
+    pub fn name(self) -> &'static str {
         match self {
             Level::Error => "ERROR",
             Level::Warn => "WARN",
             Level::Info => "INFO",
+            Level::Debug => "DEBUG",
+            Level::Trace => "TRACE",
         }
     }
+}
+
+/// Level names `set_level` accepts (any case); OFF writes nothing.
+pub const LEVEL_NAMES: &[&str] = &["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF"];
+
+/// The most verbose level written (0 = OFF).
+static THRESHOLD: AtomicU8 = AtomicU8::new(Level::Info as u8);
+
+/// Set the threshold from a log4j level name (TRACE, DEBUG, INFO, WARN, ERROR, OFF).
+pub fn set_level(name: &str) -> Result<(), String> {
+    THRESHOLD.store(parse_level(name)?, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The threshold's name.
+#[must_use]
+pub fn level_name() -> &'static str {
+    level_of(THRESHOLD.load(Ordering::Relaxed))
+}
+
+/// Whether a line at `level` would be written by a logger without a level of its own (to
+/// skip building costly messages).
+#[must_use]
+pub fn enabled(level: Level) -> bool {
+    level as u8 <= THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// The name log4j gives the root logger (what `set_level` sets).
+pub const ROOT: &str = "root";
+
+/// Loggers that have written a line (so they can be listed) and the levels set for single
+/// loggers (Kafka's BROKER_LOGGER configs), which apply to the logger and its descendants
+/// (`a.b` covers `a.b.C`), as log4j's hierarchy does.
+static LOGGERS: Mutex<Option<LoggerLevels>> = Mutex::new(None);
+
+#[derive(Default)]
+struct LoggerLevels {
+    seen: std::collections::BTreeSet<String>,
+    levels: HashMap<String, u8>,
+}
+
+fn parse_level(name: &str) -> Result<u8, String> {
+    match name.trim().to_ascii_uppercase().as_str() {
+        "OFF" => Ok(0),
+        "ERROR" => Ok(Level::Error as u8),
+        "WARN" => Ok(Level::Warn as u8),
+        "INFO" => Ok(Level::Info as u8),
+        "DEBUG" => Ok(Level::Debug as u8),
+        "TRACE" => Ok(Level::Trace as u8),
+        _ => Err(format!(
+            "unknown log level {name:?}: expected one of {}",
+            LEVEL_NAMES.join(", ")
+        )),
+    }
+}
+
+fn level_of(value: u8) -> &'static str {
+    match value {
+        0 => "OFF",
+        1 => "ERROR",
+        2 => "WARN",
+        3 => "INFO",
+        4 => "DEBUG",
+        _ => "TRACE",
+    }
+}
+
+/// The threshold for `logger`: its own level or its nearest ancestor's, else the root's.
+fn threshold_of(logger: &str) -> u8 {
+    let mut guard = LOGGERS.lock().unwrap_or_else(PoisonError::into_inner);
+    let table = guard.get_or_insert_with(LoggerLevels::default);
+    if !table.seen.contains(logger) {
+        table.seen.insert(logger.to_string());
+    }
+    let mut name = logger;
+    loop {
+        if let Some(&level) = table.levels.get(name) {
+            return level;
+        }
+        match name.rfind('.') {
+            Some(dot) => name = &name[..dot],
+            None => return THRESHOLD.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Every logger known (the root, those that have logged, those given a level) with its
+/// effective level, sorted by name.
+#[must_use]
+pub fn loggers() -> Vec<(String, &'static str)> {
+    let names: Vec<String> = {
+        let guard = LOGGERS.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.as_ref().map_or_else(Vec::new, |t| {
+            let mut names: Vec<String> = t.seen.iter().cloned().collect();
+            names.extend(t.levels.keys().cloned());
+            names
+        })
+    };
+    let mut out: Vec<(String, &'static str)> = names
+        .into_iter()
+        .filter(|n| n != ROOT)
+        .map(|n| {
+            let level = level_of(threshold_of(&n));
+            (n, level)
+        })
+        .collect();
+    out.push((ROOT.to_string(), level_name()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Give `logger` its own level (`root` sets the threshold every other logger inherits).
+pub fn set_logger_level(logger: &str, level: &str) -> Result<(), String> {
+    if logger == ROOT {
+        return set_level(level);
+    }
+    let value = parse_level(level)?;
+    let mut guard = LOGGERS.lock().unwrap_or_else(PoisonError::into_inner);
+    let table = guard.get_or_insert_with(LoggerLevels::default);
+    table.levels.insert(logger.to_string(), value);
+    Ok(())
+}
+
+/// `logger` inherits its level again. The root's level cannot be removed (as in Kafka).
+pub fn unset_logger_level(logger: &str) -> Result<(), String> {
+    if logger == ROOT {
+        return Err("Removing the log level of the root logger is not allowed".to_string());
+    }
+    let mut guard = LOGGERS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(table) = guard.as_mut() {
+        table.levels.remove(logger);
+    }
+    Ok(())
 }
 
 /// Write one line to stderr. A single `write_all` of the whole line, so lines from
 /// different threads never interleave.
 pub fn log(level: Level, logger: &str, message: &str) {
+    if level as u8 > threshold_of(logger) {
+        return;
+    }
     let line = format_line(SystemTime::now(), level, logger, message);
     #[cfg(test)]
     if CAPTURED
@@ -68,6 +214,10 @@ pub fn warn(logger: &str, message: &str) {
 
 pub fn info(logger: &str, message: &str) {
     log(Level::Info, logger, message);
+}
+
+pub fn debug(logger: &str, message: &str) {
+    log(Level::Debug, logger, message);
 }
 
 static LAST_LOGGED: Mutex<Option<HashMap<String, Instant>>> = Mutex::new(None);
@@ -174,5 +324,40 @@ mod tests {
         ));
         assert!(every(key, Duration::ZERO, Level::Error, "t", &mut message));
         assert_eq!(built, 3, "a suppressed line is never formatted");
+    }
+
+    #[test]
+    fn levels_filter_lines_and_parse_log4j_names() {
+        // Only loggers of this test get levels: the root threshold is process-wide and
+        // other tests running in parallel log at INFO.
+        assert!(set_level("verbose").unwrap_err().contains("TRACE, DEBUG"));
+        set_logger_level("kafkalite.levels", "warn").unwrap();
+        let ((), lines) = capture(|| {
+            info("kafkalite.levels.A", "dropped");
+            warn("kafkalite.levels.A", "kept");
+            error("kafkalite.levels", "kept too");
+        });
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        set_logger_level("kafkalite.levels", "OFF").unwrap();
+        let ((), lines) = capture(|| error("kafkalite.levels.A", "dropped"));
+        assert!(lines.is_empty());
+        // A child's own level wins over its ancestor's.
+        set_logger_level("kafkalite.levels.B", "DEBUG").unwrap();
+        let ((), lines) = capture(|| debug("kafkalite.levels.B", "kept"));
+        assert!(
+            lines[0].contains("] DEBUG kept (kafkalite.levels.B)"),
+            "{lines:?}"
+        );
+        let listed = loggers();
+        assert!(
+            listed.contains(&("kafkalite.levels.A".to_string(), "OFF")),
+            "{listed:?}"
+        );
+        assert!(listed.iter().any(|(n, _)| n == ROOT), "{listed:?}");
+        unset_logger_level("kafkalite.levels").unwrap();
+        unset_logger_level("kafkalite.levels.B").unwrap();
+        assert!(unset_logger_level(ROOT).is_err());
+        let ((), lines) = capture(|| debug("kafkalite.levels.B", "dropped at INFO"));
+        assert!(lines.is_empty());
     }
 }

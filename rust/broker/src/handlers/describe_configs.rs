@@ -14,6 +14,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use kafkalite_core::config::{self as schema, Type};
 
+use crate::config::broker_logger;
 use crate::config::topic::{self as topic_configs, source, Synonym};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
@@ -71,6 +72,7 @@ fn describe(
     let entries = allowed.and_then(|()| match r.resource_type {
         RESOURCE_TOPIC => topic_entries(state, &r.resource_name),
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
+        broker_logger::RESOURCE_BROKER_LOGGER => logger_entries(state, &r.resource_name),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
@@ -90,6 +92,21 @@ fn describe(
             result.with_configs(configs)
         }
     }
+}
+
+fn logger_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
+    Ok(broker_logger::describe(state, name)?
+        .into_iter()
+        .map(|(logger, level)| Entry {
+            name: logger,
+            value: Some(level),
+            source: broker_logger::SOURCE,
+            kind: Type::String,
+            read_only: false,
+            sensitive: false,
+            synonyms: Vec::new(),
+        })
+        .collect())
 }
 
 fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {

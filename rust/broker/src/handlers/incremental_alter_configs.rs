@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::Decodable;
 use kafkalite_core::config::Type;
 
+use crate::config::broker_logger;
 use crate::config::topic as topic_configs;
 use crate::errors::{codes, ApiError};
 use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
@@ -40,15 +41,20 @@ pub async fn handle(
         .map(|r| {
             let op = authz::operation::ALTER_CONFIGS;
             let allowed = authz::configs(state, ctx, op, r.resource_type, &r.resource_name);
-            let outcome = allowed.and_then(|()| merged(state, r)).and_then(|configs| {
-                apply(
-                    state,
-                    r.resource_type,
-                    &r.resource_name,
-                    configs,
-                    request.validate_only,
-                )
-            });
+            let logger = r.resource_type == broker_logger::RESOURCE_BROKER_LOGGER;
+            let outcome = if logger {
+                allowed.and_then(|()| broker_logger::alter(state, r, request.validate_only))
+            } else {
+                allowed.and_then(|()| merged(state, r)).and_then(|configs| {
+                    apply(
+                        state,
+                        r.resource_type,
+                        &r.resource_name,
+                        configs,
+                        request.validate_only,
+                    )
+                })
+            };
             let (code, message) = error_fields(outcome);
             AlterConfigsResourceResponse::default()
                 .with_resource_type(r.resource_type)

@@ -23,6 +23,8 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_quorum;
+pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
@@ -46,6 +48,7 @@ pub mod partition_reassignments;
 pub mod produce;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod update_features;
 pub mod write_txn_markers;
 
 use std::sync::Arc;
@@ -106,6 +109,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeProducers, 0, 0),
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 2),
+    (ApiKey::UpdateFeatures, 0, 2),
+    (ApiKey::DescribeQuorum, 0, 2),
+    (ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
 #[must_use]
@@ -147,6 +153,11 @@ pub async fn dispatch(
             describe_cluster::handle(state, ctx, header, body, version).await
         }
         ApiKey::Produce => produce::handle(state, ctx, header, body, version).await,
+        ApiKey::UpdateFeatures => update_features::handle(state, ctx, header, body, version).await,
+        ApiKey::DescribeTopicPartitions => {
+            describe_topic_partitions::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeQuorum => describe_quorum::handle(state, ctx, header, body, version).await,
         ApiKey::Fetch => fetch::handle(state, ctx, header, body, version).await,
         ApiKey::ListOffsets => list_offsets::handle(state, ctx, header, body, version).await,
         ApiKey::InitProducerId => init_producer_id::handle(state, ctx, header, body, version).await,

@@ -123,6 +123,12 @@ impl From<CoreError> for Failed {
                     })
                     .collect(),
             },
+            // Kafka names each record whose timestamp is out of range in record_errors.
+            CoreError::TimestampsOutOfRange { records } => Failed {
+                code: codes::INVALID_TIMESTAMP,
+                message: "One or more records have been rejected due to invalid timestamp".into(),
+                record_errors: records,
+            },
             e => Failed::new(e.kafka_code(), e.to_string()),
         }
     }
@@ -219,6 +225,13 @@ pub async fn handle(
                     failures += 1;
                     out.error_code = f.code;
                     out.base_offset = -1;
+                    // Kafka's RecordValidationException (records named in record_errors)
+                    // still reports the partition's log start offset; other failures -1.
+                    if !f.record_errors.is_empty() {
+                        if let Some(p) = topic.as_ref().and_then(|t| t.partition(data.index)) {
+                            out.log_start_offset = p.log.lock().expect("lock").log_start_offset();
+                        }
+                    }
                     if version >= 8 {
                         // Kafka sends a message only with a record its validator rejected
                         // (KIP-467: INVALID_RECORD, INVALID_TIMESTAMP); other errors carry none.

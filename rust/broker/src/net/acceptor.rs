@@ -130,8 +130,22 @@ pub async fn accept_loop(
                             else {
                                 return;
                             };
-                            let _ = connection::serve(transport, connection, state, shutdown, security)
-                                .await;
+                            let (peer, name) = (connection.peer, connection.listener_name.clone());
+                            if let Err(e) =
+                                connection::serve(transport, connection, state, shutdown, security)
+                                    .await
+                            {
+                                // One line per closed connection (a request that could not be
+                                // answered, a frame over the limit, a client gone mid-response),
+                                // at most one per peer address every 10 s.
+                                kafkalite_core::logging::every(
+                                    &format!("closed:{}", peer.ip()),
+                                    Duration::from_secs(10),
+                                    kafkalite_core::logging::Level::Info,
+                                    "kafkalite.network.Processor",
+                                    || format!("Closing connection from {peer} on listener {name}: {e:#}"),
+                                );
+                            }
                         });
                     }
                     // Out of fds and the like: say so (once in a while) and back off

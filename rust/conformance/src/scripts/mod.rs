@@ -6,6 +6,7 @@
 // A step's answers are compared inside `play`; most steps need nothing more from them.
 #![allow(unused_must_use)]
 
+mod admin;
 mod configs;
 mod epochs;
 mod groups;
@@ -47,6 +48,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(groups::scripts());
     scripts.extend(offsets::scripts());
     scripts.extend(transactions::scripts());
+    scripts.extend(admin::scripts());
     scripts
 }
 

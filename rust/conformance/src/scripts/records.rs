@@ -100,6 +100,27 @@ fn produce_script(s: &mut Session, v: i16) {
         with_produce_ids(side, r.clone())
     });
 
+    // Kafka 4's message.timestamp.after.max.ms default (1 h) refuses records from the future.
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+        + 2 * 3_600_000;
+    let future = kafkalite_core::records::encode_batch(
+        &[kafkalite_core::records::RecordInput {
+            timestamp: ahead,
+            key: Some(b"k".to_vec()),
+            value: Some(b"from the future".to_vec()),
+            headers: vec![],
+        }],
+        kafkalite_core::records::Compression::None,
+        0,
+    )
+    .expect("valid batch");
+    let r = produce_request(&name, 0, Some(future.into()));
+    s.play("timestamp two hours ahead", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
+
     let r = ProduceRequest::default()
         .with_acks(-1)
         .with_timeout_ms(30_000);

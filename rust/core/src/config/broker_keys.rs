@@ -49,6 +49,7 @@ const fn log(
 const HOUR_MS: i64 = 3_600_000;
 const MINUTE_MS: i64 = 60_000;
 const SSL_CLIENT_AUTH: &[&str] = &["required", "requested", "none"];
+const LOG_LEVELS: &[&str] = crate::logging::LEVEL_NAMES;
 
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
@@ -108,13 +109,14 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     log("log.flush.interval.ms", Long, Null, "flush.ms", 1),
     log("log.index.interval.bytes", Int, Value("4096"), "index.interval.bytes", 1),
     log("log.index.size.max.bytes", Int, Value("10485760"), "segment.index.bytes", 1),
+    // kafkalite's own (Kafka sets this in log4j's config): the broker's log threshold,
+    // also `kafkalite broker --log-level`; one of crate::logging::LEVEL_NAMES.
+    key("log.level", Str, Value("INFO"), OneOf(LOG_LEVELS), ReadOnly),
     log("log.local.retention.bytes", Long, Value("-2"), "local.retention.bytes", 1),
     log("log.local.retention.ms", Long, Value("-2"), "local.retention.ms", 1),
-    log("log.message.downconversion.enable", Boolean, Value("true"), "message.downconversion.enable", 1),
-    log("log.message.format.version", Str, Value("3.0-IV1"), "message.format.version", 1),
-    log("log.message.timestamp.after.max.ms", Long, Value(LONG_MAX), "message.timestamp.after.max.ms", 1),
+    // Kafka 4.0 (KIP-1030): records more than an hour ahead of the broker are refused.
+    log("log.message.timestamp.after.max.ms", Long, Value("3600000"), "message.timestamp.after.max.ms", 1),
     log("log.message.timestamp.before.max.ms", Long, Value(LONG_MAX), "message.timestamp.before.max.ms", 1),
-    log("log.message.timestamp.difference.max.ms", Long, Value(LONG_MAX), "message.timestamp.difference.max.ms", 1),
     log("log.message.timestamp.type", Str, Value("CreateTime"), "message.timestamp.type", 1),
     log("log.preallocate", Boolean, Value("false"), "preallocate", 1),
     log("log.retention.bytes", Long, Value("-1"), "retention.bytes", 1),

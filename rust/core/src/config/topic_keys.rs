@@ -1,6 +1,7 @@
-//! Kafka 3.9's topic keys, once, sorted by name (the 4.0 removals included, so 3.x clients
-//! setting them work). Their bounds live here; most defaults come from the broker key that
-//! sets them (`Default::FromBroker`), as in Kafka.
+//! Kafka 4.1's topic keys, once, sorted by name (Kafka 4.0 removed message.format.version,
+//! message.downconversion.enable and message.timestamp.difference.max.ms). Their bounds
+//! live here; most defaults come from the broker key that sets them
+//! (`Default::FromBroker`), as in Kafka.
 
 use super::schema::Check::{Any, AtLeast, Between, ListOf, OneOf, Ratio, Replicas, Unsupported};
 use super::schema::Default::{FromBroker, Value};
@@ -42,11 +43,8 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     key("local.retention.ms", Long, FromBroker, AtLeast(-2)),
     key("max.compaction.lag.ms", Long, FromBroker, AtLeast(1)),
     key("max.message.bytes", Int, FromBroker, AtLeast(0)),
-    key("message.downconversion.enable", Boolean, FromBroker, Any),
-    key("message.format.version", Str, FromBroker, Any),
     key("message.timestamp.after.max.ms", Long, FromBroker, AtLeast(0)),
     key("message.timestamp.before.max.ms", Long, FromBroker, AtLeast(0)),
-    key("message.timestamp.difference.max.ms", Long, FromBroker, AtLeast(0)),
     key("message.timestamp.type", Str, FromBroker, OneOf(TIMESTAMP_TYPES)),
     key("min.cleanable.dirty.ratio", Double, FromBroker, Ratio),
     key("min.compaction.lag.ms", Long, FromBroker, AtLeast(0)),

@@ -17,6 +17,7 @@ fn exercise(buf: &[u8]) -> bool {
         let rules = RecordRules {
             require_keys: true,
             max_decompressed_bytes: 1 << 16,
+            ..RecordRules::default()
         };
         let _ = check_batches(buf, &infos, &rules);
     }

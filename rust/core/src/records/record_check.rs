@@ -42,6 +42,11 @@ pub struct RecordRules {
     pub require_keys: bool,
     /// Ceiling on a compressed batch's records once inflated.
     pub max_decompressed_bytes: usize,
+    /// The CreateTime range records must fall in (Kafka's LogValidator: now minus
+    /// `message.timestamp.before.max.ms` to now plus `message.timestamp.after.max.ms`);
+    /// unbounded for LogAppendTime topics, whose timestamps the broker sets.
+    pub timestamp_min: i64,
+    pub timestamp_max: i64,
 }
 
 impl Default for RecordRules {
@@ -49,6 +54,8 @@ impl Default for RecordRules {
         RecordRules {
             require_keys: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            timestamp_min: i64::MIN,
+            timestamp_max: i64::MAX,
         }
     }
 }
@@ -63,34 +70,51 @@ pub fn check_batches(buf: &[u8], infos: &[BatchInfo], rules: &RecordRules) -> Re
 
 /// `check_batches` without the CRCs (already checked by `validate_batches`).
 pub fn check_records_of(buf: &[u8], infos: &[BatchInfo], rules: &RecordRules) -> Result<()> {
-    let mut keyless = Vec::new();
+    let mut found = Findings::default();
     for info in infos {
         let batch = &buf[info.position..info.position + info.header.total_size()];
-        walk_batch(batch, &info.header, rules, &mut keyless)?;
+        walk_batch(batch, &info.header, rules, &mut found)?;
     }
-    if keyless.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::KeylessRecords { records: keyless })
+    found.into_result()
+}
+
+/// Records that are well-formed but break a topic rule, gathered over a whole append so
+/// the client hears about every one (Kafka's `record_errors`).
+#[derive(Default)]
+struct Findings {
+    keyless: Vec<i32>,
+    timestamps: Vec<(i32, String)>,
+}
+
+impl Findings {
+    /// Kafka reports timestamp errors first (INVALID_TIMESTAMP), then keyless records.
+    fn into_result(self) -> Result<()> {
+        if !self.timestamps.is_empty() {
+            Err(Error::TimestampsOutOfRange {
+                records: self.timestamps,
+            })
+        } else if !self.keyless.is_empty() {
+            Err(Error::KeylessRecords {
+                records: self.keyless,
+            })
+        } else {
+            Ok(())
+        }
     }
 }
 
 /// Walk every record of the one batch `batch`, whose header (`header`) was validated.
 pub fn validate_records(batch: &[u8], header: &BatchHeader, rules: &RecordRules) -> Result<()> {
-    let mut keyless = Vec::new();
-    walk_batch(batch, header, rules, &mut keyless)?;
-    if keyless.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::KeylessRecords { records: keyless })
-    }
+    let mut found = Findings::default();
+    walk_batch(batch, header, rules, &mut found)?;
+    found.into_result()
 }
 
 fn walk_batch(
     batch: &[u8],
     header: &BatchHeader,
     rules: &RecordRules,
-    keyless: &mut Vec<i32>,
+    found: &mut Findings,
 ) -> Result<()> {
     let section = batch
         .get(BATCH_HEADER_LEN..header.total_size())
@@ -99,6 +123,8 @@ fn walk_batch(
         count: header.records_count.max(0),
         base_timestamp: header.base_timestamp,
         require_keys: rules.require_keys && !header.is_control(),
+        // Control batches carry the broker's or coordinator's time.
+        timestamps: (!header.is_control()).then_some((rules.timestamp_min, rules.timestamp_max)),
     };
     match header.compression()? {
         Compression::None => walk.run(
@@ -106,12 +132,12 @@ fn walk_batch(
                 buf: section,
                 pos: 0,
             },
-            keyless,
+            found,
         ),
         codec => {
             let max = rules.max_decompressed_bytes;
             let reader = decoder(codec, section, max)?;
-            walk.run(&mut Stream::new(reader, codec, max), keyless)
+            walk.run(&mut Stream::new(reader, codec, max), found)
         }
     }
 }
@@ -352,12 +378,14 @@ struct Walk {
     count: i32,
     base_timestamp: i64,
     require_keys: bool,
+    /// (min, max) a record's timestamp must lie in; `None` checks nothing.
+    timestamps: Option<(i64, i64)>,
 }
 
 impl Walk {
-    fn run(&self, src: &mut impl Source, keyless: &mut Vec<i32>) -> Result<()> {
+    fn run(&self, src: &mut impl Source, found: &mut Findings) -> Result<()> {
         for index in 0..self.count {
-            self.record(src, index, keyless).map_err(|e| match e {
+            self.record(src, index, found).map_err(|e| match e {
                 Error::InvalidRecord(m) => invalid(format!("record {index}: {m}")),
                 e => e,
             })?;
@@ -374,7 +402,7 @@ impl Walk {
     /// One record: length, attributes, timestamp delta, offset delta, key, value, headers,
     /// and nothing else within its length.
     #[inline]
-    fn record(&self, src: &mut impl Source, index: i32, keyless: &mut Vec<i32>) -> Result<()> {
+    fn record(&self, src: &mut impl Source, index: i32, found: &mut Findings) -> Result<()> {
         let len = src.varint()?;
         if len < 1 {
             return Err(invalid(format!("invalid record size {len}")));
@@ -383,11 +411,22 @@ impl Walk {
         let end = start + len as u64;
         src.byte()?; // attributes: unused in v2
         let timestamp_delta = src.varlong()?;
-        if self.base_timestamp.checked_add(timestamp_delta).is_none() {
+        let Some(timestamp) = self.base_timestamp.checked_add(timestamp_delta) else {
             return Err(invalid(format!(
                 "timestamp delta {timestamp_delta} overflows the base timestamp {}",
                 self.base_timestamp
             )));
+        };
+        // -1 is "no timestamp" (Kafka's RecordBatch.NO_TIMESTAMP), never out of range.
+        if let Some((min, max)) = self.timestamps.filter(|_| timestamp != -1) {
+            if timestamp < min || timestamp > max {
+                found.timestamps.push((
+                    index,
+                    format!(
+                        "Timestamp {timestamp} of message with offset {index} is out of range. The timestamp should be within [{min}, {max}]"
+                    ),
+                ));
+            }
         }
         let offset_delta = src.varint()?;
         if offset_delta != index {
@@ -399,7 +438,7 @@ impl Walk {
         }
         let has_key = nullable(src, end, "key")?;
         if self.require_keys && !has_key {
-            keyless.push(index);
+            found.keyless.push(index);
         }
         nullable(src, end, "value")?;
         let headers = src.varint()?;

@@ -383,3 +383,44 @@ fn zstd_window_follows_the_cap() {
         .read_to_end(&mut out);
     assert!(large.is_ok(), "{large:?}");
 }
+
+#[test]
+fn create_times_outside_the_bounds_are_named_per_record() {
+    let now = 1_700_000_000_000;
+    let rules = RecordRules {
+        timestamp_min: now - 1000,
+        timestamp_max: now + 1000,
+        ..RecordRules::default()
+    };
+    let at = |ts: i64| RecordInput {
+        timestamp: ts,
+        key: Some(b"k".to_vec()),
+        value: Some(b"v".to_vec()),
+        headers: vec![],
+    };
+    let ok = encode_batch(
+        &[at(now), at(now + 1000), at(now - 1000)],
+        Compression::None,
+        0,
+    )
+    .unwrap();
+    let header = BatchHeader::parse(&ok).unwrap();
+    validate_records(&ok, &header, &rules).unwrap();
+    let bad = encode_batch(
+        &[at(now), at(now + 1001), at(now - 5000)],
+        Compression::None,
+        0,
+    )
+    .unwrap();
+    let header = BatchHeader::parse(&bad).unwrap();
+    match validate_records(&bad, &header, &rules) {
+        Err(Error::TimestampsOutOfRange { records }) => {
+            let indexes: Vec<i32> = records.iter().map(|(i, _)| *i).collect();
+            assert_eq!(indexes, vec![1, 2]);
+            assert!(records[0].1.contains("is out of range"), "{records:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without bounds (the default) anything goes.
+    validate_records(&bad, &header, &RecordRules::default()).unwrap();
+}

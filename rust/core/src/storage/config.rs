@@ -55,6 +55,13 @@ pub struct LogConfig {
     /// `kafkalite.batch.decompressed.max.bytes`), not a topic key: it bounds the broker's
     /// work per request, whatever the topic.
     pub max_decompressed_bytes: usize,
+    /// How far a CreateTime may lie behind / ahead of the broker's clock (KIP-937).
+    pub timestamp_before_max_ms: i64,
+    pub timestamp_after_max_ms: i64,
+    /// Hold produced records to those bounds. Off by default so tests and tools appending
+    /// batches with fixed timestamps under a fake clock are unaffected; the broker turns it
+    /// on for every topic it serves.
+    pub check_timestamps: bool,
 }
 
 // The ratio is validated to lie in [0, 1], so it is never NaN and equality is total.
@@ -70,6 +77,8 @@ pub const STORAGE_KEYS: &[&str] = &[
     "index.interval.bytes",
     "max.compaction.lag.ms",
     "max.message.bytes",
+    "message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms",
     "message.timestamp.type",
     "min.cleanable.dirty.ratio",
     "min.compaction.lag.ms",
@@ -102,6 +111,9 @@ impl Default for LogConfig {
             max_compaction_lag_ms: 0,
             preallocate: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            timestamp_before_max_ms: 0,
+            timestamp_after_max_ms: 0,
+            check_timestamps: false,
         };
         for name in STORAGE_KEYS {
             let key = config::topic_key(name).expect("storage keys are topic keys");
@@ -145,6 +157,8 @@ impl LogConfig {
             "min.compaction.lag.ms" => self.min_compaction_lag_ms = int(),
             "max.compaction.lag.ms" => self.max_compaction_lag_ms = int(),
             "preallocate" => self.preallocate = v == "true",
+            "message.timestamp.before.max.ms" => self.timestamp_before_max_ms = int(),
+            "message.timestamp.after.max.ms" => self.timestamp_after_max_ms = int(),
             _ => {}
         }
         Ok(())
@@ -164,10 +178,20 @@ impl LogConfig {
 
     /// What every produced record is held to (`records::record_check`).
     #[must_use]
-    pub fn record_rules(&self) -> RecordRules {
+    pub fn record_rules(&self, now_ms: i64) -> RecordRules {
+        let (timestamp_min, timestamp_max) = if self.log_append_time || !self.check_timestamps {
+            (i64::MIN, i64::MAX)
+        } else {
+            (
+                now_ms.saturating_sub(self.timestamp_before_max_ms),
+                now_ms.saturating_add(self.timestamp_after_max_ms),
+            )
+        };
         RecordRules {
             require_keys: self.cleanup_policy.compact,
             max_decompressed_bytes: self.max_decompressed_bytes,
+            timestamp_min,
+            timestamp_max,
         }
     }
 

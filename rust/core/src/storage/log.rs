@@ -196,7 +196,7 @@ impl PartitionLog {
             let infos = validate_batches_deferring_crc(buf, self.config.max_message_bytes)?;
             assign_offsets(buf, &infos, self.next_offset, None);
             let buf = &*buf;
-            let rules = self.config.record_rules();
+            let rules = self.config.record_rules(now_ms);
             return self.append_validated(&[buf], &infos, None, now_ms, || {
                 check_batches(buf, &infos, &rules)
             });
@@ -204,7 +204,7 @@ impl PartitionLog {
         // LogAppendTime rewrites maxTimestamp and so the CRC: the producer's CRC is checked
         // first, then the records.
         let infos = validate_batches(buf, self.config.max_message_bytes)?;
-        check_records_of(buf, &infos, &self.config.record_rules())?;
+        check_records_of(buf, &infos, &self.config.record_rules(now_ms))?;
         let log_append_time = Some(now_ms);
         assign_offsets(buf, &infos, self.next_offset, log_append_time);
         self.append_validated(&[&*buf], &infos, log_append_time, now_ms, || Ok(()))
@@ -260,7 +260,7 @@ impl PartitionLog {
                 None => slices.push(&buf[info.position + 8..end]),
             }
         }
-        let rules = self.config.record_rules();
+        let rules = self.config.record_rules(now_ms);
         self.append_validated(&slices, &infos, None, now_ms, || {
             check_batches(buf, &infos, &rules)
         })
