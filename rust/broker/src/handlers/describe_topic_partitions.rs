@@ -159,19 +159,20 @@ pub async fn handle(
     encode(&response, version).map(Some)
 }
 
-/// A topic answered with an error. Kafka still reports the operations the client may do on
-/// the name (it could create it), except when it may not even describe it.
+/// A topic answered with an error. For a topic that does not exist (or cannot) Kafka still
+/// reports the operations the client may do on the name; a refused request reports none.
 fn error_topic(
     state: &BrokerState,
     ctx: &RequestContext<'_>,
     topic: &str,
     code: i16,
 ) -> DescribeTopicPartitionsResponseTopic {
-    let operations = if code == codes::TOPIC_AUTHORIZATION_FAILED {
-        crate::handlers::metadata::OPERATIONS_NOT_REQUESTED
-    } else {
-        authz::operations_or(state, ctx, TOPIC_OPERATIONS, 2, topic)
-    };
+    let operations =
+        if code == codes::UNKNOWN_TOPIC_OR_PARTITION || code == codes::INVALID_TOPIC_EXCEPTION {
+            authz::operations_or(state, ctx, TOPIC_OPERATIONS, 2, topic)
+        } else {
+            crate::handlers::metadata::OPERATIONS_NOT_REQUESTED
+        };
     DescribeTopicPartitionsResponseTopic::default()
         .with_error_code(code)
         .with_name(Some(name(topic)))
