@@ -52,7 +52,7 @@ def test_cli_reports_per_version_and_ends_with_json(
     args = ["conformance", "--quick", "--brokers", ",".join(brokers), "--api", "DescribeCluster"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.split()[:2] == ["DescribeCluster", "v1"] for line in lines), lines
+    assert any(line.split()[:2] == ["DescribeCluster", "v2"] for line in lines), lines
     summary = json.loads(lines[-1])
     assert summary["apis"] == 2  # ApiVersions is always played, then the one asked
     assert summary["differences"] == 0 and summary["requests"] > 4
