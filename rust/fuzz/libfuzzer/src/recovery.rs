@@ -1,0 +1,12 @@
+//! libFuzzer driver of `kafkalite_fuzz::targets::segment_recovery` under the allocation cap.
+#![no_main]
+
+use kafkalite_fuzz::alloc_cap::{with_bound, CappedAlloc};
+use kafkalite_fuzz::targets::{bound, segment_recovery};
+
+#[global_allocator]
+static ALLOC: CappedAlloc = CappedAlloc;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    with_bound(bound(data.len()) + (16 << 20), || segment_recovery(data));
+});
