@@ -171,8 +171,10 @@ def conformance_run(
     quick: bool = False,
     apis: list[str] | None = None,
     inject: tuple[str, str, str] | None = None,
+    sasl: tuple[str, str] | None = None,
 ) -> str:
-    """Play the conformance scripts against both brokers; the report data as JSON."""
+    """Play the conformance scripts against both brokers; the report data as JSON.
+    ``sasl``: the brokers' SASL_PLAINTEXT bootstraps, for the security scripts."""
 
 def conformance_fuzz(
     kafkalite: str, kafka: str, seconds: float, compare_every: int = 10, seed: int = 1

@@ -15,8 +15,8 @@ def run(brokers: tuple[str, str], **kwargs: object) -> dict:  # type: ignore[typ
     return json.loads(_core.conformance_run(*brokers, quick=True, **kwargs))
 
 
-def test_quick_subset_matches_kafka(brokers: tuple[str, str]) -> None:
-    data = run(brokers)
+def test_quick_subset_matches_kafka(brokers: tuple[str, str], sasl: tuple[str, str]) -> None:
+    data = run(brokers, sasl=sasl)
     outcome = report.judge(data, allowlist.load())
     text = io.StringIO()
     report.write(outcome, text)

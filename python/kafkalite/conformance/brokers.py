@@ -1,5 +1,10 @@
 """The two brokers of a conformance run: kafkalite's daemon and Apache Kafka (KRaft, one
-node), started by the bench's own launchers with the same settings."""
+node), started by the bench's own launchers with the same settings.
+
+Both run an ACL authorizer (the anonymous PLAINTEXT principal is a super user, so every
+script but the security ones is authorised as without one) and a second, SASL_PLAINTEXT
+listener with PLAIN users and SCRAM, where the SASL and ACL scripts authenticate as a
+super user (admin) or as a user with no ACLs (alice)."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from kafkalite.bench.systems import Kafka, Kafkalite
+from kafkalite.bench.systems import Kafka, Kafkalite, free_port
 
 KAFKA_VERSION = "4.1.1"
 
@@ -26,15 +31,59 @@ SHARED_SETTINGS = {
 }
 
 
+#: PLAIN users of the SASL listener (the runner's security scripts log in with these).
+PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+
+SECURITY_SETTINGS = {
+    # Kafka's KRaft authorizer; kafkalite accepts the name and applies the same rules.
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users": "User:ANONYMOUS;User:admin",
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        + " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items())
+        + ";"
+    ),
+    "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    ),
+    "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    ),
+}
+
+
+def _add_sasl_listener(kafkalite: Kafkalite, kafka: Kafka, host: str) -> tuple[str, str]:
+    """A SASL_PLAINTEXT listener on each broker; their bootstrap addresses."""
+    ours, theirs = free_port(), free_port()
+    kafkalite.settings["listeners"] += f",SASL_PLAINTEXT://{host}:{ours}"
+    props = kafka.props
+    props["listeners"] += f",SASL_PLAINTEXT://{host}:{theirs}"
+    props["advertised.listeners"] += f",SASL_PLAINTEXT://{host}:{theirs}"
+    props["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+    return f"{host}:{ours}", f"{host}:{theirs}"
+
+
 @contextlib.contextmanager
 def running_pair(work_dir: Path, kafka_version: str = KAFKA_VERSION) -> Iterator[tuple[str, str]]:
     """(kafkalite bootstrap, kafka bootstrap), both brokers running until the block ends."""
-    kafkalite = Kafkalite(work_dir / "kafkalite-data", overrides=SHARED_SETTINGS)
-    kafka = Kafka(work_dir / "kafka-data", version=kafka_version, overrides=SHARED_SETTINGS)
+    with running_pairs(work_dir, kafka_version) as (plain, _):
+        yield plain
+
+
+@contextlib.contextmanager
+def running_pairs(
+    work_dir: Path, kafka_version: str = KAFKA_VERSION
+) -> Iterator[tuple[tuple[str, str], tuple[str, str]]]:
+    """((kafkalite, kafka) PLAINTEXT bootstraps, (kafkalite, kafka) SASL_PLAINTEXT ones)."""
+    settings = {**SHARED_SETTINGS, **SECURITY_SETTINGS}
+    kafkalite = Kafkalite(work_dir / "kafkalite-data", overrides=settings)
+    kafka = Kafka(work_dir / "kafka-data", version=kafka_version, overrides=settings)
+    sasl = _add_sasl_listener(kafkalite, kafka, "127.0.0.1")
     try:
         kafkalite.start()
         kafka.start()
-        yield kafkalite.bootstrap, kafka.bootstrap
+        yield (kafkalite.bootstrap, kafka.bootstrap), sasl
     finally:
         kafka.stop()
         kafkalite.stop()

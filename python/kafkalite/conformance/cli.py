@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafkalite import _core
 from kafkalite.conformance import allowlist, report
-from kafkalite.conformance.brokers import KAFKA_VERSION, running_pair
+from kafkalite.conformance.brokers import KAFKA_VERSION, running_pairs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--brokers",
-        metavar="KAFKALITE,KAFKA",
-        help="use two brokers already running instead of starting them",
+        metavar="KAFKALITE,KAFKA[,KAFKALITE_SASL,KAFKA_SASL]",
+        help="use brokers already running (and their SASL_PLAINTEXT listeners) instead",
     )
     p.add_argument("--json-out", type=Path, help="write the raw exchanges here")
     p.add_argument(
@@ -41,20 +41,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def play(kafkalite: str, kafka: str, args: argparse.Namespace) -> dict:  # type: ignore[type-arg]
-    raw = _core.conformance_run(kafkalite, kafka, quick=args.quick, apis=args.api or None)
+def play(
+    kafkalite: str, kafka: str, args: argparse.Namespace, sasl: tuple[str, str] | None = None
+) -> dict:  # type: ignore[type-arg]
+    raw = _core.conformance_run(
+        kafkalite, kafka, quick=args.quick, apis=args.api or None, sasl=sasl
+    )
     return json.loads(raw)
 
 
 def run(args: argparse.Namespace) -> int:
     entries = allowlist.load(args.allowlist)
     if args.brokers:
-        kafkalite, _, kafka = args.brokers.partition(",")
-        data = play(kafkalite, kafka, args)
+        kafkalite, kafka, *rest = args.brokers.split(",")
+        sasl = (rest[0], rest[1]) if len(rest) == 2 else None
+        data = play(kafkalite, kafka, args, sasl)
     else:
         with tempfile.TemporaryDirectory(prefix="kafkalite-conformance-") as tmp:
-            with running_pair(Path(tmp), args.kafka_version) as (kafkalite, kafka):
-                data = play(kafkalite, kafka, args)
+            with running_pairs(Path(tmp), args.kafka_version) as (plain, sasl):
+                data = play(*plain, args, sasl)
     if args.json_out:
         args.json_out.write_text(json.dumps(data, indent=1))
     outcome = report.judge(data, entries)

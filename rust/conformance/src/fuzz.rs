@@ -134,13 +134,69 @@ fn resolve(bootstrap: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{bootstrap}: no address"))
 }
 
-/// Send one frame on a fresh connection and classify what comes back.
-fn send(addr: SocketAddr, api: ApiKey, version: i16, frame: &[u8]) -> Outcome {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(3)) else {
-        return Outcome::Unreachable;
+/// Close without TIME_WAIT (an RST): a million short connections from one host would
+/// otherwise use up the ephemeral ports.
+fn close_hard(stream: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
     };
+    // SAFETY: a valid socket and a correctly sized option value.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::addr_of!(linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+fn connect(addr: SocketAddr) -> Option<TcpStream> {
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3)).ok()?;
     let _ = stream.set_read_timeout(Some(ANSWER_WAIT));
     let _ = stream.set_nodelay(true);
+    Some(stream)
+}
+
+/// Send one frame on a fresh connection and classify what comes back.
+fn send(addr: SocketAddr, api: ApiKey, version: i16, frame: &[u8]) -> Outcome {
+    let mut conn = None;
+    let outcome = send_on(&mut conn, addr, api, version, frame);
+    if let Some(stream) = conn {
+        close_hard(stream);
+    }
+    outcome
+}
+
+/// Send one frame on `conn` (connecting first if it is closed) and classify the answer.
+/// The connection is kept after an answer and closed after anything else, so a broker
+/// that hung or closed is always met on a fresh one.
+fn send_on(
+    conn: &mut Option<TcpStream>,
+    addr: SocketAddr,
+    api: ApiKey,
+    version: i16,
+    frame: &[u8],
+) -> Outcome {
+    if conn.is_none() {
+        *conn = connect(addr);
+    }
+    let Some(stream) = conn.as_mut() else {
+        return Outcome::Unreachable;
+    };
+    let outcome = exchange(stream, api, version, frame);
+    if !matches!(outcome, Outcome::Answered { .. }) {
+        if let Some(stream) = conn.take() {
+            close_hard(stream);
+        }
+    }
+    outcome
+}
+
+fn exchange(stream: &mut TcpStream, api: ApiKey, version: i16, frame: &[u8]) -> Outcome {
     let mut out = Vec::with_capacity(frame.len() + 4);
     out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
     out.extend_from_slice(frame);
@@ -261,6 +317,10 @@ pub fn fuzz_from_scripts(
     fuzz(kafkalite, kafka, &seeds, duration, compare_every, seed)
 }
 
+/// Worker threads: a frame a broker holds (a JoinGroup waiting for its rebalance, acks=0)
+/// costs its thread the whole answer wait, so many run at once.
+pub const THREADS: usize = 16;
+
 /// Fuzz for `duration`, comparing every `compare_every`-th frame against Kafka too.
 pub fn fuzz(
     kafkalite: &str,
@@ -270,71 +330,94 @@ pub fn fuzz(
     compare_every: u64,
     seed: u64,
 ) -> Result<FuzzReport, String> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::Mutex;
     if seeds.is_empty() {
         return Err("no seed requests".into());
     }
     let (ours, theirs) = (resolve(kafkalite)?, resolve(kafka)?);
     let started = Instant::now();
-    let mut rng = Rng(seed | 1);
-    let mut report = FuzzReport {
-        seeds: seeds.len(),
-        ..FuzzReport::default()
-    };
+    let counters: [AtomicU64; 5] = Default::default();
+    let [sent_ours, sent_theirs, crashes, hangs, accepted] = &counters;
+    let stop = AtomicBool::new(false);
+    let cases: Mutex<Vec<Case>> = Mutex::new(Vec::new());
     let hex = |frame: &[u8]| frame.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-    while started.elapsed() < duration {
-        let s = &seeds[rng.below(seeds.len())];
-        let frame = mutate(&mut rng, &s.frame, seeds);
-        let ours_did = send(ours, s.api, s.version, &frame);
-        report.kafkalite_requests += 1;
-        let compare = report
-            .kafkalite_requests
-            .is_multiple_of(compare_every.max(1));
-        // A frame kafkalite holds is always asked of Kafka too: a JoinGroup waiting for
-        // its rebalance or a Produce with acks=0 holds there just the same.
-        let ask_kafka = compare || ours_did == Outcome::Hung;
-        let theirs_did = ask_kafka.then(|| send(theirs, s.api, s.version, &frame));
-        if ask_kafka {
-            report.kafka_requests += 1;
+    let worker = |index: u64| {
+        let mut rng = Rng((seed ^ (index + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+        let mut conn: Option<TcpStream> = None;
+        let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        while started.elapsed() < duration && !stop.load(Relaxed) {
+            let s = &seeds[rng.below(seeds.len())];
+            let frame = mutate(&mut rng, &s.frame, seeds);
+            let ours_did = send_on(&mut conn, ours, s.api, s.version, &frame);
+            let n = sent_ours.fetch_add(1, Relaxed) + 1;
+            let compare = n.is_multiple_of(compare_every.max(1));
+            // A frame kafkalite holds is always asked of Kafka too: a JoinGroup waiting for
+            // its rebalance or a Produce with acks=0 holds there just the same.
+            let ask_kafka = compare || ours_did == Outcome::Hung;
+            let theirs_did = ask_kafka.then(|| send(theirs, s.api, s.version, &frame));
+            if ask_kafka {
+                sent_theirs.fetch_add(1, Relaxed);
+            }
+            let why = match (&ours_did, &theirs_did) {
+                (Outcome::Unreachable, _) => Some("kafkalite unreachable: crashed"),
+                (Outcome::Hung, Some(t)) if *t != Outcome::Hung => Some("kafkalite hung"),
+                (Outcome::Answered { accepted: true }, Some(t)) if refused(t) => {
+                    Some("kafkalite accepted what Kafka refused")
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
+                match why {
+                    w if w.contains("crash") => crashes.fetch_add(1, Relaxed),
+                    w if w.contains("hung") => hangs.fetch_add(1, Relaxed),
+                    _ => accepted.fetch_add(1, Relaxed),
+                };
+                let mut cases = cases
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if cases.len() < 1000 {
+                    cases.push(Case {
+                        api: format!("{:?}", s.api),
+                        version: s.version,
+                        why: why.into(),
+                        kafkalite: ours_did.clone(),
+                        kafka: theirs_did.clone(),
+                        frame_hex: hex(&frame),
+                        previous_hex: if matches!(ours_did, Outcome::Unreachable) {
+                            recent.iter().cloned().collect()
+                        } else {
+                            Vec::new()
+                        },
+                    });
+                }
+                if matches!(ours_did, Outcome::Unreachable) {
+                    stop.store(true, Relaxed);
+                }
+            }
+            if recent.len() == 8 {
+                recent.pop_front();
+            }
+            recent.push_back(hex(&frame));
         }
-        let why = match (&ours_did, &theirs_did) {
-            (Outcome::Unreachable, _) => Some("kafkalite unreachable: crashed"),
-            (Outcome::Hung, Some(t)) if *t != Outcome::Hung => Some("kafkalite hung"),
-            (Outcome::Answered { accepted: true }, Some(t)) if refused(t) => {
-                Some("kafkalite accepted what Kafka refused")
-            }
-            _ => None,
-        };
-        if let Some(why) = why {
-            match why {
-                w if w.contains("crash") => report.crashes += 1,
-                w if w.contains("hung") => report.hangs += 1,
-                _ => report.accepted_where_kafka_refuses += 1,
-            }
-            if report.cases.len() < 1000 {
-                report.cases.push(Case {
-                    api: format!("{:?}", s.api),
-                    version: s.version,
-                    why: why.into(),
-                    kafkalite: ours_did.clone(),
-                    kafka: theirs_did.clone(),
-                    frame_hex: hex(&frame),
-                    previous_hex: if matches!(ours_did, Outcome::Unreachable) {
-                        recent.iter().cloned().collect()
-                    } else {
-                        Vec::new()
-                    },
-                });
-            }
-            if matches!(ours_did, Outcome::Unreachable) {
-                break;
-            }
+        if let Some(stream) = conn {
+            close_hard(stream);
         }
-        if recent.len() == 8 {
-            recent.pop_front();
+    };
+    std::thread::scope(|scope| {
+        for i in 0..THREADS as u64 {
+            let worker = &worker;
+            scope.spawn(move || worker(i));
         }
-        recent.push_back(hex(&frame));
-    }
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+    });
+    Ok(FuzzReport {
+        seeds: seeds.len(),
+        kafkalite_requests: sent_ours.load(Relaxed),
+        kafka_requests: sent_theirs.load(Relaxed),
+        crashes: crashes.load(Relaxed),
+        hangs: hangs.load(Relaxed),
+        accepted_where_kafka_refuses: accepted.load(Relaxed),
+        cases: cases.into_inner().unwrap_or_default(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }

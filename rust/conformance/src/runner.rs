@@ -22,6 +22,8 @@ pub struct Options {
     /// Only scripts whose API name (e.g. "CreateTopics") is listed; empty = all.
     pub apis: Vec<String>,
     pub injection: Option<Injection>,
+    /// (kafkalite, kafka) SASL_PLAINTEXT bootstraps, for the security scripts.
+    pub sasl: Option<(String, String)>,
 }
 
 /// One API's advertised ranges side by side.
@@ -145,7 +147,8 @@ pub fn run_recording(
     options: &Options,
 ) -> Result<(Report, Vec<Seed>), String> {
     let started = Instant::now();
-    let mut s = Session::new(kafkalite, kafka)?;
+    let sasl = options.sasl.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+    let mut s = Session::with_sasl(kafkalite, kafka, sasl)?;
     s.injection = options.injection.clone();
     let ranges = api_versions(&mut s)?;
     warm_up(&mut s);
@@ -170,6 +173,8 @@ pub fn run_recording(
         for v in versions {
             s.script = script.name.to_string();
             (script.run)(&mut s, v);
+            // A script may have moved to the SASL listener: the next starts on PLAINTEXT.
+            s.switch(crate::session::Listener::Plaintext);
         }
     }
     let mut uncovered = Vec::new();

@@ -54,8 +54,20 @@ pub struct Side {
     pub vars: HashMap<String, String>,
 }
 
+/// Which listener of each broker the next steps talk to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listener {
+    Plaintext,
+    /// SASL_PLAINTEXT (the security scripts'): unauthenticated until a script's own
+    /// SaslHandshake and SaslAuthenticate steps log in.
+    Sasl,
+}
+
 pub struct Session {
     runtime: tokio::runtime::Runtime,
+    /// Each side's PLAINTEXT and, if the brokers have one, SASL_PLAINTEXT address.
+    plain: [Address; 2],
+    sasl: Option<[Address; 2]>,
     config: ClientConfig,
     pub sides: [Side; 2],
     pub exchanges: Vec<Exchange>,
@@ -79,17 +91,33 @@ pub type Answer<T> = Result<T, String>;
 
 impl Session {
     pub fn new(kafkalite: &str, kafka: &str) -> Result<Session, String> {
-        let side = |bootstrap: &str| -> Result<Side, String> {
-            let address = parse_bootstrap(bootstrap)
+        Session::with_sasl(kafkalite, kafka, None)
+    }
+
+    /// As [`Session::new`], with each broker's SASL_PLAINTEXT listener too.
+    pub fn with_sasl(
+        kafkalite: &str,
+        kafka: &str,
+        sasl: Option<(&str, &str)>,
+    ) -> Result<Session, String> {
+        let address = |bootstrap: &str| -> Result<Address, String> {
+            parse_bootstrap(bootstrap)
                 .map_err(|e| e.to_string())?
                 .into_iter()
                 .next()
-                .ok_or_else(|| format!("no address in {bootstrap:?}"))?;
+                .ok_or_else(|| format!("no address in {bootstrap:?}"))
+        };
+        let side = |bootstrap: &str| -> Result<Side, String> {
             Ok(Side {
-                address,
+                address: address(bootstrap)?,
                 conn: None,
                 vars: HashMap::new(),
             })
+        };
+        let plain = [address(kafkalite)?, address(kafka)?];
+        let sasl = match sasl {
+            Some((ours, theirs)) => Some([address(ours)?, address(theirs)?]),
+            None => None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -102,6 +130,8 @@ impl Session {
         };
         Ok(Session {
             runtime,
+            plain,
+            sasl,
             config,
             sides: [side(kafkalite)?, side(kafka)?],
             exchanges: Vec::new(),
@@ -109,6 +139,29 @@ impl Session {
             injection: None,
             corpus: Vec::new(),
         })
+    }
+
+    /// Whether the brokers have SASL listeners (the security scripts need them).
+    #[must_use]
+    pub fn has_sasl(&self) -> bool {
+        self.sasl.is_some()
+    }
+
+    /// Talk to `listener` from the next step on, on new connections (a SASL connection
+    /// starts unauthenticated). `false` if the brokers have no such listener.
+    pub fn switch(&mut self, listener: Listener) -> bool {
+        let addresses = match listener {
+            Listener::Plaintext => self.plain.clone(),
+            Listener::Sasl => match &self.sasl {
+                Some(a) => a.clone(),
+                None => return false,
+            },
+        };
+        for (side, address) in self.sides.iter_mut().zip(addresses) {
+            side.address = address;
+            side.conn = None;
+        }
+        true
     }
 
     /// Send one request to one side without comparing it (waiting for a broker to settle).

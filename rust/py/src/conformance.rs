@@ -8,8 +8,9 @@ use pyo3::prelude::*;
 /// Play the conformance scripts against `kafkalite` and `kafka` (bootstrap addresses) and
 /// return the report data as JSON. `inject` = (api, field, value) overwrites that field of
 /// kafkalite's answers before comparing: how a test proves a difference is reported.
+/// `sasl` = the (kafkalite, kafka) SASL_PLAINTEXT bootstraps the security scripts need.
 #[pyfunction]
-#[pyo3(signature = (kafkalite, kafka, quick=false, apis=None, inject=None))]
+#[pyo3(signature = (kafkalite, kafka, quick=false, apis=None, inject=None, sasl=None))]
 pub fn conformance_run(
     py: Python<'_>,
     kafkalite: String,
@@ -17,11 +18,13 @@ pub fn conformance_run(
     quick: bool,
     apis: Option<Vec<String>>,
     inject: Option<(String, String, String)>,
+    sasl: Option<(String, String)>,
 ) -> PyResult<String> {
     let options = Options {
         quick,
         apis: apis.unwrap_or_default(),
         injection: inject.map(|(api, field, value)| Injection { api, field, value }),
+        sasl,
     };
     let report = py
         .detach(|| kafkalite_conformance::run(&kafkalite, &kafka, &options))

@@ -1,12 +1,13 @@
 //! `kafkalite-conformance KAFKALITE_BOOTSTRAP KAFKA_BOOTSTRAP [--quick] [API...]` (or
-//! `--fuzz SECONDS`): the
+//! `--fuzz SECONDS`; `--sasl KAFKALITE,KAFKA` names their SASL_PLAINTEXT listeners; `--record DIR` also writes every request played, one file each, as
+//! the coverage-guided fuzzer's seed corpus): the
 //! runner against two brokers already running; prints the report data as JSON. The
 //! `kafkalite conformance` command starts both brokers and calls the same runner.
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
-        eprintln!("usage: kafkalite-conformance KAFKALITE KAFKA [--quick] [API...]");
+        eprintln!("usage: kafkalite-conformance KAFKALITE KAFKA [--quick] [--sasl A,B] [--record DIR] [API...]");
         std::process::exit(2);
     }
     if let Some(i) = args.iter().position(|a| a == "--fuzz") {
@@ -25,16 +26,51 @@ fn main() {
         quick: args.iter().any(|a| a == "--quick"),
         apis: args[2..]
             .iter()
-            .filter(|a| !a.starts_with("--"))
-            .cloned()
+            .enumerate()
+            // Flags and the values of the flags that take one.
+            .filter(|(i, a)| {
+                !a.starts_with("--") && !matches!(args[2 + i - 1].as_str(), "--record" | "--sasl")
+            })
+            .map(|(_, a)| a.clone())
             .collect(),
         injection: None,
+        sasl: flag_value(&args, "--sasl").and_then(|v| {
+            v.split_once(',')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        }),
     };
-    match kafkalite_conformance::run(&args[0], &args[1], &options) {
-        Ok(report) => println!("{}", serde_json::to_string(&report).expect("serialisable")),
+    let record = flag_value(&args, "--record").map(std::path::PathBuf::from);
+    match kafkalite_conformance::runner::run_recording(&args[0], &args[1], &options) {
+        Ok((report, seeds)) => {
+            if let Some(dir) = &record {
+                if let Err(e) = write_corpus(dir, &seeds) {
+                    eprintln!("conformance: writing {}: {e}", dir.display());
+                    std::process::exit(1);
+                }
+            }
+            println!("{}", serde_json::to_string(&report).expect("serialisable"));
+        }
         Err(e) => {
             eprintln!("conformance: {e}");
             std::process::exit(1);
         }
     }
+}
+
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).cloned()
+}
+
+/// One file per recorded request frame (header and body), named by API and version.
+fn write_corpus(
+    dir: &std::path::Path,
+    seeds: &[kafkalite_conformance::session::Seed],
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (i, seed) in seeds.iter().enumerate() {
+        let name = format!("{:?}-v{}-{i:04}.bin", seed.api, seed.version);
+        std::fs::write(dir.join(name), &seed.frame)?;
+    }
+    Ok(())
 }

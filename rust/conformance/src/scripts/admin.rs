@@ -1,62 +1,332 @@
-//! Admin APIs of Kafka 4: DescribeTopicPartitions (paginated topic descriptions).
+//! Cluster administration on a single node: ElectLeaders, AlterPartitionReassignments,
+//! ListPartitionReassignments, DescribeLogDirs, and SCRAM credentials
+//! (DescribeUserScramCredentials, AlterUserScramCredentials). A single node leads every
+//! partition and has one replica to assign, so the successes here are the no-op ones and
+//! most steps are the errors bad input gets.
 
-use kafka_protocol::messages::describe_topic_partitions_request::{Cursor, TopicRequest};
-use kafka_protocol::messages::{ApiKey, DescribeTopicPartitionsRequest};
+use kafka_protocol::messages::alter_partition_reassignments_request::{
+    ReassignablePartition, ReassignableTopic,
+};
+use kafka_protocol::messages::alter_user_scram_credentials_request::{
+    ScramCredentialDeletion, ScramCredentialUpsertion,
+};
+use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
+use kafka_protocol::messages::describe_user_scram_credentials_request::UserName;
+use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
+use kafka_protocol::messages::list_partition_reassignments_request::ListPartitionReassignmentsTopics;
+use kafka_protocol::messages::{
+    AlterPartitionReassignmentsRequest, AlterUserScramCredentialsRequest, ApiKey, BrokerId,
+    DescribeLogDirsRequest, DescribeUserScramCredentialsRequest, ElectLeadersRequest,
+    ListPartitionReassignmentsRequest,
+};
 
-use super::{create_topic, topic, Script};
+use super::{create_topic, produce, text, topic, Script};
 use crate::session::Session;
 
+const SCRAM_SHA_256: i8 = 1;
+const SCRAM_SHA_512: i8 = 2;
+
 pub fn scripts() -> Vec<Script> {
-    vec![Script {
-        name: "describe_topic_partitions",
-        api: ApiKey::DescribeTopicPartitions,
-        quick: true,
-        run: describe_topic_partitions,
-    }]
+    vec![
+        Script {
+            name: "elect_leaders",
+            api: ApiKey::ElectLeaders,
+            quick: true,
+            run: elect_leaders,
+        },
+        Script {
+            name: "alter_partition_reassignments",
+            api: ApiKey::AlterPartitionReassignments,
+            quick: true,
+            run: alter_reassignments,
+        },
+        Script {
+            name: "list_partition_reassignments",
+            api: ApiKey::ListPartitionReassignments,
+            quick: true,
+            run: list_reassignments,
+        },
+        Script {
+            name: "describe_log_dirs",
+            api: ApiKey::DescribeLogDirs,
+            quick: true,
+            run: describe_log_dirs,
+        },
+        Script {
+            name: "describe_user_scram_credentials",
+            api: ApiKey::DescribeUserScramCredentials,
+            quick: true,
+            run: describe_scram,
+        },
+        Script {
+            name: "alter_user_scram_credentials",
+            api: ApiKey::AlterUserScramCredentials,
+            quick: true,
+            run: alter_scram,
+        },
+    ]
 }
 
-fn request(
-    names: &[&str],
-    limit: i32,
-    cursor: Option<(&str, i32)>,
-) -> DescribeTopicPartitionsRequest {
-    DescribeTopicPartitionsRequest::default()
-        .with_topics(
-            names
-                .iter()
-                .map(|n| TopicRequest::default().with_name(topic(n)))
-                .collect(),
-        )
-        .with_response_partition_limit(limit)
-        .with_cursor(cursor.map(|(t, p)| {
-            Cursor::default()
-                .with_topic_name(topic(t))
-                .with_partition_index(p)
+fn elect_leaders(s: &mut Session, v: i16) {
+    let name = format!("el-v{v}");
+    create_topic(s, &name, 2, &[]);
+    let request = |election_type: i8, parts: Option<Vec<(&str, Vec<i32>)>>| {
+        ElectLeadersRequest::default()
+            .with_election_type(election_type)
+            .with_timeout_ms(10_000)
+            .with_topic_partitions(parts.map(|ps| {
+                ps.into_iter()
+                    .map(|(t, p)| {
+                        TopicPartitions::default()
+                            .with_topic(topic(t))
+                            .with_partitions(p)
+                    })
+                    .collect()
+            }))
+    };
+    let r = request(0, Some(vec![(&name, vec![0, 1])]));
+    s.play("preferred, already leader", v, |_| r.clone());
+    let r = request(0, Some(vec![("el-unknown", vec![0])]));
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(0, Some(vec![(&name, vec![7])]));
+    s.play("unknown partition", v, |_| r.clone());
+    let r = request(0, Some(vec![]));
+    s.play("empty list", v, |_| r.clone());
+    if v >= 1 {
+        let r = request(1, Some(vec![(&name, vec![0])]));
+        s.play("unclean, leader alive", v, |_| r.clone());
+        let r = request(0, None);
+        s.play("every partition", v, |_| r.clone());
+    }
+}
+
+fn alter_reassignments(s: &mut Session, v: i16) {
+    let name = format!("apr-v{v}");
+    create_topic(s, &name, 1, &[]);
+    let request = |t: &str, partition: i32, replicas: Option<Vec<i32>>| {
+        AlterPartitionReassignmentsRequest::default()
+            .with_timeout_ms(10_000)
+            .with_topics(vec![ReassignableTopic::default()
+                .with_name(topic(t))
+                .with_partitions(vec![ReassignablePartition::default()
+                    .with_partition_index(partition)
+                    .with_replicas(
+                        replicas.map(|r| r.into_iter().map(BrokerId).collect()),
+                    )])])
+    };
+    let r = request(&name, 0, Some(vec![1]));
+    s.play("to the replica it has", v, |_| r.clone());
+    let r = request(&name, 0, Some(vec![2]));
+    s.play("to an unknown broker", v, |_| r.clone());
+    let r = request(&name, 0, Some(vec![1, 1]));
+    s.play("duplicate replica", v, |_| r.clone());
+    let r = request(&name, 0, Some(vec![]));
+    s.play("no replicas", v, |_| r.clone());
+    let r = request(&name, 0, None);
+    s.play("cancel, none in progress", v, |_| r.clone());
+    let r = request("apr-unknown", 0, Some(vec![1]));
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(&name, 5, Some(vec![1]));
+    s.play("unknown partition", v, |_| r.clone());
+    let r = AlterPartitionReassignmentsRequest::default().with_timeout_ms(10_000);
+    s.play("empty request", v, |_| r.clone());
+}
+
+fn list_reassignments(s: &mut Session, v: i16) {
+    let name = format!("lpr-v{v}");
+    create_topic(s, &name, 1, &[]);
+    let request = |topics: Option<Vec<(&str, Vec<i32>)>>| {
+        ListPartitionReassignmentsRequest::default()
+            .with_timeout_ms(10_000)
+            .with_topics(topics.map(|ts| {
+                ts.into_iter()
+                    .map(|(t, p)| {
+                        ListPartitionReassignmentsTopics::default()
+                            .with_name(topic(t))
+                            .with_partition_indexes(p)
+                    })
+                    .collect()
+            }))
+    };
+    let r = request(None);
+    s.play("all, none in progress", v, |_| r.clone());
+    let r = request(Some(vec![(&name, vec![0])]));
+    s.play("named partition", v, |_| r.clone());
+    let r = request(Some(vec![("lpr-unknown", vec![0])]));
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(Some(vec![(&name, vec![3])]));
+    s.play("unknown partition", v, |_| r.clone());
+}
+
+fn describe_log_dirs(s: &mut Session, v: i16) {
+    let name = format!("dld-v{v}");
+    create_topic(s, &name, 2, &[]);
+    produce(s, &name, 2);
+    let request = |topics: Option<Vec<(&str, Vec<i32>)>>| {
+        DescribeLogDirsRequest::default().with_topics(topics.map(|ts| {
+            ts.into_iter()
+                .map(|(t, p)| {
+                    DescribableLogDirTopic::default()
+                        .with_topic(topic(t))
+                        .with_partitions(p)
+                })
+                .collect()
         }))
+    };
+    let r = request(Some(vec![(&name, vec![0, 1])]));
+    s.play("named partitions", v, |_| r.clone());
+    let r = request(Some(vec![(&name, vec![9])]));
+    s.play("unknown partition", v, |_| r.clone());
+    let r = request(Some(vec![("dld-unknown", vec![0])]));
+    s.play("unknown topic", v, |_| r.clone());
+    let r = request(Some(vec![]));
+    s.play("no topics", v, |_| r.clone());
 }
 
-fn describe_topic_partitions(s: &mut Session, v: i16) {
-    // Named to sort after every other topic of the run, so "all topics from a cursor" is
-    // the same set on both sides.
-    let (a, b) = (format!("zz-dtp-a-v{v}"), format!("zz-dtp-b-v{v}"));
-    create_topic(s, &a, 3, &[]);
-    create_topic(s, &b, 2, &[]);
-    let r = request(&[&b, &a], 2000, None);
-    s.play("two topics", v, |_| r.clone());
-    let r = request(&[&a, &b], 2, None);
-    s.play("limit inside the first topic", v, |_| r.clone());
-    let r = request(&[&a, &b], 3, None);
-    s.play("limit at the end of the first topic", v, |_| r.clone());
-    let r = request(&[&a, &b], 2, Some((&a, 2)));
-    s.play("from a cursor", v, |_| r.clone());
-    let r = request(&[&a, &b], 10, Some((&b, 1)));
-    s.play("from a cursor in the second topic", v, |_| r.clone());
-    let r = request(&[&a], 10, Some((&b, 0)));
-    s.play("cursor topic not requested", v, |_| r.clone());
-    let r = request(&[], 10, Some((&a, 1)));
-    s.play("all topics from a cursor", v, |_| r.clone());
-    let r = request(&["zz-dtp-unknown", "bad/name"], 10, None);
-    s.play("unknown and invalid topics", v, |_| r.clone());
-    let r = request(&[&a], 0, None);
-    s.play("zero limit", v, |_| r.clone());
+fn user(name: &str) -> UserName {
+    UserName::default().with_name(text(name))
+}
+
+fn upsert(name: &str, mechanism: i8, iterations: i32) -> ScramCredentialUpsertion {
+    ScramCredentialUpsertion::default()
+        .with_name(text(name))
+        .with_mechanism(mechanism)
+        .with_iterations(iterations)
+        .with_salt(bytes::Bytes::from_static(b"0123456789abcdef"))
+        .with_salted_password(bytes::Bytes::from(vec![7u8; 32]))
+}
+
+fn delete(name: &str, mechanism: i8) -> ScramCredentialDeletion {
+    ScramCredentialDeletion::default()
+        .with_name(text(name))
+        .with_mechanism(mechanism)
+}
+
+fn alter(
+    s: &mut Session,
+    step: &str,
+    v: i16,
+    upserts: Vec<ScramCredentialUpsertion>,
+    deletes: Vec<ScramCredentialDeletion>,
+) {
+    let r = AlterUserScramCredentialsRequest::default()
+        .with_upsertions(upserts)
+        .with_deletions(deletes);
+    s.play(step, v, |_| r.clone());
+}
+
+fn describe_scram(s: &mut Session, v: i16) {
+    let request = |users: Option<Vec<UserName>>| {
+        DescribeUserScramCredentialsRequest::default().with_users(users)
+    };
+    let r = request(Some(vec![user("dscram-nobody")]));
+    s.play("unknown user", v, |_| r.clone());
+    alter(
+        s,
+        "setup: upsert",
+        0,
+        vec![upsert("dscram-alice", SCRAM_SHA_256, 8192)],
+        vec![],
+    );
+    alter(
+        s,
+        "setup: upsert 512",
+        0,
+        vec![upsert("dscram-alice", SCRAM_SHA_512, 4096)],
+        vec![],
+    );
+    let r = request(Some(vec![user("dscram-alice")]));
+    s.play("known user", v, |_| r.clone());
+    let r = request(Some(vec![user("dscram-alice"), user("dscram-alice")]));
+    s.play("duplicate user", v, |_| r.clone());
+    let r = request(Some(vec![user("")]));
+    s.play("empty name", v, |_| r.clone());
+    let r = request(None);
+    s.play("every user", v, |_| r.clone());
+    let r = request(Some(vec![]));
+    s.play("empty list", v, |_| r.clone());
+    alter(
+        s,
+        "setup: delete",
+        0,
+        vec![],
+        vec![
+            delete("dscram-alice", SCRAM_SHA_256),
+            delete("dscram-alice", SCRAM_SHA_512),
+        ],
+    );
+}
+
+fn alter_scram(s: &mut Session, v: i16) {
+    alter(
+        s,
+        "upsert",
+        v,
+        vec![upsert("ascram-bob", SCRAM_SHA_256, 4096)],
+        vec![],
+    );
+    alter(
+        s,
+        "upsert again",
+        v,
+        vec![upsert("ascram-bob", SCRAM_SHA_256, 5000)],
+        vec![],
+    );
+    alter(
+        s,
+        "unknown mechanism",
+        v,
+        vec![upsert("ascram-bob", 0, 4096)],
+        vec![],
+    );
+    alter(
+        s,
+        "too few iterations",
+        v,
+        vec![upsert("ascram-bob", SCRAM_SHA_512, 100)],
+        vec![],
+    );
+    alter(
+        s,
+        "too many iterations",
+        v,
+        vec![upsert("ascram-bob", SCRAM_SHA_512, 20_000)],
+        vec![],
+    );
+    alter(
+        s,
+        "empty name",
+        v,
+        vec![upsert("", SCRAM_SHA_256, 4096)],
+        vec![],
+    );
+    alter(
+        s,
+        "same user upserted and deleted",
+        v,
+        vec![upsert("ascram-carol", SCRAM_SHA_256, 4096)],
+        vec![delete("ascram-carol", SCRAM_SHA_256)],
+    );
+    alter(
+        s,
+        "delete unknown",
+        v,
+        vec![],
+        vec![delete("ascram-nobody", SCRAM_SHA_256)],
+    );
+    alter(
+        s,
+        "delete unknown mechanism",
+        v,
+        vec![],
+        vec![delete("ascram-bob", 9)],
+    );
+    alter(
+        s,
+        "delete",
+        v,
+        vec![],
+        vec![delete("ascram-bob", SCRAM_SHA_256)],
+    );
+    alter(s, "empty request", v, vec![], vec![]);
 }

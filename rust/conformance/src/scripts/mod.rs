@@ -12,6 +12,8 @@ mod epochs;
 mod groups;
 mod offsets;
 mod records;
+mod security;
+mod topic_partitions;
 mod topics;
 mod transactions;
 
@@ -49,6 +51,8 @@ pub fn all() -> Vec<Script> {
     scripts.extend(offsets::scripts());
     scripts.extend(transactions::scripts());
     scripts.extend(admin::scripts());
+    scripts.extend(security::scripts());
+    scripts.extend(topic_partitions::scripts());
     scripts
 }
 
