@@ -40,24 +40,21 @@ pub async fn handle(
     // Per user: the first failure, if any (a user's changes apply all or not at all).
     let mut failures: BTreeMap<String, (i16, String)> = BTreeMap::new();
     let mut users: Vec<String> = Vec::new();
-    let mut pairs = HashSet::new();
+    // As Kafka: a user named twice among the deletions, or twice among the upsertions,
+    // is a duplicate (whatever the mechanisms); one deletion and one upsertion of the same
+    // user are not (each is judged on its own).
     let mut duplicate_pairs = HashSet::new();
-    let names = request
-        .deletions
-        .iter()
-        .map(|d| (d.name.to_string(), d.mechanism))
-        .chain(
-            request
-                .upsertions
-                .iter()
-                .map(|u| (u.name.to_string(), u.mechanism)),
-        );
-    for (name, mechanism) in names {
-        if !users.contains(&name) {
-            users.push(name.clone());
-        }
-        if !pairs.insert((name.clone(), mechanism)) {
-            duplicate_pairs.insert(name);
+    let deleted = request.deletions.iter().map(|d| d.name.to_string());
+    let upserted = request.upsertions.iter().map(|u| u.name.to_string());
+    for list in [deleted.collect::<Vec<_>>(), upserted.collect()] {
+        let mut seen = HashSet::new();
+        for name in list {
+            if !users.contains(&name) {
+                users.push(name.clone());
+            }
+            if !seen.insert(name.clone()) {
+                duplicate_pairs.insert(name);
+            }
         }
     }
     for user in &duplicate_pairs {
@@ -162,7 +159,8 @@ pub async fn handle(
                 Some((code, message)) => result
                     .with_error_code(*code)
                     .with_error_message(Some(StrBytes::from_string(message.clone()))),
-                None => result,
+                // Kafka sends a null message with no error (the codec's default is "").
+                None => result.with_error_message(None),
             }
         })
         .collect();

@@ -85,23 +85,26 @@ pub async fn handle(
             .iter()
             .map(|f| match f.invalid() {
                 Some(why) => failed(codes::INVALID_REQUEST, why),
-                None => DeleteAclsFilterResult::default().with_matching_acls(
-                    removed
-                        .next()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|b| {
-                            DeleteAclsMatchingAcl::default()
-                                .with_resource_type(b.resource_type)
-                                .with_resource_name(StrBytes::from_string(b.resource_name))
-                                .with_pattern_type(b.pattern_type)
-                                .with_principal(StrBytes::from_string(b.principal))
-                                .with_host(StrBytes::from_string(b.host))
-                                .with_operation(b.operation)
-                                .with_permission_type(b.permission)
-                        })
-                        .collect(),
-                ),
+                // Kafka sends a null message with no error (the codec's default is "").
+                None => DeleteAclsFilterResult::default()
+                    .with_error_message(None)
+                    .with_matching_acls(
+                        removed
+                            .next()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|b| {
+                                DeleteAclsMatchingAcl::default()
+                                    .with_resource_type(b.resource_type)
+                                    .with_resource_name(StrBytes::from_string(b.resource_name))
+                                    .with_pattern_type(b.pattern_type)
+                                    .with_principal(StrBytes::from_string(b.principal))
+                                    .with_host(StrBytes::from_string(b.host))
+                                    .with_operation(b.operation)
+                                    .with_permission_type(b.permission)
+                            })
+                            .collect(),
+                    ),
             })
             .collect()
     };

@@ -41,7 +41,8 @@ pub async fn handle(
         DescribeUserScramCredentialsResult::default()
             .with_user(StrBytes::from_string(user.to_string()))
     };
-    let results = match request.users {
+    // An empty list asks for every user, as a null one does (Kafka's reading).
+    let results = match request.users.filter(|u| !u.is_empty()) {
         None => known
             .keys()
             .map(|u| result(u).with_credential_infos(infos(u)))

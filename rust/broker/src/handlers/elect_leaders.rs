@@ -72,6 +72,17 @@ pub async fn handle(
             .collect(),
     };
     let mut results: Vec<ReplicaElectionResult> = Vec::new();
+    if state.cluster.is_none() && named.is_none() {
+        // Every partition asked for on a single node: Kafka names every topic, each with
+        // no partition results (nothing needed electing; not-needed is not reported then).
+        results = state
+            .topic_names()
+            .into_iter()
+            .map(|t| {
+                ReplicaElectionResult::default().with_topic(TopicName(StrBytes::from_string(t)))
+            })
+            .collect();
+    }
     for o in outcomes {
         let result = PartitionResult::default()
             .with_partition_id(o.partition)
@@ -115,15 +126,28 @@ fn elect(
                     let exists = known
                         .as_ref()
                         .is_some_and(|t| t.partition(partition).is_some());
+                    // Kafka's messages, word for word (clients show them).
+                    let (error_code, message) = if exists {
+                        (
+                            codes::ELECTION_NOT_NEEDED,
+                            "Leader election not needed for topic partition.".to_string(),
+                        )
+                    } else if known.is_some() {
+                        (
+                            codes::UNKNOWN_TOPIC_OR_PARTITION,
+                            format!("No such partition as {topic}-{partition}"),
+                        )
+                    } else {
+                        (
+                            codes::UNKNOWN_TOPIC_OR_PARTITION,
+                            format!("No such topic as {topic}"),
+                        )
+                    };
                     Outcome {
                         topic: topic.clone(),
                         partition,
-                        error_code: if exists {
-                            codes::ELECTION_NOT_NEEDED
-                        } else {
-                            codes::UNKNOWN_TOPIC_OR_PARTITION
-                        },
-                        message: None,
+                        error_code,
+                        message: Some(message),
                     }
                 })
             })

@@ -97,7 +97,12 @@ pub async fn alter(
     let args = serde_json::json!({ "partitions": wanted, "allow_replication_factor_change": allow_rf_change });
     let mut response = AlterPartitionReassignmentsResponse::default()
         .with_allow_replication_factor_change(allow_rf_change);
-    match ask::<Vec<AlterOutcome>>(state, "alter_reassignments", args) {
+    let outcomes = if state.cluster.is_none() {
+        Ok(alter_single_node(state, &request))
+    } else {
+        ask::<Vec<AlterOutcome>>(state, "alter_reassignments", args)
+    };
+    match outcomes {
         Ok(outcomes) => {
             let mut topics: Vec<ReassignableTopicResponse> = Vec::new();
             for o in outcomes {
@@ -175,4 +180,73 @@ pub async fn list(
         }
     }
     encode(&response, version).map(Some)
+}
+
+/// A single node (no cluster): the only assignment a partition can have is this node, so
+/// asking for it succeeds with nothing to do and anything else is refused, with Kafka's
+/// codes and messages for each case.
+fn alter_single_node(
+    state: &BrokerState,
+    request: &AlterPartitionReassignmentsRequest,
+) -> Vec<AlterOutcome> {
+    let me = state.config.node_id;
+    let mut out = Vec::new();
+    for t in &request.topics {
+        let name = t.name.0.to_string();
+        let topic = state.topic(&name);
+        for p in &t.partitions {
+            let partition = p.partition_index;
+            let refused = |code: i16, message: String| (code, Some(message));
+            let (error_code, message) = match (&topic, &p.replicas) {
+                (None, _) => refused(
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("Unable to find a topic named {name}."),
+                ),
+                (Some(t), _) if t.partition(partition).is_none() => refused(
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("Unable to find partition {name}:{partition}."),
+                ),
+                (Some(_), None) => (codes::NO_REASSIGNMENT_IN_PROGRESS, None),
+                (Some(_), Some(replicas)) => {
+                    let ids: Vec<i32> = replicas.iter().map(|b| b.0).collect();
+                    let twice = ids
+                        .iter()
+                        .enumerate()
+                        .find(|(i, id)| ids[..*i].contains(id));
+                    if ids.is_empty() {
+                        refused(
+                            codes::INVALID_REPLICA_ASSIGNMENT,
+                            "The manual partition assignment includes an empty replica list."
+                                .into(),
+                        )
+                    } else if let Some((_, id)) = twice {
+                        refused(
+                            codes::INVALID_REPLICA_ASSIGNMENT,
+                            format!(
+                                "The manual partition assignment includes the broker {id} more \
+                                 than once."
+                            ),
+                        )
+                    } else if let Some(id) = ids.iter().find(|&&id| id != me) {
+                        refused(
+                            codes::INVALID_REPLICA_ASSIGNMENT,
+                            format!(
+                                "The manual partition assignment includes broker {id}, but no \
+                                 such broker is registered."
+                            ),
+                        )
+                    } else {
+                        (codes::NONE, None)
+                    }
+                }
+            };
+            out.push(AlterOutcome {
+                topic: name.clone(),
+                partition,
+                error_code,
+                message,
+            });
+        }
+    }
+    out
 }

@@ -64,7 +64,8 @@ pub fn operations_of(resource_type: i8) -> &'static [i8] {
             DESCRIBE_CONFIGS,
             ALTER_CONFIGS,
         ],
-        resource::GROUP => &[READ, DESCRIBE, DELETE],
+        // Kafka 4 (KIP-848 group configs) added DESCRIBE_CONFIGS and ALTER_CONFIGS.
+        resource::GROUP => &[READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS],
         resource::CLUSTER => &[
             CREATE,
             CLUSTER_ACTION,
