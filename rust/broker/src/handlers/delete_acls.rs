@@ -95,6 +95,7 @@ pub async fn handle(
                             .into_iter()
                             .map(|b| {
                                 DeleteAclsMatchingAcl::default()
+                                    .with_error_message(None)
                                     .with_resource_type(b.resource_type)
                                     .with_resource_name(StrBytes::from_string(b.resource_name))
                                     .with_pattern_type(b.pattern_type)

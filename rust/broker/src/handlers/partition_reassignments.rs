@@ -119,7 +119,8 @@ pub async fn alter(
                     ),
                 }
             }
-            response = response.with_responses(topics);
+            // Kafka sends a null message with no error (the codec's default is "").
+            response = response.with_error_message(None).with_responses(topics);
         }
         Err(e) => {
             response = response
@@ -171,7 +172,7 @@ pub async fn list(
                     ),
                 }
             }
-            response = response.with_topics(topics);
+            response = response.with_error_message(None).with_topics(topics);
         }
         Err(e) => {
             response = response
