@@ -236,7 +236,11 @@ pub fn scan_valid_until(
             Ok(h) => h,
             Err(e) => return stop(position, e.to_string()),
         };
-        if header.base_offset < next_offset || header.last_offset() < header.base_offset {
+        // Offsets are stored relative to the segment's base in 32 bits (index entries):
+        // a batch past that range is damage, not data (the fuzzer's segment recovery
+        // target found one that tripped the index's own assertion).
+        let beyond = header.last_offset().saturating_sub(min_offset) > i64::from(u32::MAX);
+        if header.base_offset < next_offset || header.last_offset() < header.base_offset || beyond {
             return stop(
                 position,
                 format!(
