@@ -39,6 +39,8 @@ fn here(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(sub)
 }
 
+type Target = fn(&[u8]) -> Reached;
+
 /// Run `target` on `input` under its bound; the largest allocation it made.
 fn capped(target: fn(&[u8]) -> Reached, input: &[u8]) -> (Reached, usize) {
     let limit = if std::ptr::fn_addr_eq(target, segment_recovery as fn(&[u8]) -> Reached) {
@@ -126,7 +128,7 @@ fn recorded_client_requests_decode_and_regressions_pass() {
         apis.insert(key);
     }
     assert!(apis.len() >= 20, "recorded APIs: {apis:?}");
-    let targets: [(&str, fn(&[u8]) -> Reached); 3] = [
+    let targets: [(&str, Target); 3] = [
         ("request", request_frame),
         ("records", record_batches),
         ("recovery", segment_recovery),
@@ -207,7 +209,7 @@ fn a_short_mutation_run_finds_nothing() {
         let i = rng.below(batches.len());
         let b = mutate(&mut rng, &batches[i]);
         capped(record_batches, &b);
-        if runs % 20 == 0 {
+        if runs.is_multiple_of(20) {
             let i = rng.below(partitions.len());
             let p = mutate(&mut rng, &partitions[i]);
             capped(segment_recovery, &p);
