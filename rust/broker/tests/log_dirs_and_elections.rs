@@ -130,11 +130,27 @@ fn elections_and_reassignments_on_a_single_node() {
             .with_topic_partitions(ask("solo", vec![0])),
     );
     assert_eq!(bad.error_code, codes::INVALID_REQUEST);
-    let r: AlterPartitionReassignmentsResponse = c.call(
-        ApiKey::AlterPartitionReassignments,
-        0,
-        &AlterPartitionReassignmentsRequest::default(),
-    );
-    assert_eq!(r.error_code, codes::INVALID_REQUEST);
-    assert!(r.error_message.unwrap().contains("zookeeper.connect"));
+    // A single node answers reassignments as Kafka's single KRaft node does: the replica
+    // it has is accepted with nothing to do, any other broker is refused per partition.
+    use kafka_protocol::messages::alter_partition_reassignments_request::{
+        ReassignablePartition, ReassignableTopic,
+    };
+    for (replicas, code) in [(1, codes::NONE), (2, codes::INVALID_REPLICA_ASSIGNMENT)] {
+        let r: AlterPartitionReassignmentsResponse = c.call(
+            ApiKey::AlterPartitionReassignments,
+            0,
+            &AlterPartitionReassignmentsRequest::default().with_topics(vec![
+                ReassignableTopic::default()
+                    .with_name(name("solo"))
+                    .with_partitions(vec![ReassignablePartition::default()
+                        .with_partition_index(0)
+                        .with_replicas(Some(vec![kafka_protocol::messages::BrokerId(replicas)]))]),
+            ]),
+        );
+        assert_eq!(r.error_code, codes::NONE);
+        assert_eq!(
+            r.responses[0].partitions[0].error_code, code,
+            "to broker {replicas}"
+        );
+    }
 }
