@@ -85,6 +85,7 @@ pub fn record_batches(data: &[u8]) -> Reached {
             let rules = RecordRules {
                 require_keys,
                 max_decompressed_bytes: DECOMPRESSED_CAP,
+                ..RecordRules::default()
             };
             walked |= check_batches(data, &infos, &rules).is_ok();
         }
