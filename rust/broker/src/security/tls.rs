@@ -4,8 +4,11 @@
 //!
 //! Keystores: PEM, either `ssl.keystore.location` (a file with the private key and the
 //! certificate chain) or `ssl.keystore.key` + `ssl.keystore.certificate.chain` given
-//! inline. Truststores: PEM (`ssl.truststore.location` or `ssl.truststore.certificates`).
-//! JKS is Java's own format and is refused with a message saying to convert it.
+//! inline; or PKCS12 (`pkcs12.rs`). Truststores: PEM (`ssl.truststore.location` or
+//! `ssl.truststore.certificates`) or PKCS12. JKS, Java's own legacy format (Kafka's
+//! default type), is refused with a message naming the key and the `keytool` command
+//! that converts it: the one Rust reader of JKS is a young single-author crate, and Java
+//! itself has written PKCS12 by default since Java 9.
 
 use std::sync::Arc;
 
@@ -65,6 +68,16 @@ fn private_key(
         .map_err(|e| bad(keys, key, format!("no usable PEM private key: {e}")))
 }
 
+fn unsupported_type(ty: &str) -> String {
+    if ty == "JKS" {
+        "JKS stores are not supported (use PKCS12 or PEM; convert with `keytool \
+         -importkeystore -srckeystore STORE.jks -destkeystore STORE.p12 -deststoretype PKCS12`)"
+            .to_string()
+    } else {
+        format!("{ty} is not a supported store type (PKCS12 and PEM are)")
+    }
+}
+
 /// The certificate chain and key of the keystore.
 fn keystore(
     keys: &ListenerKeys<'_>,
@@ -112,16 +125,13 @@ fn keystore(
             Ok((certs, private_key(keys, "ssl.keystore.location", &pem)?))
         }
         "PKCS12" => super::pkcs12::keystore(keys),
-        other => Err(bad(
-            keys,
-            "ssl.keystore.type",
-            format!("{other} keystores are not supported; use PEM or PKCS12"),
-        )),
+        other => Err(bad(keys, "ssl.keystore.type", unsupported_type(other))),
     }
 }
 
-/// Trusted CA certificates for client certificates, if a truststore is configured.
-fn truststore(keys: &ListenerKeys<'_>) -> anyhow::Result<Option<RootCertStore>> {
+/// Trusted CA certificates (of client certificates, or of a JWKS server), if a
+/// truststore is configured.
+pub(crate) fn truststore(keys: &ListenerKeys<'_>) -> anyhow::Result<Option<RootCertStore>> {
     let certs = if let Some(inline) = keys.get("ssl.truststore.certificates") {
         certificates(keys, "ssl.truststore.certificates", inline.as_bytes())?
     } else if keys.get("ssl.truststore.location").is_some() {
@@ -135,13 +145,7 @@ fn truststore(keys: &ListenerKeys<'_>) -> anyhow::Result<Option<RootCertStore>> 
                 certificates(keys, "ssl.truststore.location", &pem)?
             }
             "PKCS12" => super::pkcs12::truststore(keys)?,
-            other => {
-                return Err(bad(
-                    keys,
-                    "ssl.truststore.type",
-                    format!("{other} truststores are not supported; use PEM or PKCS12"),
-                ))
-            }
+            other => return Err(bad(keys, "ssl.truststore.type", unsupported_type(other))),
         }
     } else {
         return Ok(None);
