@@ -30,7 +30,15 @@ def _client_config(args: argparse.Namespace, **extra: object) -> dict[str, Any]:
     log = logging.getLogger("kafkalite.librdkafka")
     if not getattr(args, "verbose", False):
         log.setLevel(logging.CRITICAL)
-    return {"bootstrap.servers": args.bootstrap_server, "logger": log, **extra}
+    security: dict[str, str] = {}
+    if getattr(args, "command_config", None):
+        from kafkalite.command_config import CommandConfigError, librdkafka_settings
+
+        try:
+            security = librdkafka_settings(args.command_config)
+        except CommandConfigError as e:
+            raise CliError(str(e)) from None
+    return {"bootstrap.servers": args.bootstrap_server, "logger": log, **security, **extra}
 
 
 def _admin(args: argparse.Namespace) -> Any:
@@ -291,6 +299,11 @@ def add_common_arguments(p: argparse.ArgumentParser, timeout_help: str) -> None:
         help="the broker(s) to talk to, comma-separated (default: %(default)s)",
     )
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help=timeout_help)
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (security.protocol, sasl.*, ssl.*) as Kafka's tools take them",
+    )
 
 
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]

@@ -59,6 +59,8 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
         "produce",
         "consume",
         "group",
+        "acl",
+        "user",
         "cluster",
         "log",
         "top",
