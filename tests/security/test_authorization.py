@@ -404,3 +404,35 @@ def test_deny_wins_over_allow(bootstrap: str, acls: Acls) -> None:
     err = produce(conf(bootstrap, "alice"), topic)
     assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert end_offset(conf(bootstrap, "admin"), topic) == 0
+
+
+def test_offset_fetch_hides_topics_without_describe(bootstrap: str, acls: Acls) -> None:
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    seen, hidden, group = name("of-seen"), name("of-hidden"), name("of-grp")
+    for topic in (seen, hidden):
+        make_topic(acls.admin, topic)
+    committer = Consumer({**conf(bootstrap, "admin"), "group.id": group})
+    committer.commit(
+        offsets=[TopicPartition(seen, 0, 3), TopicPartition(hidden, 0, 5)], asynchronous=False
+    )
+    committer.close()
+    acls.grant(ResourceType.GROUP, group, AclOperation.DESCRIBE)
+    acls.grant(ResourceType.TOPIC, seen, AclOperation.DESCRIBE)
+    alice = AdminClient(conf(bootstrap, "alice"))
+    # All of the group's topics: the one alice may not describe is left out.
+    request = [ConsumerGroupTopicPartitions(group)]
+    listed = alice.list_consumer_group_offsets(request)[group].result(timeout=20)
+    assert [(tp.topic, tp.offset) for tp in listed.topic_partitions] == [(seen, 3)]
+    # Named: refused for that topic alone.
+    request = [
+        ConsumerGroupTopicPartitions(group, [TopicPartition(seen, 0), TopicPartition(hidden, 0)])
+    ]
+    named = alice.list_consumer_group_offsets(request)[group].result(timeout=20)
+    by_topic = {tp.topic: tp for tp in named.topic_partitions}
+    assert by_topic[seen].offset == 3 and by_topic[seen].error is None
+    assert by_topic[hidden].error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # The admin still sees both.
+    everything = acls.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+    offsets = {tp.topic: tp.offset for tp in everything[group].result(timeout=20).topic_partitions}
+    assert offsets == {seen: 3, hidden: 5}

@@ -331,3 +331,69 @@ fn markers_from_an_older_coordinator_are_fenced_and_idle_ids_expire() {
     std::thread::sleep(std::time::Duration::from_millis(2000));
     assert_eq!(c.describe_txn("short-lived").0, 105, "expired");
 }
+
+/// Produce from a transactional producer needs WRITE on its transactional id (Kafka's
+/// first check in handleProduceRequest): without it every partition is refused with
+/// TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is written.
+#[test]
+fn transactional_produce_needs_write_on_the_transactional_id() {
+    use kafka_protocol::messages::create_acls_request::AclCreation;
+    use kafka_protocol::messages::{CreateAclsRequest, CreateAclsResponse};
+    use std::collections::BTreeMap;
+
+    // The whole config through the schema (TestBroker sets only the raw pairs, which the
+    // authorizer does not read).
+    let dir = tempfile::tempdir().unwrap();
+    let pairs: BTreeMap<String, String> = [
+        ("listeners", "PLAINTEXT://127.0.0.1:0"),
+        ("log.dirs", dir.path().to_str().unwrap()),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("allow.everyone.if.no.acl.found", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let config = kafkalite_broker::BrokerConfig::from_pairs(&pairs).unwrap();
+    let broker = kafkalite_broker::Broker::start(config, 2).unwrap();
+    broker
+        .state()
+        .create_topic("guarded-t", 1, BTreeMap::new(), false)
+        .unwrap();
+    let mut c = Client::connect(broker.addresses()[0].1);
+    // An ACL on "guarded" for someone else: the anonymous client may no longer write it;
+    // the topic and the id "free" have no ACL, so anyone may.
+    let r: CreateAclsResponse = c.call(
+        ApiKey::CreateAcls,
+        3,
+        &CreateAclsRequest::default().with_creations(vec![AclCreation::default()
+            .with_resource_type(5)
+            .with_resource_name(StrBytes::from_static_str("guarded"))
+            .with_resource_pattern_type(3)
+            .with_principal(StrBytes::from_static_str("User:someone"))
+            .with_host(StrBytes::from_static_str("*"))
+            .with_operation(4)
+            .with_permission_type(3)]),
+    );
+    assert_eq!(r.results[0].error_code, 0);
+    let produce = |c: &mut Client, id: &str| {
+        let request = ProduceRequest::default()
+            .with_transactional_id(Some(tid(id)))
+            .with_acks(-1)
+            .with_timeout_ms(5_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(topic("guarded-t"))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(txn_batch(7, 0, 0, 2).into()))])]);
+        let r: ProduceResponse = c.call(ApiKey::Produce, 9, &request);
+        r.responses[0].partition_responses[0].error_code
+    };
+    assert_eq!(produce(&mut c, "guarded"), 53);
+    let (hw, _, _) = c.fetch_committed("guarded-t");
+    assert_eq!(hw, 0, "nothing was written");
+    // An id without an ACL passes this check (whatever comes of the batch after it).
+    assert_ne!(produce(&mut c, "free"), 53);
+}

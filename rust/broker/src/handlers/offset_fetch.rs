@@ -4,6 +4,9 @@
 //! check: the classic groups here answer as at v8, as Kafka's classic groups do.
 //! With `require_stable` (v7+), a partition with offsets of an open transaction pending
 //! answers UNSTABLE_OFFSET_COMMIT (the client retries until the transaction ends).
+//! Topics the principal may not DESCRIBE are left out of an all-topics answer and
+//! answered TOPIC_AUTHORIZATION_FAILED when named, as Kafka does (DESCRIBE on the group
+//! is checked before, in `security::gate`).
 
 use std::sync::Arc;
 
@@ -15,15 +18,17 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestHeader, TopicName};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::errors::codes;
 use crate::groups::coordinator::FetchedTopic;
 use crate::groups::{errors, Committed};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -41,8 +46,9 @@ pub async fn handle(
                         .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
                         .collect()
                 });
+                let explicit = wanted.is_some();
                 let (fetched, error) = split(state.groups.fetch_offsets(&g.group_id.0, wanted));
-                let topics = fetched
+                let topics = described(state, ctx, fetched, explicit)
                     .into_iter()
                     .map(|(topic, partitions)| {
                         OffsetFetchResponseTopics::default()
@@ -51,7 +57,9 @@ pub async fn handle(
                                 partitions
                                     .into_iter()
                                     .map(|(p, c)| {
-                                        let (offset, epoch, metadata) = fields(c, true);
+                                        let denied = matches!(c, Err(()));
+                                        let (offset, epoch, metadata) =
+                                            fields(c.ok().flatten(), true);
                                         let unstable = request.require_stable
                                             && state.transactions.has_pending_offsets(
                                                 &g.group_id,
@@ -59,7 +67,9 @@ pub async fn handle(
                                                 p,
                                             );
                                         OffsetFetchResponsePartitions::default()
-                                            .with_error_code(if unstable {
+                                            .with_error_code(if denied {
+                                                codes::TOPIC_AUTHORIZATION_FAILED
+                                            } else if unstable {
                                                 errors::UNSTABLE_OFFSET_COMMIT
                                             } else {
                                                 errors::NONE
@@ -87,8 +97,9 @@ pub async fn handle(
                 .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
                 .collect()
         });
+        let explicit = wanted.is_some();
         let (fetched, error) = split(state.groups.fetch_offsets(&request.group_id.0, wanted));
-        let topics = fetched
+        let topics = described(state, ctx, fetched, explicit)
             .into_iter()
             .map(|(topic, partitions)| {
                 OffsetFetchResponseTopic::default()
@@ -97,7 +108,9 @@ pub async fn handle(
                         partitions
                             .into_iter()
                             .map(|(p, c)| {
-                                let (offset, epoch, metadata) = fields(c, with_epoch);
+                                let denied = matches!(c, Err(()));
+                                let (offset, epoch, metadata) =
+                                    fields(c.ok().flatten(), with_epoch);
                                 let unstable = request.require_stable
                                     && state.transactions.has_pending_offsets(
                                         &request.group_id,
@@ -105,7 +118,9 @@ pub async fn handle(
                                         p,
                                     );
                                 OffsetFetchResponsePartition::default()
-                                    .with_error_code(if unstable {
+                                    .with_error_code(if denied {
+                                        codes::TOPIC_AUTHORIZATION_FAILED
+                                    } else if unstable {
                                         errors::UNSTABLE_OFFSET_COMMIT
                                     } else {
                                         errors::NONE
@@ -125,6 +140,33 @@ pub async fn handle(
             .with_error_code(error)
     };
     encode(&response, version).map(Some)
+}
+
+/// A partition's commit, or `Err` when the principal may not DESCRIBE its topic.
+type Seen = Result<Option<Committed>, ()>;
+
+/// The fetched topics the principal may see: an undescribable topic is dropped from an
+/// all-topics fetch, and its partitions marked refused when the client named it.
+fn described(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    fetched: Vec<FetchedTopic>,
+    explicit: bool,
+) -> Vec<(String, Vec<(i32, Seen)>)> {
+    fetched
+        .into_iter()
+        .filter_map(|(topic, partitions)| {
+            let allowed = authz::topic(state, ctx, authz::operation::DESCRIBE, &topic);
+            if !allowed && !explicit {
+                return None;
+            }
+            let partitions = partitions
+                .into_iter()
+                .map(|(p, c)| (p, if allowed { Ok(c) } else { Err(()) }))
+                .collect();
+            Some((topic, partitions))
+        })
+        .collect()
 }
 
 /// The fetched offsets and the group-level error (NOT_COORDINATOR and the like: nothing).

@@ -155,6 +155,12 @@ pub async fn handle(
     // acks=all in cluster mode: (topic slot, partition slot) and what it waits for.
     let mut pending: Vec<((usize, usize), acks::Pending)> = Vec::new();
     let replicated = acks == -1 && state.cluster.is_some();
+    // Kafka refuses a transactional producer's whole request without WRITE on its
+    // transactional id, before looking at any topic.
+    let txn_denied = request
+        .transactional_id
+        .as_deref()
+        .is_some_and(|id| !authz::transactional_id(state, ctx, authz::operation::WRITE, id));
     for mut topic_data in request.topic_data {
         // v13+: the topic by id; an unknown id fails every partition of it.
         let by_id = version >= 13;
@@ -172,7 +178,12 @@ pub async fn handle(
             unknown_id || authz::topic(state, ctx, authz::operation::WRITE, &topic_data.name);
         let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
         for data in topic_data.partition_data {
-            let outcome = if unknown_id {
+            let outcome = if txn_denied {
+                Err(Failed::new(
+                    codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "not authorized for the transactional id",
+                ))
+            } else if unknown_id {
                 Err(Failed::new(
                     codes::UNKNOWN_TOPIC_ID,
                     "This server does not host this topic ID.",
