@@ -25,19 +25,7 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let r = DeleteAclsRequest::decode(&mut body, version)?;
-    let refusal = if !state.security.authorizer.enabled {
-        Some((
-            codes::SECURITY_DISABLED,
-            "No Authorizer is configured on the broker",
-        ))
-    } else if !authz::cluster(state, ctx, op::ALTER) {
-        Some((
-            codes::CLUSTER_AUTHORIZATION_FAILED,
-            "Cluster authorization failed",
-        ))
-    } else {
-        None
-    };
+    let refusal = authz::acl_api_refusal(state, ctx, op::ALTER);
     let filters: Vec<AclFilter> = r
         .filters
         .iter()

@@ -33,17 +33,8 @@ pub async fn handle(
         )
         .map(Some)
     };
-    if !state.security.authorizer.enabled {
-        return error(
-            codes::SECURITY_DISABLED,
-            "No Authorizer is configured on the broker",
-        );
-    }
-    if !authz::cluster(state, ctx, op::DESCRIBE) {
-        return error(
-            codes::CLUSTER_AUTHORIZATION_FAILED,
-            "Cluster authorization failed",
-        );
+    if let Some((code, message)) = authz::acl_api_refusal(state, ctx, op::DESCRIBE) {
+        return error(code, message);
     }
     let filter = AclFilter {
         resource_type: r.resource_type_filter,

@@ -50,6 +50,31 @@ pub fn transactional_id(
     allowed(state, ctx, operation, resource::TRANSACTIONAL_ID, id)
 }
 
+/// Why an ACL API (CreateAcls, DescribeAcls, DeleteAcls) is refused, if it is: no
+/// authorizer (SECURITY_DISABLED), or no `operation` (ALTER to change, DESCRIBE to read)
+/// on the cluster.
+#[must_use]
+pub fn acl_api_refusal(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    operation: i8,
+) -> Option<(i16, &'static str)> {
+    use crate::errors::codes;
+    if !state.security.authorizer.enabled {
+        Some((
+            codes::SECURITY_DISABLED,
+            "No Authorizer is configured on the broker",
+        ))
+    } else if !cluster(state, ctx, operation) {
+        Some((
+            codes::CLUSTER_AUTHORIZATION_FAILED,
+            "Cluster authorization failed",
+        ))
+    } else {
+        None
+    }
+}
+
 /// Kafka's `authorized_operations` bit field for a resource: bit n set when operation n
 /// is allowed (only the resource type's own operations are checked).
 #[must_use]
