@@ -41,7 +41,7 @@ pub async fn handle(
         DescribeUserScramCredentialsResult::default()
             .with_user(StrBytes::from_string(user.to_string()))
     };
-    // An empty list asks for every user, as a null one does (Kafka's reading).
+    // Null or empty: every user (Kafka's reading; librdkafka sends an empty array).
     let results = match request.users.filter(|u| !u.is_empty()) {
         None => known
             .keys()
