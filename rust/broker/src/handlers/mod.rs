@@ -46,6 +46,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod partition_reassignments;
 pub mod produce;
+pub mod sasl;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod update_features;
@@ -197,7 +198,7 @@ pub async fn dispatch(
         ApiKey::DescribeAcls => describe_acls::handle(state, ctx, header, body, version).await,
         ApiKey::DeleteAcls => delete_acls::handle(state, ctx, header, body, version).await,
         ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => {
-            crate::security::sasl::exchange::out_of_place(key, version).map(Some)
+            sasl::out_of_place(key, version).map(Some)
         }
         ApiKey::DeleteRecords => delete_records::handle(state, ctx, header, body, version).await,
         ApiKey::AddPartitionsToTxn => {

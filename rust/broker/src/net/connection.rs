@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kafka_protocol::messages::ApiKey;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
@@ -23,15 +24,22 @@ use super::transport::Transport;
 use crate::handlers::{self, api_versions};
 use crate::metrics::requests::Timing;
 use crate::response::ResponseBody;
-use crate::security::sasl::exchange::{self, Next};
+use crate::security::sasl::exchange::{self, Next, Session};
 use crate::security::sasl::Authenticator;
 use crate::security::ListenerSecurity;
 use crate::state::BrokerState;
 
+const API_VERSIONS: exchange::ApiVersions = exchange::ApiVersions {
+    answer: api_versions::handle,
+    unsupported: api_versions::unsupported_version_response,
+};
+
 /// Serve `transport` until the client closes it, a frame cannot be handled, or the broker
 /// shuts down (checked between requests). On a SASL listener, frames before
 /// authentication are capped at `sasl.server.max.receive.size` and only the SASL exchange
-/// and ApiVersions are answered (CVE-2022-34917).
+/// and ApiVersions are answered (CVE-2022-34917). A SASL session given a lifetime
+/// (KIP-368) is renewed by a new exchange starting with SaslHandshake; a request after
+/// it ended closes the connection.
 pub async fn serve(
     mut transport: Transport,
     mut connection: ConnectionContext,
@@ -41,6 +49,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let limit = state.config.connections_max_idle;
     let mut auth = security.sasl.as_ref().map(|_| Authenticator::Start);
+    let mut session: Option<Session> = None;
     loop {
         // Idle: no (whole) size of a next request yet.
         let size = tokio::select! {
@@ -62,11 +71,24 @@ pub async fn serve(
             .await
             .ok_or_else(|| anyhow::anyhow!("request frame not received within {limit:?}"))??
             .freeze();
+        let mut authenticating = authenticating;
+        if let (false, Some(auth), Some(current)) = (authenticating, auth.as_mut(), &session) {
+            let key = frame.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
+            if current.renewable() && key == Some(ApiKey::SaslHandshake as i16) {
+                *auth = Authenticator::Start;
+                authenticating = true;
+            } else if current.expired(Instant::now()) {
+                log_expired(&connection);
+                return Ok(());
+            }
+        }
         if let (true, Some(auth), Some(sasl)) = (authenticating, auth.as_mut(), &security.sasl) {
             let exchange = exchange::unauthenticated_frame(
+                &API_VERSIONS,
                 &state,
                 &mut connection,
                 auth,
+                &mut session,
                 sasl,
                 &mut transport,
                 frame,
@@ -107,6 +129,20 @@ pub async fn serve(
         record(sending.elapsed(), !matches!(written, Some(Ok(()))));
         written.ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
     }
+}
+
+fn log_expired(connection: &ConnectionContext) {
+    kafkalite_core::logging::log(
+        kafkalite_core::logging::Level::Info,
+        "kafkalite.security.Authenticator",
+        &format!(
+            "Closing the connection of {} ({}, listener {}): its SASL session expired \
+             without re-authentication",
+            connection.client_host(),
+            connection.principal,
+            connection.listener_name
+        ),
+    );
 }
 
 /// `work`'s output, or `None` if `limit` passed first (no limit: wait as long as it takes).

@@ -67,6 +67,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // Kafka's default, 10 minutes; a negative value never closes idle connections. Also
     // bounds how long one request frame may take to arrive (see net::connection).
     key("connections.max.idle.ms", Long, Value("600000"), Any, ReadOnly),
+    // KIP-368: a SASL session's longest life before the client must re-authenticate;
+    // 0 (Kafka's default) turns re-authentication off.
+    key("connections.max.reauth.ms", Long, Value("0"), AtLeast(0), PerBroker),
     key("controlled.shutdown.enable", Boolean, Value("true"), Any, ReadOnly),
     key("controller.listener.names", Str, Null, Any, ReadOnly),
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
@@ -161,6 +164,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerBroker),
     key("sasl.oauthbearer.expected.audience", List, Value(""), Any, PerBroker),
     key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerBroker),
+    key("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Value("3600000"), AtLeast(0), PerBroker),
+    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerBroker),
+    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Value("100"), AtLeast(0), PerBroker),
     key("sasl.oauthbearer.jwks.endpoint.url", Str, Null, Any, PerBroker),
     key("sasl.oauthbearer.sub.claim.name", Str, Value("sub"), Any, PerBroker),
     key("sasl.server.callback.handler.class", Class, Null, Any, ReadOnly),

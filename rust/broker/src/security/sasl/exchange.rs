@@ -2,8 +2,14 @@
 //! ApiVersions, SaslHandshake and SaslAuthenticate are answered (anything else closes the
 //! connection, as Kafka's `SaslServerAuthenticator` does); after a v0 handshake the
 //! tokens come as bare frames.
+//!
+//! Re-authentication (KIP-368): with `connections.max.reauth.ms` set, SaslAuthenticate
+//! (v1+) tells the client its session lifetime; before it ends the client runs the
+//! exchange again on the same connection (same mechanism, same principal), and a
+//! connection whose session ended is closed at its next request.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
@@ -13,14 +19,28 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use tokio::io::AsyncWriteExt;
 
-use super::{Authenticator, SaslConfig, TokenOutcome};
+use super::{Authenticator, Mechanism, SaslConfig, TokenOutcome};
 use crate::errors::codes;
-use crate::handlers;
 use crate::net::context::{ConnectionContext, KafkaPrincipal, RequestContext};
 use crate::net::framing::{self, Parsed};
 use crate::net::transport::Transport;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
+
+/// How ApiVersions is answered before authentication: the handlers' answer, handed in by
+/// the connection so the exchange does not depend on `handlers` (which would close an
+/// import circle through the dispatcher).
+pub struct ApiVersions {
+    pub answer: fn(
+        &Arc<BrokerState>,
+        &RequestContext<'_>,
+        &kafka_protocol::messages::RequestHeader,
+        Bytes,
+        i16,
+    ) -> anyhow::Result<ResponseBody>,
+    /// The v0 answer to a version this broker does not serve.
+    pub unsupported: fn() -> anyhow::Result<ResponseBody>,
+}
 
 /// Whether the connection goes on after a frame.
 #[derive(Debug, PartialEq, Eq)]
@@ -41,19 +61,84 @@ fn log_failure(connection: &ConnectionContext, why: &str) {
     );
 }
 
-fn authenticated(connection: &mut ConnectionContext, auth: &mut Authenticator, user: String) {
+/// An authenticated SASL session.
+pub struct Session {
+    pub mechanism: Mechanism,
+    pub user: String,
+    /// When it ends unless the client re-authenticates (`None`: never).
+    pub expires: Option<Instant>,
+}
+
+impl Session {
+    /// Whether the session has ended.
+    #[must_use]
+    pub fn expired(&self, now: Instant) -> bool {
+        self.expires.is_some_and(|e| now >= e)
+    }
+
+    /// Whether the client may re-authenticate (it was given a lifetime).
+    #[must_use]
+    pub fn renewable(&self) -> bool {
+        self.expires.is_some()
+    }
+}
+
+/// The exchange succeeded: set the principal and the session; the lifetime (ms) to tell
+/// the client. `Err`: a re-authentication changed the principal (Kafka refuses that).
+fn authenticated(
+    connection: &mut ConnectionContext,
+    auth: &mut Authenticator,
+    session: &mut Option<Session>,
+    sasl: &SaslConfig,
+    outcome: (String, Mechanism, Option<i64>),
+) -> Result<i64, String> {
+    let (user, mechanism, expires_ms) = outcome;
+    *auth = Authenticator::Done;
+    if let Some(previous) = session.as_ref() {
+        if previous.user != user {
+            return Err(format!(
+                "Cannot change principals during re-authentication from User:{}: User:{user}",
+                previous.user
+            ));
+        }
+    }
+    let now_ms = kafkalite_core::storage::clock::now_ms();
+    let lifetime_ms = sasl.session_lifetime_ms(mechanism, expires_ms, now_ms);
+    if session.is_some() {
+        kafkalite_core::logging::log(
+            kafkalite_core::logging::Level::Info,
+            "kafkalite.security.Authenticator",
+            &format!(
+                "Re-authenticated User:{user} from {} (listener {}, {}); session lifetime \
+                 {lifetime_ms} ms",
+                connection.client_host(),
+                connection.listener_name,
+                mechanism.name()
+            ),
+        );
+    }
+    *session = Some(Session {
+        mechanism,
+        expires: (lifetime_ms > 0)
+            .then(|| Instant::now() + Duration::from_millis(lifetime_ms.unsigned_abs())),
+        user: user.clone(),
+    });
     connection.principal = KafkaPrincipal {
         principal_type: KafkaPrincipal::USER_TYPE.to_string(),
         name: user,
     };
-    *auth = Authenticator::Done;
+    Ok(lifetime_ms)
 }
 
-/// Answer one frame of a connection that has not authenticated yet.
+/// Answer one frame of a connection that has not authenticated yet (or is
+/// re-authenticating: `session` is then the one being renewed).
+#[allow(clippy::too_many_arguments)]
 pub async fn unauthenticated_frame(
+    api_versions: &ApiVersions,
     state: &Arc<BrokerState>,
     connection: &mut ConnectionContext,
     auth: &mut Authenticator,
+    session: &mut Option<Session>,
     sasl: &SaslConfig,
     transport: &mut Transport,
     frame: Bytes,
@@ -64,8 +149,17 @@ pub async fn unauthenticated_frame(
             Ok(outcome) => {
                 let reply = match outcome {
                     TokenOutcome::Continue(reply) => reply,
-                    TokenOutcome::Authenticated { user, reply } => {
-                        authenticated(connection, auth, user);
+                    TokenOutcome::Authenticated {
+                        user,
+                        reply,
+                        mechanism,
+                        expires_ms,
+                    } => {
+                        let outcome = (user, mechanism, expires_ms);
+                        if let Err(why) = authenticated(connection, auth, session, sasl, outcome) {
+                            log_failure(connection, &why);
+                            return Ok(Next::Close);
+                        }
                         reply
                     }
                 };
@@ -84,7 +178,7 @@ pub async fn unauthenticated_frame(
     let request = match framing::parse_request(frame)? {
         Parsed::Request(request) => request,
         Parsed::ApiVersionsFallback { correlation_id } => {
-            let body = handlers::api_versions::unsupported_version_response()?;
+            let body = (api_versions.unsupported)()?;
             framing::write_response(transport, 0, correlation_id, body).await?;
             return Ok(Next::Continue);
         }
@@ -102,13 +196,29 @@ pub async fn unauthenticated_frame(
                 api_key: request.key,
                 api_version: version,
             };
-            handlers::api_versions::handle(state, &ctx, &request.header, body, version)?
+            (api_versions.answer)(state, &ctx, &request.header, body, version)?
         }
         ApiKey::SaslHandshake => {
             let req = SaslHandshakeRequest::decode(&mut body, version)?;
-            let code = match auth.handshake(sasl, &req.mechanism, version) {
-                Ok(()) => 0,
-                Err(code) => code,
+            let renewing = session.as_ref().map(|s| s.mechanism.name());
+            let code = if renewing.is_some_and(|m| m != req.mechanism.as_str()) {
+                // KIP-368: a session is renewed with the mechanism it began with.
+                log_failure(
+                    connection,
+                    &format!(
+                        "SASL mechanism '{}' requested by client is not supported for \
+                         re-authentication of mechanism '{}'",
+                        req.mechanism.as_str(),
+                        renewing.unwrap_or_default()
+                    ),
+                );
+                next = Next::Close;
+                codes::UNSUPPORTED_SASL_MECHANISM
+            } else {
+                match auth.handshake(sasl, &req.mechanism, version) {
+                    Ok(()) => 0,
+                    Err(code) => code,
+                }
             };
             let response = SaslHandshakeResponse::default()
                 .with_error_code(code)
@@ -126,9 +236,32 @@ pub async fn unauthenticated_frame(
                 Ok(TokenOutcome::Continue(reply)) => {
                     SaslAuthenticateResponse::default().with_auth_bytes(reply.into())
                 }
-                Ok(TokenOutcome::Authenticated { user, reply }) => {
-                    authenticated(connection, auth, user);
-                    SaslAuthenticateResponse::default().with_auth_bytes(reply.into())
+                Ok(TokenOutcome::Authenticated {
+                    user,
+                    reply,
+                    mechanism,
+                    expires_ms,
+                }) => {
+                    let outcome = (user, mechanism, expires_ms);
+                    match authenticated(connection, auth, session, sasl, outcome) {
+                        Ok(lifetime_ms) => {
+                            let response =
+                                SaslAuthenticateResponse::default().with_auth_bytes(reply.into());
+                            // session_lifetime_ms exists from v1 on.
+                            if version >= 1 {
+                                response.with_session_lifetime_ms(lifetime_ms)
+                            } else {
+                                response
+                            }
+                        }
+                        Err(why) => {
+                            log_failure(connection, &why);
+                            next = Next::Close;
+                            SaslAuthenticateResponse::default()
+                                .with_error_code(codes::SASL_AUTHENTICATION_FAILED)
+                                .with_error_message(Some(StrBytes::from_string(why)))
+                        }
+                    }
                 }
                 Err(why) => {
                     log_failure(connection, &why);
@@ -150,24 +283,4 @@ pub async fn unauthenticated_frame(
     };
     framing::write_response(transport, header_version, correlation_id, response).await?;
     Ok(next)
-}
-
-/// SaslHandshake or SaslAuthenticate where no exchange is expected (a PLAINTEXT or SSL
-/// listener, or a connection already authenticated: re-authentication is not offered,
-/// the session lifetime being 0): ILLEGAL_SASL_STATE, as Kafka answers.
-pub fn out_of_place(key: ApiKey, version: i16) -> anyhow::Result<ResponseBody> {
-    match key {
-        ApiKey::SaslHandshake => encode(
-            &SaslHandshakeResponse::default().with_error_code(codes::ILLEGAL_SASL_STATE),
-            version,
-        ),
-        _ => encode(
-            &SaslAuthenticateResponse::default()
-                .with_error_code(codes::ILLEGAL_SASL_STATE)
-                .with_error_message(Some(StrBytes::from_static_str(
-                    "Unexpected SASL request: this connection needs no authentication",
-                ))),
-            version,
-        ),
-    }
 }

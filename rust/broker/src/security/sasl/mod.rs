@@ -4,11 +4,13 @@
 //! stateless handler in `handlers/`.
 
 pub mod exchange;
+pub mod jwks;
 pub mod oauthbearer;
 pub mod plain;
 pub mod scram;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use scram::{ScramMechanism, ScramServer, Step};
 
@@ -42,6 +44,8 @@ pub struct SaslConfig {
     pub plain_users: BTreeMap<String, String>,
     /// How OAUTHBEARER tokens are validated.
     pub oauthbearer: oauthbearer::Validator,
+    /// `connections.max.reauth.ms` per mechanism (0: no re-authentication, KIP-368).
+    pub max_reauth_ms: BTreeMap<&'static str, i64>,
 }
 
 impl SaslConfig {
@@ -90,11 +94,52 @@ impl SaslConfig {
         } else {
             oauthbearer::Validator::default()
         };
+        let reauth_key = "connections.max.reauth.ms";
+        let mut max_reauth_ms = BTreeMap::new();
+        for m in &mechanisms {
+            let value = keys
+                .get_for_mechanism(m.name(), reauth_key)
+                .unwrap_or_default();
+            let ms = match value.parse::<i64>() {
+                Ok(ms) if ms >= 0 => ms,
+                _ if value.is_empty() => 0,
+                _ => anyhow::bail!(
+                    "invalid config {reauth_key}={value}: not a number of milliseconds >= 0"
+                ),
+            };
+            max_reauth_ms.insert(m.name(), ms);
+        }
         Ok(SaslConfig {
             mechanisms,
             plain_users,
             oauthbearer,
+            max_reauth_ms,
         })
+    }
+
+    /// The session lifetime to announce after `mechanism` authenticated at `now_ms`, as
+    /// Kafka's `SaslServerAuthenticator` computes it: `connections.max.reauth.ms`, cut
+    /// to what is left of an OAUTHBEARER token. 0 (re-authentication off) when the key
+    /// is 0, whatever the token says.
+    #[must_use]
+    pub fn session_lifetime_ms(
+        &self,
+        mechanism: Mechanism,
+        expires_ms: Option<i64>,
+        now_ms: i64,
+    ) -> i64 {
+        let max = self
+            .max_reauth_ms
+            .get(mechanism.name())
+            .copied()
+            .unwrap_or(0);
+        if max <= 0 {
+            return 0;
+        }
+        match expires_ms {
+            Some(exp) => max.min(exp - now_ms).max(0),
+            None => max,
+        }
     }
 
     #[must_use]
@@ -116,7 +161,8 @@ const JWKS_HANDLERS: [&str; 2] = [
 
 /// OAUTHBEARER's validation, chosen as Kafka chooses it: the server callback handler
 /// (unsecured JWTs by default, or JWKS-checked signed JWTs), configured from the JAAS
-/// options (unsecured) or the `sasl.oauthbearer.*` keys (JWKS, a `file:` URL only).
+/// options (unsecured) or the `sasl.oauthbearer.*` keys (JWKS from a `file:` or
+/// `https:` URL).
 fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer::Validator> {
     let get = |key: &str| keys.get_for_mechanism("OAUTHBEARER", key);
     let handler = get("sasl.server.callback.handler.class").unwrap_or_default();
@@ -145,18 +191,7 @@ fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer:
     }
     let url_key = "sasl.oauthbearer.jwks.endpoint.url";
     let url = get(url_key).unwrap_or_default();
-    let Some(path) = url
-        .strip_prefix("file://")
-        .or_else(|| url.strip_prefix("file:"))
-    else {
-        anyhow::bail!(
-            "invalid config {url_key}={url}: only a file: URL is supported (fetching JWKS over \
-             HTTP is not built)"
-        );
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("invalid config {url_key}={url}: {e}"))?;
-    let jwks = oauthbearer::JwksValidator::parse_jwks(&text)
+    let keys = jwks_keys(keys, &url)
         .map_err(|e| anyhow::anyhow!("invalid config {url_key}={url}: {e}"))?;
     let skew_key = "sasl.oauthbearer.clock.skew.seconds";
     let skew: i64 = get(skew_key)
@@ -164,7 +199,7 @@ fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer:
         .parse()
         .map_err(|_| anyhow::anyhow!("invalid config {skew_key}: not a number"))?;
     Ok(oauthbearer::Validator::Jwks(oauthbearer::JwksValidator {
-        keys: jwks,
+        keys,
         audience: get("sasl.oauthbearer.expected.audience")
             .unwrap_or_default()
             .split(',')
@@ -176,6 +211,44 @@ fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer:
         sub_claim: get("sasl.oauthbearer.sub.claim.name").unwrap_or_else(|| "sub".into()),
         clock_skew_ms: skew * 1000,
     }))
+}
+
+/// The JWKS at `url`: a `file:` document read once, or an `https:` one kept fresh.
+fn jwks_keys(keys: &ListenerKeys<'_>, url: &str) -> Result<std::sync::Arc<jwks::KeySet>, String> {
+    if url.starts_with("https://") {
+        let get = |key: &str| keys.get_for_mechanism("OAUTHBEARER", key);
+        let ms = |key: &str, default: u64| {
+            get(key)
+                .and_then(|v| v.parse::<u64>().ok())
+                .map_or(Duration::from_millis(default), Duration::from_millis)
+        };
+        let roots = super::tls::truststore(keys)
+            .map_err(|e| e.to_string())?
+            .ok_or(
+            "an https JWKS URL needs ssl.truststore.location (or certificates) to check the server",
+        )?;
+        let endpoint = jwks::Endpoint {
+            url: url.to_string(),
+            tls: jwks::client_config(roots),
+            refresh: ms("sasl.oauthbearer.jwks.endpoint.refresh.ms", 3_600_000),
+            backoff: ms("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", 100),
+            backoff_max: ms(
+                "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+                10_000,
+            ),
+        };
+        return jwks::refreshing(endpoint);
+    }
+    let Some(path) = url
+        .strip_prefix("file://")
+        .or_else(|| url.strip_prefix("file:"))
+    else {
+        return Err("only file: and https: URLs are supported".into());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    Ok(jwks::KeySet::fixed(oauthbearer::JwksValidator::parse_jwks(
+        &text,
+    )?))
 }
 
 /// Where a connection is in its SASL exchange.
@@ -190,6 +263,7 @@ pub enum Authenticator {
     },
     Scram {
         server: Box<ScramServer>,
+        mechanism: ScramMechanism,
         raw: bool,
     },
     Done,
@@ -198,7 +272,13 @@ pub enum Authenticator {
 /// What one SASL token led to.
 pub enum TokenOutcome {
     Continue(Vec<u8>),
-    Authenticated { user: String, reply: Vec<u8> },
+    Authenticated {
+        user: String,
+        reply: Vec<u8>,
+        mechanism: Mechanism,
+        /// When the credential expires (an OAUTHBEARER token's `exp`), ms since the epoch.
+        expires_ms: Option<i64>,
+    },
 }
 
 impl Authenticator {
@@ -248,6 +328,8 @@ impl Authenticator {
                 Ok(TokenOutcome::Authenticated {
                     user,
                     reply: Vec::new(),
+                    mechanism: Mechanism::Plain,
+                    expires_ms: None,
                 })
             }
             Authenticator::Chosen {
@@ -255,10 +337,12 @@ impl Authenticator {
                 ..
             } => {
                 let now = kafkalite_core::storage::clock::now_ms();
-                let user = config.oauthbearer.authenticate(token, now)?;
+                let (user, expires) = config.oauthbearer.authenticate(token, now)?;
                 Ok(TokenOutcome::Authenticated {
                     user,
                     reply: Vec::new(),
+                    mechanism: Mechanism::OAuthBearer,
+                    expires_ms: Some(expires),
                 })
             }
             Authenticator::Chosen {
@@ -267,16 +351,30 @@ impl Authenticator {
             } => {
                 *self = Authenticator::Scram {
                     server: Box::new(ScramServer::new(m)),
+                    mechanism: m,
                     raw,
                 };
                 self.token(config, token, scram_lookup)
             }
-            Authenticator::Scram { mut server, raw } => match server.step(token, scram_lookup)? {
+            Authenticator::Scram {
+                mut server,
+                mechanism,
+                raw,
+            } => match server.step(token, scram_lookup)? {
                 Step::Continue(reply) => {
-                    *self = Authenticator::Scram { server, raw };
+                    *self = Authenticator::Scram {
+                        server,
+                        mechanism,
+                        raw,
+                    };
                     Ok(TokenOutcome::Continue(reply))
                 }
-                Step::Done { user, reply } => Ok(TokenOutcome::Authenticated { user, reply }),
+                Step::Done { user, reply } => Ok(TokenOutcome::Authenticated {
+                    user,
+                    reply,
+                    mechanism: Mechanism::Scram(mechanism),
+                    expires_ms: None,
+                }),
             },
             Authenticator::Start | Authenticator::Done => {
                 Err("SaslAuthenticate without a SaslHandshake first".into())

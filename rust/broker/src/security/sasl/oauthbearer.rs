@@ -52,8 +52,9 @@ fn decode(part: &str, what: &str) -> Result<Value, String> {
         .map_err(|_| format!("invalid_token: the {what} is not JSON"))
 }
 
-/// `exp` (required, not passed) and `iat` (if present, not in the future), with skew.
-fn check_times(claims: &Value, now_ms: i64, skew_ms: i64) -> Result<(), String> {
+/// `exp` (required, not passed) and `iat` (if present, not in the future), with skew;
+/// the token's expiry in ms (it bounds the session's life, KIP-368).
+fn check_times(claims: &Value, now_ms: i64, skew_ms: i64) -> Result<i64, String> {
     let exp_ms = claims
         .get("exp")
         .and_then(Value::as_f64)
@@ -67,7 +68,7 @@ fn check_times(claims: &Value, now_ms: i64, skew_ms: i64) -> Result<(), String> 
             return Err("invalid_token: the token was issued in the future".into());
         }
     }
-    Ok(())
+    Ok(exp_ms as i64)
 }
 
 fn strings(v: Option<&Value>) -> Vec<&str> {
@@ -118,6 +119,12 @@ impl UnsecuredValidator {
 
     /// The client's initial response → the authenticated principal name, or why not.
     pub fn authenticate(&self, message: &[u8], now_ms: i64) -> Result<String, String> {
+        self.authenticate_until(message, now_ms)
+            .map(|(name, _)| name)
+    }
+
+    /// The principal name and the token's expiry (ms since the epoch).
+    pub fn authenticate_until(&self, message: &[u8], now_ms: i64) -> Result<(String, i64), String> {
         let (header, payload, signature) = jwt_parts(bearer_token(message)?)?;
         let header = decode(header, "header")?;
         if header.get("alg").and_then(Value::as_str) != Some("none") || !signature.is_empty() {
@@ -126,7 +133,7 @@ impl UnsecuredValidator {
             );
         }
         let claims = decode(payload, "payload")?;
-        check_times(&claims, now_ms, self.clock_skew_ms)?;
+        let exp_ms = check_times(&claims, now_ms, self.clock_skew_ms)?;
         let name = principal(&claims, &self.principal_claim)?;
         let scope = strings(claims.get("scope"));
         if let Some(missing) = self
@@ -138,7 +145,7 @@ impl UnsecuredValidator {
                 "insufficient_scope: the token lacks scope {missing}"
             ));
         }
-        Ok(name)
+        Ok((name, exp_ms))
     }
 }
 
@@ -147,7 +154,7 @@ pub type RsaKey = (Option<String>, Vec<u8>, Vec<u8>);
 
 #[derive(Clone, Debug, Default)]
 pub struct JwksValidator {
-    pub keys: Vec<RsaKey>,
+    pub keys: std::sync::Arc<super::jwks::KeySet>,
     pub audience: Vec<String>,
     pub issuer: Option<String>,
     pub sub_claim: String,
@@ -182,6 +189,11 @@ impl JwksValidator {
     }
 
     pub fn authenticate(&self, message: &[u8], now_ms: i64) -> Result<String, String> {
+        self.authenticate_until(message, now_ms)
+            .map(|(name, _)| name)
+    }
+
+    pub fn authenticate_until(&self, message: &[u8], now_ms: i64) -> Result<(String, i64), String> {
         use ring::signature::{self, RsaPublicKeyComponents};
         let (header_b64, payload_b64, signature_b64) = jwt_parts(bearer_token(message)?)?;
         let header = decode(header_b64, "header")?;
@@ -198,8 +210,14 @@ impl JwksValidator {
         let kid = header.get("kid").and_then(Value::as_str);
         let sig = b64url(signature_b64, "signature")?;
         let signed = format!("{header_b64}.{payload_b64}");
-        let verified = self
-            .keys
+        let keys = self.keys.current();
+        if let Some(kid) = kid {
+            if !keys.iter().any(|(k, _, _)| k.as_deref() == Some(kid)) {
+                // A key the set lacks may be new at the issuer: fetch the set again.
+                self.keys.missing(kid);
+            }
+        }
+        let verified = keys
             .iter()
             .filter(|(k, _, _)| kid.is_none() || k.as_deref() == kid)
             .any(|(_, n, e)| {
@@ -211,7 +229,7 @@ impl JwksValidator {
             return Err("invalid_token: the signature does not verify with any JWKS key".into());
         }
         let claims = decode(payload_b64, "payload")?;
-        check_times(&claims, now_ms, self.clock_skew_ms)?;
+        let exp_ms = check_times(&claims, now_ms, self.clock_skew_ms)?;
         if let Some(issuer) = &self.issuer {
             if claims.get("iss").and_then(Value::as_str) != Some(issuer.as_str()) {
                 return Err("invalid_token: unexpected issuer".into());
@@ -221,7 +239,7 @@ impl JwksValidator {
         if !self.audience.is_empty() && !self.audience.iter().any(|a| aud.contains(&a.as_str())) {
             return Err("invalid_token: unexpected audience".into());
         }
-        principal(&claims, &self.sub_claim)
+        Ok((principal(&claims, &self.sub_claim)?, exp_ms))
     }
 }
 
@@ -239,10 +257,11 @@ impl Default for Validator {
 }
 
 impl Validator {
-    pub fn authenticate(&self, message: &[u8], now_ms: i64) -> Result<String, String> {
+    /// The principal name and the token's expiry (ms since the epoch), or why not.
+    pub fn authenticate(&self, message: &[u8], now_ms: i64) -> Result<(String, i64), String> {
         match self {
-            Validator::Unsecured(v) => v.authenticate(message, now_ms),
-            Validator::Jwks(v) => v.authenticate(message, now_ms),
+            Validator::Unsecured(v) => v.authenticate_until(message, now_ms),
+            Validator::Jwks(v) => v.authenticate_until(message, now_ms),
         }
     }
 }
