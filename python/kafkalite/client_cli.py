@@ -24,6 +24,18 @@ class CliError(Exception):
     """A failure worth one line on stderr, not a traceback."""
 
 
+# Authentication and TLS failures librdkafka reports through its error callback: a
+# request then fails only as a transport error, which alone would hide the cause.
+_SECURITY_ERRORS: list[str] = []
+
+
+def _on_client_error(err: Any) -> None:
+    from confluent_kafka import KafkaError
+
+    if err.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+        _SECURITY_ERRORS.append(err.str())
+
+
 def _client_config(args: argparse.Namespace, **extra: object) -> dict[str, Any]:
     # librdkafka logs every failed connect attempt to stderr; route its log through Python
     # logging so it shows with -v and otherwise leaves only our one-line error.
@@ -38,7 +50,13 @@ def _client_config(args: argparse.Namespace, **extra: object) -> dict[str, Any]:
             security = librdkafka_settings(args.command_config)
         except CommandConfigError as e:
             raise CliError(str(e)) from None
-    return {"bootstrap.servers": args.bootstrap_server, "logger": log, **security, **extra}
+    return {
+        "bootstrap.servers": args.bootstrap_server,
+        "logger": log,
+        "error_cb": _on_client_error,
+        **security,
+        **extra,
+    }
 
 
 def _admin(args: argparse.Namespace) -> Any:
@@ -52,7 +70,9 @@ def _explain(e: BaseException, args: argparse.Namespace) -> str:
     err: Any = e.args[0] if e.args else None
     text = err.str() if hasattr(err, "str") else str(e)
     name = err.name() if hasattr(err, "name") else ""
-    if name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE"):
+    if _SECURITY_ERRORS and name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN"):
+        text += f" ({_SECURITY_ERRORS[-1]})"
+    elif name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE"):
         text += f" (is a broker running at {args.bootstrap_server}?)"
     return text
 
@@ -78,7 +98,13 @@ def _verb(func: Verb) -> Verb:
 def _topic_names(admin: Any, timeout: float) -> dict[str, Any]:
     # A Metadata request for all topics: naming one topic would let the broker auto-create it
     # (librdkafka's admin handle asks with allow_auto_topic_creation=true).
-    return dict(admin.list_topics(timeout=timeout).topics)
+    try:
+        return dict(admin.list_topics(timeout=timeout).topics)
+    except Exception:
+        # Serve the error callback, which tells an authentication failure from a dead
+        # broker (see _on_client_error).
+        admin.poll(0)
+        raise
 
 
 def _key_values(items: list[str], flag: str) -> dict[str, str]:
