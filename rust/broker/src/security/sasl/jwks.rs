@@ -19,7 +19,12 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, RootCertStore};
 
-use super::oauthbearer::{JwksValidator, RsaKey};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::Value;
+
+/// (kid, modulus, exponent) of a JWKS RSA key.
+pub type RsaKey = (Option<String>, Vec<u8>, Vec<u8>);
 
 /// A body larger than this is not a JWKS (and not read into memory).
 const BODY_BYTES_MAX: usize = 1 << 20;
@@ -56,6 +61,35 @@ impl KeySet {
             }
         }
     }
+}
+
+/// The RSA keys of a JWKS document.
+pub fn parse(text: &str) -> Result<Vec<RsaKey>, String> {
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| format!("the JWKS is not JSON: {e}"))?;
+    let keys = doc
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or("the JWKS has no \"keys\" array")?;
+    let mut out = Vec::new();
+    for k in keys {
+        if k.get("kty").and_then(Value::as_str) != Some("RSA") {
+            continue;
+        }
+        let field = |name: &str| -> Result<Vec<u8>, String> {
+            let v = k.get(name).and_then(Value::as_str);
+            let v = v.ok_or(format!("an RSA key has no {name}"))?;
+            URL_SAFE_NO_PAD
+                .decode(v.trim_end_matches('='))
+                .map_err(|_| format!("the JWKS {name} is not base64url"))
+        };
+        let kid = k.get("kid").and_then(Value::as_str).map(String::from);
+        out.push((kid, field("n")?, field("e")?));
+    }
+    if out.is_empty() {
+        return Err("the JWKS has no RSA key".into());
+    }
+    Ok(out)
 }
 
 /// Where the https set is and how often to fetch it.
@@ -173,7 +207,7 @@ pub fn fetch(endpoint: &Endpoint) -> Result<Vec<RsaKey>, String> {
         }
     }
     let body = response_body(&raw)?;
-    JwksValidator::parse_jwks(&String::from_utf8_lossy(&body))
+    parse(&String::from_utf8_lossy(&body))
 }
 
 /// The set at `endpoint`, fetched now, and a thread keeping it fresh for the life of the

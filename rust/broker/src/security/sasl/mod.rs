@@ -246,9 +246,7 @@ fn jwks_keys(keys: &ListenerKeys<'_>, url: &str) -> Result<std::sync::Arc<jwks::
         return Err("only file: and https: URLs are supported".into());
     };
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    Ok(jwks::KeySet::fixed(oauthbearer::JwksValidator::parse_jwks(
-        &text,
-    )?))
+    Ok(jwks::KeySet::fixed(jwks::parse(&text)?))
 }
 
 /// Where a connection is in its SASL exchange.

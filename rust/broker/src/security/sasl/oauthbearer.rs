@@ -149,8 +149,7 @@ impl UnsecuredValidator {
     }
 }
 
-/// (kid, modulus, exponent) of a JWKS RSA key.
-pub type RsaKey = (Option<String>, Vec<u8>, Vec<u8>);
+pub use super::jwks::RsaKey;
 
 #[derive(Clone, Debug, Default)]
 pub struct JwksValidator {
@@ -162,32 +161,6 @@ pub struct JwksValidator {
 }
 
 impl JwksValidator {
-    /// The RSA keys of a JWKS document.
-    pub fn parse_jwks(text: &str) -> Result<Vec<RsaKey>, String> {
-        let doc: Value =
-            serde_json::from_str(text).map_err(|e| format!("the JWKS is not JSON: {e}"))?;
-        let keys = doc
-            .get("keys")
-            .and_then(Value::as_array)
-            .ok_or("the JWKS has no \"keys\" array")?;
-        let mut out = Vec::new();
-        for k in keys {
-            if k.get("kty").and_then(Value::as_str) != Some("RSA") {
-                continue;
-            }
-            let field = |name: &str| -> Result<Vec<u8>, String> {
-                let v = k.get(name).and_then(Value::as_str);
-                b64url(v.ok_or(format!("an RSA key has no {name}"))?, name)
-            };
-            let kid = k.get("kid").and_then(Value::as_str).map(String::from);
-            out.push((kid, field("n")?, field("e")?));
-        }
-        if out.is_empty() {
-            return Err("the JWKS has no RSA key".into());
-        }
-        Ok(out)
-    }
-
     pub fn authenticate(&self, message: &[u8], now_ms: i64) -> Result<String, String> {
         self.authenticate_until(message, now_ms)
             .map(|(name, _)| name)
