@@ -200,6 +200,10 @@ class BrokerServer:
     @property
     def metrics_address(self) -> tuple[str, int] | None: ...
     @property
+    def inter_broker_listener(self) -> str | None: ...
+    @property
+    def listener_security_protocols(self) -> list[tuple[str, str]]: ...
+    @property
     def running(self) -> bool: ...
     def compact(
         self, topic: str | None = None, force: bool = False
@@ -209,7 +213,7 @@ class BrokerServer:
         self,
         cluster_id: str,
         controller_id: int,
-        brokers: Sequence[tuple[int, str, int, str | None]],
+        brokers: Sequence[tuple[int, str, int, str | None, Sequence[tuple[str, str, int]]]],
         topics: Sequence[
             tuple[
                 str,

@@ -3,8 +3,11 @@
 Starts a private ZooKeeper on loopback and N ``kafkalite broker`` processes registered in
 it (separate processes, so a test can SIGKILL, pause or restart one as a real failure
 would), each on its own fixed loopback port and data dir. ``overrides`` are broker keys
-given to every broker. Used by tests (the ``kafkalite_cluster`` fixture), notebooks,
-``kafkalite cluster up`` and the bench."""
+given to every broker. ``listeners`` names each broker's listeners (one loopback port
+each; the first is the client listener ``bootstrap_servers`` points at; their protocols
+come from ``listener.security.protocol.map`` in ``overrides``), ``client_config`` is
+what a client needs on the first one (e.g. SASL credentials). Used by tests (the
+``kafkalite_cluster`` fixture), notebooks, ``kafkalite cluster up`` and the bench."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -31,10 +34,19 @@ START_TIMEOUT_S = 60.0
 class ClusterBroker:
     """One broker process of a ``Cluster``."""
 
-    def __init__(self, cluster: Cluster, broker_id: int, port: int, data_dir: Path) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        broker_id: int,
+        port: int,
+        data_dir: Path,
+        extra_ports: Mapping[str, int] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.broker_id = broker_id
         self.port = port
+        # The ports of the listeners after the first, by name.
+        self.extra_ports = dict(extra_ports or {})
         self.data_dir = data_dir
         self.proc: subprocess.Popen[bytes] | None = None
         # The ZooKeeper session of a killed incarnation, whose znode lingers until it
@@ -58,7 +70,13 @@ class ClusterBroker:
     def _command(self) -> list[str]:
         settings = {
             "broker.id": str(self.broker_id),
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": ",".join(
+                f"{name}://127.0.0.1:{port}"
+                for name, port in [
+                    (self.cluster.listeners[0], self.port),
+                    *self.extra_ports.items(),
+                ]
+            ),
             "log.dirs": str(self.data_dir / "logs"),
             "zookeeper.connect": self.cluster.zookeeper_connect,
             "group.initial.rebalance.delay.ms": "0",
@@ -161,12 +179,18 @@ class Cluster:
         overrides: Mapping[str, object] | None = None,
         data_dir: str | Path | None = None,
         broker_wrap: Callable[[int], list[str]] | None = None,
+        listeners: Sequence[str] = ("PLAINTEXT",),
+        client_config: Mapping[str, str] | None = None,
     ) -> None:
         """``broker_wrap(broker_id)`` is a command prefix for that broker's process (it
         must exec the broker, keeping the pid), e.g. to start it in its own cgroup."""
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, got {brokers}")
+        if not listeners:
+            raise ValueError("a cluster's brokers need at least one listener")
         self.size = brokers
+        self.listeners = list(listeners)
+        self.client_config = dict(client_config or {})
         self.overrides = {k: _kafka_value(v) for k, v in (overrides or {}).items()}
         self.broker_wrap = broker_wrap
         self._owns_dir = data_dir is None
@@ -209,7 +233,13 @@ class Cluster:
             self._zk = KazooClient(hosts=self.zookeeper.connect)
             self._zk.start(timeout=30)
             self.brokers = [
-                ClusterBroker(self, i, free_port(), self.data_dir / f"broker-{i}")
+                ClusterBroker(
+                    self,
+                    i,
+                    free_port(),
+                    self.data_dir / f"broker-{i}",
+                    {name: free_port() for name in self.listeners[1:]},
+                )
                 for i in range(1, self.size + 1)
             ]
             # Start all, then wait for all: their startups overlap.
@@ -229,7 +259,7 @@ class Cluster:
         told is unknown."""
         deadline = time.monotonic() + START_TIMEOUT_S
         for b in self.brokers:
-            admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+            admin = AdminClient({"bootstrap.servers": b.bootstrap_servers, **self.client_config})
             while True:
                 md = admin.list_topics(timeout=5)
                 if md.controller_id != -1 and len(md.brokers) == self.size:

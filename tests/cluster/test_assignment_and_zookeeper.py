@@ -63,8 +63,17 @@ def test_znode_json_round_trips_as_kafka_writes_it() -> None:
     assert data.startswith(b'{"version":3,"topic_id":"')
     assert znodes.parse_topic(data) == ({0: [1, 2], 1: [2, 3]}, tid)
     assert len(znodes.topic_id_string(tid)) == 22
-    broker = znodes.BrokerInfo(4, "127.0.0.1", 9093, "r1")
+    broker = znodes.BrokerInfo(4, "127.0.0.1", 9093, "r1", (("PLAINTEXT", "127.0.0.1", 9093),))
     assert znodes.parse_broker(4, znodes.broker_json(broker)) == broker
+    # Every listener with its real security protocol, the client listener first.
+    two = znodes.broker_json(
+        broker, "CLIENT", [("INTERNAL", "127.0.0.1", 9094)], {"CLIENT": "SASL_SSL"}
+    )
+    assert znodes.security_protocols(two) == {"CLIENT": "SASL_SSL", "INTERNAL": "INTERNAL"}
+    assert znodes.parse_broker(4, two).endpoints == (
+        ("CLIENT", "127.0.0.1", 9093),
+        ("INTERNAL", "127.0.0.1", 9094),
+    )
     state = znodes.LeaderAndIsr(2, 5, [2, 3], 7)
     assert znodes.parse_state(znodes.state_json(state)) == state
 

@@ -18,7 +18,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkalite import _core
 from kafkalite.controller import isr, znodes
-from kafkalite.controller.admin_moves import LeaderAndReplicaOps
+from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 
 _log = logging.getLogger("kafkalite.controller")
@@ -29,16 +29,6 @@ INTERNAL_TOPICS = {
     "__consumer_offsets": "offsets.topic.replication.factor",
     "__transaction_state": "transaction.state.log.replication.factor",
 }
-
-# How long to wait for the controller: under the broker's own ADMIN_WAIT_MS (25 s), so
-# the client gets this side's answer rather than the broker's REQUEST_TIMED_OUT.
-CONTROLLER_WAIT_S = 20.0
-
-
-class AdminError(Exception):
-    def __init__(self, code_name: str, message: str) -> None:
-        super().__init__(message)
-        self.code = _core.error_code(code_name)
 
 
 class AdminHandler(LeaderAndReplicaOps):
@@ -80,13 +70,15 @@ class AdminHandler(LeaderAndReplicaOps):
         assignment, topic_id = znodes.parse_topic(data)
         return assignment, topic_id, stat.version
 
-    def _wait(self, done: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + CONTROLLER_WAIT_S
+    def _wait(self, done: Callable[[], bool], what: str, deadline: float | None = None) -> None:
+        if deadline is None:
+            deadline = time.monotonic() + CONTROLLER_WAIT_S
+        waited_s = max(0.0, deadline - time.monotonic())
         while not done():
             if time.monotonic() > deadline:
                 raise AdminError(
                     "REQUEST_TIMED_OUT",
-                    f"the controller did not {what} within {CONTROLLER_WAIT_S} s",
+                    f"the controller did not {what} within {waited_s:.1f} s",
                 )
             time.sleep(0.05)
         self.sync_now()

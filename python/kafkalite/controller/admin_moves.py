@@ -20,7 +20,21 @@ from kafkalite.controller.reassignment import origin_replicas
 # Kafka's ProducerIdManager.PidBlockSize.
 PRODUCER_ID_BLOCK_SIZE = 1000
 
+# How long to wait for the controller: under the broker's own ADMIN_WAIT_MS (25 s), so
+# the client gets this side's answer rather than the broker's REQUEST_TIMED_OUT.
+CONTROLLER_WAIT_S = 20.0
+
+# How long before a request's timeout_ms this side answers, so its answer (with
+# REQUEST_TIMED_OUT for what did not finish) reaches the client before the broker's own.
+ANSWER_MARGIN_S = 0.3
+
 Outcome = dict[str, Any]
+
+
+class AdminError(Exception):
+    def __init__(self, code_name: str, message: str) -> None:
+        super().__init__(message)
+        self.code = _core_code(code_name)
 
 
 def _outcome(topic: str, partition: int, error: str | None, message: str | None = None) -> Outcome:
@@ -41,7 +55,7 @@ class LeaderAndReplicaOps:
     def _live(self) -> dict[int, str | None]:
         raise NotImplementedError
 
-    def _wait(self, done: Any, what: str) -> None:
+    def _wait(self, done: Any, what: str, deadline: float | None = None) -> None:
         raise NotImplementedError
 
     def _partition_view(
@@ -67,19 +81,22 @@ class LeaderAndReplicaOps:
             out.extend((topic, p) for p in sorted(znodes.parse_topic(data)[0]))
         return out
 
-    def _queue(self, path: str, data: bytes) -> None:
+    def _queue(self, path: str, data: bytes, deadline: float) -> None:
         """Create the request znode once the controller has taken the previous one, and
-        wait until it takes this one."""
-        deadline = time.monotonic() + 10
+        wait until it takes this one; AdminError(REQUEST_TIMED_OUT) past ``deadline``
+        (a znode created by then is still taken later, as Kafka carries on with a
+        request whose client stopped waiting)."""
         while True:
             try:
                 self.zk.create(path, data, makepath=True)
                 break
             except NodeExistsError:
                 if time.monotonic() > deadline:
-                    raise
+                    raise AdminError(
+                        "REQUEST_TIMED_OUT", f"an earlier request still holds {path}"
+                    ) from None
                 time.sleep(0.05)
-        self._wait(lambda: self.zk.exists(path) is None, f"take {path}")
+        self._wait(lambda: self.zk.exists(path) is None, f"take {path}", deadline)
 
     def elect_leaders(self, op: dict[str, Any]) -> list[Outcome]:
         args = json.loads(op["args"])
@@ -109,7 +126,13 @@ class LeaderAndReplicaOps:
                 results[(topic, p)] = _outcome(topic, p, error, _message(error, topic, p))
         if queued:
             path = znodes.PREFERRED_ELECTION if kind == 0 else znodes.UNCLEAN_ELECTION
-            self._queue(path, znodes.partitions_json(queued))
+            timed_out = False
+            try:
+                self._queue(path, znodes.partitions_json(queued), _deadline(args))
+            except AdminError as e:
+                if e.code != _core_code("REQUEST_TIMED_OUT"):
+                    raise
+                timed_out = True
             # What the controller did, read back: it elects only what it still can.
             live = set(self._live())
             for topic, p in queued:
@@ -120,7 +143,11 @@ class LeaderAndReplicaOps:
                     else view[1].leader in live
                 )
                 error = None
-                if not done:
+                if not done and timed_out:
+                    # Kafka's DelayedElectLeader: what is not elected by the request's
+                    # timeout is answered REQUEST_TIMED_OUT.
+                    error = "REQUEST_TIMED_OUT"
+                elif not done:
                     error = (
                         "PREFERRED_LEADER_NOT_AVAILABLE"
                         if kind == leadership.PREFERRED
@@ -173,7 +200,21 @@ class LeaderAndReplicaOps:
             if error is None:
                 moves.append((topic, p, target))
         if moves:
-            self._queue(znodes.REASSIGN_PARTITIONS, znodes.reassignment_json(moves))
+            try:
+                self._queue(
+                    znodes.REASSIGN_PARTITIONS, znodes.reassignment_json(moves), _deadline(args)
+                )
+            except AdminError as e:
+                if e.code != _core_code("REQUEST_TIMED_OUT"):
+                    raise
+                # The controller did not take the moves within the request's timeout.
+                moved = {(t, p) for t, p, _ in moves}
+                results = [
+                    _outcome(o["topic"], o["partition"], "REQUEST_TIMED_OUT", str(e))
+                    if (o["topic"], o["partition"]) in moved
+                    else o
+                    for o in results
+                ]
         return results
 
     def list_reassignments(self, op: dict[str, Any]) -> list[dict[str, Any]]:
@@ -226,6 +267,22 @@ class LeaderAndReplicaOps:
             except BadVersionError:
                 continue
             return first, last
+
+
+def _core_code(name: str) -> int:
+    from kafkalite import _core
+
+    return _core.error_code(name)
+
+
+def _deadline(args: dict[str, Any]) -> float:
+    """When to stop waiting for the controller: a little before the request's
+    ``timeout_ms`` (the broker answers REQUEST_TIMED_OUT itself at it), at most
+    CONTROLLER_WAIT_S; no ``timeout_ms`` (an older broker side): CONTROLLER_WAIT_S."""
+    wait_s = CONTROLLER_WAIT_S
+    if args.get("timeout_ms") is not None:
+        wait_s = min(wait_s, max(0.0, int(args["timeout_ms"]) / 1000 - ANSWER_MARGIN_S))
+    return time.monotonic() + wait_s
 
 
 def _message(error: str | None, topic: str, p: int) -> str | None:

@@ -140,10 +140,12 @@ class ClusterNode:
 
     def _check_inter_broker_listener(self) -> None:
         """``inter.broker.listener.name`` must name one of this broker's listeners (as
-        Kafka requires); unset, brokers talk over the first one."""
+        Kafka requires); unset, brokers talk over the one named after
+        ``security.inter.broker.protocol``, else the first (the broker's own rule, which
+        its replica fetchers follow)."""
         assert self.server is not None
         names = [n for n, _h, _p in self.server.advertised_listeners]
-        self.inter_broker_listener = self.settings.get("inter.broker.listener.name") or names[0]
+        self.inter_broker_listener = self.server.inter_broker_listener or names[0]
         if self.inter_broker_listener not in names:
             raise ClusterStartError(
                 f"inter.broker.listener.name {self.inter_broker_listener!r} is not one of "
@@ -171,7 +173,8 @@ class ClusterNode:
         advertised = self.server.advertised_listeners
         name, host, port = advertised[0]
         info = znodes.BrokerInfo(self.broker_id, host, port, self.rack)
-        data = znodes.broker_json(info, name, advertised[1:])
+        protocols = dict(self.server.listener_security_protocols)
+        data = znodes.broker_json(info, name, advertised[1:], protocols)
         try:
             self.zk.create(znodes.broker_path(self.broker_id), data, ephemeral=True)
         except NodeExistsError:

@@ -29,7 +29,7 @@ class Snapshot:
     ] = field(default_factory=dict)
 
     def as_arguments(self) -> tuple[str, int, list[Any], list[Any]]:
-        brokers = [(b.broker_id, b.host, b.port, b.rack) for b in self.brokers]
+        brokers = [(b.broker_id, b.host, b.port, b.rack, list(b.endpoints)) for b in self.brokers]
         topics = [
             (name, tid, configs, parts) for name, (tid, configs, parts) in self.topics.items()
         ]

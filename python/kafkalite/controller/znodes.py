@@ -7,7 +7,7 @@ import base64
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 BROKER_IDS = "/brokers/ids"
@@ -73,20 +73,28 @@ class BrokerInfo:
     host: str
     port: int
     rack: str | None
+    # Every registered endpoint, (listener name, host, port), the client listener first.
+    endpoints: tuple[tuple[str, str, int], ...] = ()
 
 
 def broker_json(
     broker: BrokerInfo,
     listener: str = "PLAINTEXT",
     others: Sequence[tuple[str, str, int]] = (),
+    protocols: Mapping[str, str] | None = None,
 ) -> bytes:
     """BrokerIdZNode version 5 (Kafka 2.7+ ZK mode): the client listener first (what
     Metadata serves), then the broker's other advertised listeners (``others``: name,
-    host, port), e.g. the one ``inter.broker.listener.name`` names."""
+    host, port), e.g. the one ``inter.broker.listener.name`` names. ``protocols``: each
+    listener's security protocol (``listener.security.protocol.map``); a listener missing
+    from it is named after its protocol, as Kafka's default map has it."""
     endpoints = [(listener, broker.host, broker.port), *others]
+    protocols = protocols or {}
     data: dict[str, object] = {
         "features": {},
-        "listener_security_protocol_map": {name: "PLAINTEXT" for name, _h, _p in endpoints},
+        "listener_security_protocol_map": {
+            name: protocols.get(name, name) for name, _h, _p in endpoints
+        },
         "endpoints": [f"{name}://{host}:{port}" for name, host, port in endpoints],
         "jmx_port": -1,
         "port": broker.port,
@@ -99,22 +107,30 @@ def broker_json(
     return _dump(data)
 
 
+def _split_endpoint(e: str) -> tuple[str, str, int]:
+    name, _, host_port = e.partition("://")
+    host, _, port = host_port.rpartition(":")
+    return name, host.strip("[]"), int(port)
+
+
 def parse_broker(broker_id: int, data: bytes) -> BrokerInfo:
     d = json.loads(data)
-    endpoint = d["endpoints"][0]
-    host_port = endpoint.split("://", 1)[1]
-    host, _, port = host_port.rpartition(":")
-    return BrokerInfo(broker_id, host.strip("[]"), int(port), d.get("rack"))
+    endpoints = tuple(_split_endpoint(e) for e in d["endpoints"])
+    _name, host, port = endpoints[0]
+    return BrokerInfo(broker_id, host, port, d.get("rack"), endpoints)
+
+
+def security_protocols(data: bytes) -> dict[str, str]:
+    """A broker znode's ``listener_security_protocol_map``."""
+    return dict(json.loads(data).get("listener_security_protocol_map", {}))
 
 
 def endpoint(data: bytes, listener: str) -> tuple[str, int] | None:
     """(host, port) a broker's znode advertises for ``listener``, None if it has none: how
     brokers reach each other on ``inter.broker.listener.name``."""
-    for e in json.loads(data)["endpoints"]:
-        name, _, host_port = e.partition("://")
+    for name, host, port in parse_broker(-1, data).endpoints:
         if name == listener:
-            host, _, port = host_port.rpartition(":")
-            return host.strip("[]"), int(port)
+            return host, port
     return None
 
 

@@ -1,17 +1,21 @@
 //! Cluster mode: apply the controller's view, pushed in by the broker's Python side as a
-//! whole `ClusterSnapshot`. The broker opens logs for the partitions of every topic in it
-//! (existing data is recovered), takes each partition's leader, epoch, replicas and ISR,
-//! applies topic config overrides and drops the topics that are gone. Pushing a whole
-//! snapshot rather than deltas keeps the binding one call and makes it idempotent.
+//! whole `ClusterSnapshot`. The broker knows every topic in it and takes each partition's
+//! leader, epoch, replicas and ISR, but opens a log (recovering existing data) only for the
+//! partitions whose replica list names it; a partition whose replica moved away (a
+//! reassignment) has its log closed and its dir retired, as the topics that are gone do.
+//! Topic config overrides are applied. Pushing a whole snapshot rather than deltas keeps
+//! the binding one call and makes it idempotent.
 //!
 //! `__consumer_offsets` is one of those topics; once the snapshot is in, the group
 //! coordinator follows its leaders (`cluster::coordination`): it loads the groups of the
 //! partitions this broker now leads and unloads those of the partitions it lost.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::cluster::coordination::follow_leadership;
-use crate::cluster::{ClusterInfo, ClusterSnapshot, TopicRecord, TopicRegistry};
+use crate::cluster::{
+    ClusterInfo, ClusterSnapshot, Placement, ReplicaState, TopicRecord, TopicRegistry,
+};
 use crate::errors::{codes, ApiError};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 
@@ -47,6 +51,13 @@ impl BrokerState {
                     .log_config(&t.configs)
                     .unwrap_or_else(|_| self.config.log_defaults.clone());
                 let count = t.partitions.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
+                let replicas: HashMap<i32, &ReplicaState> =
+                    t.partitions.iter().map(|(i, r)| (*i, r)).collect();
+                // A replica is hosted here when its replica list names this broker.
+                let placement = |index: i32| match replicas.get(&index) {
+                    Some(r) if !r.replicas.contains(&node) => Placement::Elsewhere((*r).clone()),
+                    _ => Placement::Here,
+                };
                 let topic = match self.topics.get(&t.name) {
                     Some(existing) if existing.id == t.id => existing,
                     existing => {
@@ -63,21 +74,50 @@ impl BrokerState {
                         };
                         changed = true;
                         // Not fresh: a dir holding this topic id's data is recovered.
-                        self.topics
-                            .open_topic(&t.name, record, &log_config, false)?
+                        self.topics.open_topic_placed(
+                            &t.name,
+                            record,
+                            &log_config,
+                            false,
+                            &placement,
+                        )?
                     }
                 };
                 if topic.partition_count() < count {
                     changed = true;
-                    self.topics.grow(&topic, count, &log_config)?;
+                    self.topics
+                        .grow_placed(&topic, count, &log_config, &placement)?;
                 }
                 if *topic.configs.read().expect("lock") != t.configs {
                     changed = true;
                     TopicRegistry::set_configs(&topic, t.configs.clone(), &log_config);
                 }
                 for (index, replica) in &t.partitions {
-                    let Some(partition) = topic.partition(*index) else {
-                        continue;
+                    let here = replica.replicas.contains(&node);
+                    let partition = match (topic.partition(*index), here) {
+                        (Some(p), true) => p,
+                        (None, true) => match self.topics.host(&topic, *index, &log_config) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                // One unreadable log must not keep the rest of the
+                                // cluster from this broker; the next snapshot retries.
+                                kafkalite_core::logging::error(
+                                    "kafkalite.cluster.ClusterSync",
+                                    &format!("cannot host {}-{index}: {}", t.name, e.message),
+                                );
+                                TopicRegistry::set_elsewhere_state(&topic, *index, replica.clone());
+                                continue;
+                            }
+                        },
+                        (Some(_), false) => {
+                            changed = true;
+                            self.topics.unhost(&topic, *index, replica.clone());
+                            continue;
+                        }
+                        (None, false) => {
+                            TopicRegistry::set_elsewhere_state(&topic, *index, replica.clone());
+                            continue;
+                        }
                     };
                     let before = partition.replica_state();
                     if before != *replica {
@@ -104,7 +144,7 @@ impl BrokerState {
         }
         // Start fetching what this broker now follows, stop what it now leads.
         if let Some(fetchers) = &self.fetchers {
-            fetchers.sync(self);
+            fetchers.sync(node, &self.topics, link);
         }
         // Outside the admin lock (lock order: groups, group, admin, partition log): groups
         // follow the offsets topic's leaders, and committed offsets of deleted topics are
@@ -161,6 +201,7 @@ mod tests {
                     host: "127.0.0.1".into(),
                     port: 9090 + id,
                     rack: None,
+                    endpoints: vec![("PLAINTEXT".into(), "127.0.0.1".into(), 9090 + id)],
                 })
                 .collect(),
             topics,

@@ -26,6 +26,17 @@ use crate::errors::{codes, ApiError};
 /// under the clients' default 30 s request timeout, so they see the broker's answer.
 pub const ADMIN_WAIT_MS: u64 = 25_000;
 
+/// How long an admin request with its own `timeout_ms` waits for the controller side:
+/// that long (so the client has its answer in time), within [500 ms, ADMIN_WAIT_MS]. The
+/// controller side is given `timeout_ms` too and answers a little before it, with
+/// REQUEST_TIMED_OUT for what did not finish.
+#[must_use]
+pub fn admin_wait_for(timeout_ms: i32) -> u64 {
+    u64::try_from(timeout_ms)
+        .unwrap_or(0)
+        .clamp(500, ADMIN_WAIT_MS)
+}
+
 pub struct BrokerState {
     pub config: BrokerConfig,
     pub cluster_id: String,
@@ -79,11 +90,13 @@ impl BrokerState {
             .as_ref()
             .map(|_| ClusterLink::new(&cluster_id));
         let security = crate::security::Security::from_config(&config)?;
-        let fetchers = cluster.as_ref().map(|_| {
-            crate::replication::fetchers::Fetchers::new(
+        let fetchers = match &cluster {
+            Some(_) => Some(crate::replication::fetchers::Fetchers::new(
                 crate::replication::ReplicationConfig::from_broker(&config),
-            )
-        });
+                crate::replication::inter_broker::InterBroker::from_config(&config)?,
+            )),
+            None => None,
+        };
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -216,6 +229,7 @@ impl BrokerState {
                 host,
                 port,
                 rack: None,
+                endpoints: Vec::new(),
             })
             .into_iter()
             .collect()
@@ -240,13 +254,18 @@ impl BrokerState {
 
     /// `ask_controller` for operations answered with data (JSON text).
     pub fn ask_controller_for_answer(&self, op: AdminOp) -> Result<String, ApiError> {
+        self.ask_controller_within(op, ADMIN_WAIT_MS)
+    }
+
+    /// `ask_controller_for_answer`, waiting at most `wait_ms` (a request's own timeout).
+    pub fn ask_controller_within(&self, op: AdminOp, wait_ms: u64) -> Result<String, ApiError> {
         let Some(link) = &self.cluster else {
             return Err(ApiError::new(
                 codes::INVALID_REQUEST,
                 "not in cluster mode (zookeeper.connect is not set)",
             ));
         };
-        let wait = std::time::Duration::from_millis(ADMIN_WAIT_MS);
+        let wait = std::time::Duration::from_millis(wait_ms);
         match tokio::runtime::Handle::try_current() {
             Ok(_) => tokio::task::block_in_place(|| link.admin.call_for_answer(op, wait)),
             Err(_) => link.admin.call_for_answer(op, wait),

@@ -82,6 +82,11 @@ fn snapshot(port: i32, leaders: &[(i32, i32)], id: uuid::Uuid) -> ClusterSnapsho
                 host: "127.0.0.1".into(),
                 port: if n == ME { port } else { 1000 + n },
                 rack: None,
+                endpoints: vec![(
+                    "PLAINTEXT".into(),
+                    "127.0.0.1".into(),
+                    if n == ME { port } else { 1000 + n },
+                )],
             })
             .collect(),
         topics,

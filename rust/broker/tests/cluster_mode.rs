@@ -78,6 +78,11 @@ fn snapshot(port: i32, parts: Vec<(i32, ReplicaState)>, id: uuid::Uuid) -> Clust
                 host: "127.0.0.1".into(),
                 port: if n == ME { port } else { 1000 + n },
                 rack: Some(format!("rack-{n}")),
+                endpoints: vec![(
+                    "PLAINTEXT".into(),
+                    "127.0.0.1".into(),
+                    if n == ME { port } else { 1000 + n },
+                )],
             })
             .collect(),
         topics: vec![TopicSnapshot {
@@ -271,4 +276,88 @@ fn create_topics_waits_for_the_controller_side() {
     assert_eq!(refused.error_code, codes::TOPIC_ALREADY_EXISTS);
     assert_eq!(refused.error_message.as_deref(), Some("taken"));
     controller.join().unwrap();
+}
+
+#[test]
+fn a_broker_opens_logs_only_for_its_own_replicas() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut broker = start(dir.path());
+    let addr = broker.addresses()[0].1;
+    let state = Arc::clone(broker.state());
+    let mut c = Client::connect(addr);
+    let port = i32::from(addr.port());
+    let id = uuid::Uuid::new_v4();
+    let elsewhere = |epoch: i32| ReplicaState {
+        leader: 1,
+        leader_epoch: epoch,
+        replicas: vec![1, 3],
+        isr: vec![1, 3],
+    };
+    state
+        .apply_snapshot(snapshot(
+            port,
+            vec![(0, led_alone(1)), (1, elsewhere(2))],
+            id,
+        ))
+        .unwrap();
+    assert!(dir.path().join("t-0").is_dir());
+    assert!(
+        !dir.path().join("t-1").exists(),
+        "no log for a partition replicated on other brokers only"
+    );
+    // Metadata still describes it; reads and writes are sent to its leader.
+    let m: MetadataResponse = c.call(
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    );
+    let p1 = &m.topics[0].partitions[1];
+    assert_eq!((p1.leader_id.0, p1.leader_epoch), (1, 2));
+    assert_eq!(p1.replica_nodes, [BrokerId(1), BrokerId(3)]);
+    assert_eq!(produce(&mut c, 1), codes::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(fetch(&mut c, 1, -1).0, codes::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(fetch(&mut c, 1, 1).0, codes::FENCED_LEADER_EPOCH);
+    assert_eq!(list_offsets(&mut c, 1, -1), codes::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(fetch(&mut c, 7, -1).0, codes::UNKNOWN_TOPIC_OR_PARTITION);
+    assert_eq!(produce(&mut c, 0), codes::NONE);
+
+    // A reassignment moves partition 0 away and partition 1 here: 0's log is closed and
+    // its dir retired at once, 1's log opened.
+    state
+        .apply_snapshot(snapshot(
+            port,
+            vec![(0, elsewhere(2)), (1, led_alone(3))],
+            id,
+        ))
+        .unwrap();
+    assert!(!dir.path().join("t-0").exists());
+    assert!(dir.path().join("t-1").is_dir());
+    assert_eq!(produce(&mut c, 0), codes::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(produce(&mut c, 1), codes::NONE);
+    assert_eq!(fetch(&mut c, 1, 3), (codes::NONE, 1));
+
+    // Restarted after a crash that left a moved-away replica's dir behind: the first
+    // snapshot retires it.
+    drop(c);
+    drop(state);
+    broker.shutdown().unwrap();
+    drop(broker);
+    std::fs::create_dir_all(dir.path().join("t-0")).unwrap();
+    let broker = start(dir.path());
+    broker
+        .state()
+        .apply_snapshot(snapshot(
+            port,
+            vec![(0, elsewhere(2)), (1, led_alone(3))],
+            id,
+        ))
+        .unwrap();
+    assert!(!dir.path().join("t-0").exists());
+    let p1 = broker.state().partition("t", 1).unwrap();
+    assert_eq!(
+        p1.log_end_offset(),
+        1,
+        "the hosted replica's data is recovered"
+    );
+    assert!(broker.state().partition("t", 0).is_none());
 }

@@ -61,6 +61,7 @@ fn snapshot(ports: &[(i32, i32)], id: uuid::Uuid, replica: ReplicaState) -> Clus
                 host: "127.0.0.1".into(),
                 port,
                 rack: None,
+                endpoints: vec![("PLAINTEXT".into(), "127.0.0.1".into(), port)],
             })
             .collect(),
         topics: vec![TopicSnapshot {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+    SaslAuthenticateRequest, SaslHandshakeRequest,
 };
 use kafka_protocol::protocol::{
     Decodable, Encodable, HeaderVersion, Request, StrBytes, VersionRange,
@@ -19,11 +20,12 @@ use tokio::net::TcpStream;
 use crate::address::Address;
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
+use crate::security::{ClientSecurity, SaslPlain, Transport};
 use crate::versions::{self, BrokerVersions};
 
 pub struct Connection {
     broker: String,
-    stream: TcpStream,
+    stream: Box<dyn Transport>,
     correlation_id: i32,
     client_id: StrBytes,
     response_bytes_max: usize,
@@ -34,6 +36,15 @@ pub struct Connection {
 impl Connection {
     /// Connect, then learn the broker's API versions.
     pub async fn open(address: &Address, config: &ClientConfig) -> Result<Connection> {
+        Self::open_secured(address, config, &ClientSecurity::default()).await
+    }
+
+    /// `open` over TLS and/or authenticated with SASL PLAIN, as `security` says.
+    pub async fn open_secured(
+        address: &Address,
+        config: &ClientConfig,
+        security: &ClientSecurity,
+    ) -> Result<Connection> {
         let broker = address.to_string();
         let io = |source| Error::Io {
             broker: broker.clone(),
@@ -45,6 +56,26 @@ impl Connection {
             .map_err(|_| io(timed_out(config.request_timeout)))?
             .map_err(io)?;
         stream.set_nodelay(true).map_err(io)?;
+        let stream: Box<dyn Transport> = match &security.tls {
+            None => Box::new(stream),
+            Some(tls) => {
+                let name = match &tls.server_name {
+                    Some(name) => name.clone(),
+                    None => rustls::pki_types::ServerName::try_from(address.host.clone()).map_err(
+                        |e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
+                    )?,
+                };
+                let connector =
+                    tokio_rustls::TlsConnector::from(std::sync::Arc::clone(&tls.config));
+                let handshake = connector.connect(name, stream);
+                Box::new(
+                    tokio::time::timeout(config.request_timeout, handshake)
+                        .await
+                        .map_err(|_| io(timed_out(config.request_timeout)))?
+                        .map_err(io)?,
+                )
+            }
+        };
         let mut conn = Connection {
             broker,
             stream,
@@ -55,7 +86,49 @@ impl Connection {
             versions: BrokerVersions::default(),
         };
         conn.negotiate().await?;
+        if let Some(sasl) = &security.sasl {
+            conn.authenticate_plain(sasl).await?;
+        }
         Ok(conn)
+    }
+
+    /// SASL PLAIN: SaslHandshake, then SaslAuthenticate (KIP-152), so the exchange is
+    /// framed as Kafka requests.
+    async fn authenticate_plain(&mut self, sasl: &SaslPlain) -> Result<()> {
+        let version = self.version(ApiKey::SaslHandshake, VersionRange { min: 1, max: 1 })?;
+        let handshake =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
+        let response = self.call(&handshake, version, Duration::ZERO).await?;
+        if response.error_code != error_codes::NONE {
+            return Err(Error::Broker {
+                broker: self.broker.clone(),
+                what: format!(
+                    "SaslHandshake (PLAIN; the listener enables {:?})",
+                    response
+                        .mechanisms
+                        .iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                ),
+                code: response.error_code,
+            });
+        }
+        let version = self.version(ApiKey::SaslAuthenticate, VersionRange { min: 0, max: 2 })?;
+        let auth = SaslAuthenticateRequest::default()
+            .with_auth_bytes(ClientSecurity::plain_auth_bytes(sasl).into());
+        let response = self.call(&auth, version, Duration::ZERO).await?;
+        if response.error_code != error_codes::NONE {
+            return Err(Error::Broker {
+                broker: self.broker.clone(),
+                what: format!(
+                    "SaslAuthenticate as {:?}: {}",
+                    sasl.username,
+                    response.error_message.as_deref().unwrap_or("")
+                ),
+                code: response.error_code,
+            });
+        }
+        Ok(())
     }
 
     /// `host:port` of the broker, as errors name it.

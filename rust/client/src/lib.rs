@@ -23,6 +23,7 @@ mod list_offsets;
 mod metadata;
 mod partitioner;
 mod produce;
+mod security;
 mod versions;
 
 pub use address::{parse_bootstrap, Address};
@@ -36,6 +37,7 @@ pub use fetch::{FetchedPartition, READ_COMMITTED, READ_UNCOMMITTED};
 pub use list_offsets::{EARLIEST, LATEST};
 pub use partitioner::{murmur2, partition_for_key};
 pub use produce::Produced;
+pub use security::{ClientSecurity, SaslPlain, TlsSettings, Transport};
 
 /// (topic, partition).
 pub type TopicPartition = (String, i32);

@@ -104,8 +104,31 @@ impl BrokerServer {
             .collect())
     }
 
+    /// The listener brokers reach each other on (`inter.broker.listener.name`, else the one
+    /// named after `security.inter.broker.protocol`, else the first) and its security
+    /// protocol, as registered in ZooKeeper.
+    #[getter]
+    fn inter_broker_listener(&self) -> PyResult<Option<String>> {
+        Ok(kafkalite_broker::replication::inter_broker::listener_name(
+            &self.state()?.config,
+        ))
+    }
+
+    /// (listener name, security protocol) of every listener.
+    #[getter]
+    fn listener_security_protocols(&self) -> PyResult<Vec<(String, String)>> {
+        Ok(self
+            .state()?
+            .config
+            .listeners
+            .iter()
+            .map(|l| (l.name.clone(), l.security_protocol.name().to_string()))
+            .collect())
+    }
+
     /// Cluster mode: make this broker's topics, partitions, leaders and live brokers what
-    /// the controller decided. `brokers`: (id, host, port, rack); `topics`: (name, 16-byte
+    /// the controller decided. `brokers`: (id, host, port, rack, [(listener, host,
+    /// port)]); `topics`: (name, 16-byte
     /// id, config overrides, [(partition, leader, leader_epoch, replicas, isr)]). Topics
     /// missing from `topics` are deleted here, data included.
     fn apply_metadata(

@@ -13,8 +13,8 @@ use pyo3::types::PyDict;
 use crate::errors::kafka_error;
 use kafkalite_core::error_codes as codes;
 
-/// (id, host, port, rack)
-pub type BrokerTuple = (i32, String, i32, Option<String>);
+/// (id, host, port, rack, every registered endpoint as (listener, host, port))
+pub type BrokerTuple = (i32, String, i32, Option<String>, Vec<(String, String, i32)>);
 /// (partition, leader, leader_epoch, replicas, isr)
 pub type PartitionTuple = (i32, i32, i32, Vec<i32>, Vec<i32>);
 /// (name, 16-byte topic id, config overrides, partitions)
@@ -66,11 +66,12 @@ pub fn snapshot(
         controller_id,
         brokers: brokers
             .into_iter()
-            .map(|(node_id, host, port, rack)| BrokerNode {
+            .map(|(node_id, host, port, rack, endpoints)| BrokerNode {
                 node_id,
                 host,
                 port,
                 rack,
+                endpoints,
             })
             .collect(),
         topics,

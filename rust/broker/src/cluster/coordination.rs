@@ -53,8 +53,9 @@ pub fn locate(
     };
     let index = partition_for(key, topic.partition_count());
     let leader = topic
-        .partition(index)
-        .map_or(-1, |p| p.replica_state().leader);
+        .replica_states()
+        .get(usize::try_from(index).unwrap_or(usize::MAX))
+        .map_or(-1, |r| r.leader);
     brokers
         .iter()
         .find(|b| b.node_id == leader)
@@ -251,9 +252,7 @@ pub fn follow_leadership<C: PartitionedCoordinator>(
     shards.partitions.store(count, Ordering::Release);
     let led: BTreeSet<i32> = topic
         .map(|t| {
-            t.partitions
-                .read()
-                .expect("lock")
+            t.hosted()
                 .iter()
                 .filter(|p| p.replica_state().leader == node)
                 .map(|p| p.index)

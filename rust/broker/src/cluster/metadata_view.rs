@@ -15,6 +15,9 @@ pub struct BrokerNode {
     pub host: String,
     pub port: i32,
     pub rack: Option<String>,
+    /// Every registered listener: (name, host, port); brokers reach each other on the
+    /// one `inter.broker.listener.name` names.
+    pub endpoints: Vec<(String, String, i32)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,14 +38,10 @@ impl TopicView {
     #[must_use]
     pub fn of(topic: &Topic) -> TopicView {
         let partitions = topic
-            .partitions
-            .read()
-            .expect("lock")
-            .iter()
-            .map(|p| PartitionView {
-                index: p.index,
-                replica: p.replica_state(),
-            })
+            .replica_states()
+            .into_iter()
+            .zip(0..)
+            .map(|(replica, index)| PartitionView { index, replica })
             .collect();
         TopicView {
             name: topic.name.clone(),
@@ -122,6 +121,7 @@ mod tests {
             host: "localhost".into(),
             port: 9092,
             rack: None,
+            endpoints: Vec::new(),
         };
         let view = MetadataView::snapshot("cid", 7, vec![node.clone()], &registry);
         assert_eq!(view.cluster_id, "cid");

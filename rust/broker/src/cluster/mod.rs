@@ -3,6 +3,7 @@
 //! - `metadata_view`: cluster id, live brokers, topics and each partition's leader, epoch,
 //!   replicas and ISR, as one value Metadata answers from;
 //! - `topics`: the topic registry (topics, their partitions across log dirs, overrides);
+//! - `topic`: one topic, each partition hosted here or only described (cluster mode);
 //! - `partition`: one partition = log + producer state + leader-epoch cache + replica
 //!   state, with the high watermark kept apart from the log end;
 //! - `file_store`: the single-node source of topics, `topics.json`;
@@ -26,6 +27,7 @@ pub mod partition;
 pub mod partition_dirs;
 pub mod producer_ids;
 pub mod replica_progress;
+pub mod topic;
 pub mod topics;
 
 pub use admin_bridge::{AdminBridge, AdminOp};
@@ -35,5 +37,6 @@ pub use metadata_view::{BrokerNode, MetadataView, PartitionView, TopicView};
 pub use partition::{Partition, ReplicaState};
 pub use producer_ids::ProducerIds;
 pub use topics::{
-    validate_topic_name, Topic, TopicRegistry, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC,
+    validate_topic_name, Placement, Slot, Topic, TopicRegistry, INTERNAL_OFFSETS_TOPIC,
+    INTERNAL_TXN_TOPIC,
 };

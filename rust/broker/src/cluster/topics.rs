@@ -17,12 +17,8 @@ use kafkalite_core::storage::LogConfig;
 use super::file_store::TopicRecord;
 use super::partition::{Partition, ReplicaState};
 use super::partition_dirs;
+pub use super::topic::{Placement, Slot, Topic, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 use crate::errors::{codes, ApiError};
-
-/// Where committed offsets live; users may not create a topic of that name.
-pub const INTERNAL_OFFSETS_TOPIC: &str = "__consumer_offsets";
-/// The transaction coordinator's log (`transactions::log_topic`).
-pub const INTERNAL_TXN_TOPIC: &str = "__transaction_state";
 
 /// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..".
 pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
@@ -40,44 +36,6 @@ pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
             codes::INVALID_TOPIC_EXCEPTION,
             format!("invalid topic name {name:?}"),
         ))
-    }
-}
-
-pub struct Topic {
-    pub name: String,
-    pub id: uuid::Uuid,
-    /// Topic-level overrides only (keys as Kafka spells them, without `log.`).
-    pub configs: RwLock<BTreeMap<String, String>>,
-    pub partitions: RwLock<Vec<Arc<Partition>>>,
-}
-
-impl Topic {
-    #[must_use]
-    pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
-        let parts = self.partitions.read().expect("lock");
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| parts.get(i).cloned())
-    }
-
-    #[must_use]
-    pub fn partition_count(&self) -> i32 {
-        self.partitions.read().expect("lock").len() as i32
-    }
-
-    #[must_use]
-    pub fn is_internal(&self) -> bool {
-        self.name == INTERNAL_OFFSETS_TOPIC || self.name == INTERNAL_TXN_TOPIC
-    }
-
-    /// The topic as the metadata store keeps it.
-    #[must_use]
-    pub fn record(&self) -> TopicRecord {
-        TopicRecord {
-            id: self.id,
-            partitions: self.partition_count(),
-            configs: self.configs.read().expect("lock").clone(),
-        }
     }
 }
 
@@ -126,14 +84,14 @@ impl TopicRegistry {
             .collect()
     }
 
-    /// The partitions of `topic`, or of every topic when `None`.
+    /// The partitions this broker hosts of `topic`, or of every topic when `None`.
     #[must_use]
     pub fn partitions(&self, topic: Option<&str>) -> Vec<Arc<Partition>> {
         let topics = self.topics.read().expect("lock");
         topics
             .values()
             .filter(|t| topic.is_none_or(|name| t.name == name))
-            .flat_map(|t| t.partitions.read().expect("lock").clone())
+            .flat_map(|t| t.hosted())
             .collect()
     }
 
@@ -187,19 +145,94 @@ impl TopicRegistry {
         log_config: &LogConfig,
         fresh: bool,
     ) -> Result<Arc<Topic>, ApiError> {
-        let parts =
-            self.open_partitions(name, record.id, 0..record.partitions, log_config, fresh)?;
+        self.open_topic_placed(name, record, log_config, fresh, &|_| Placement::Here)
+    }
+
+    /// `open_topic` hosting only the partitions `placement` puts here. The dir of a
+    /// partition placed elsewhere is retired if one is left (a crash after the controller
+    /// moved the replica away, before its dir was retired).
+    pub fn open_topic_placed(
+        &self,
+        name: &str,
+        record: TopicRecord,
+        log_config: &LogConfig,
+        fresh: bool,
+        placement: &dyn Fn(i32) -> Placement,
+    ) -> Result<Arc<Topic>, ApiError> {
+        let slots = self.open_slots(
+            name,
+            record.id,
+            0..record.partitions,
+            log_config,
+            fresh,
+            placement,
+        )?;
         let topic = Arc::new(Topic {
             name: name.to_string(),
             id: record.id,
             configs: RwLock::new(record.configs),
-            partitions: RwLock::new(parts),
+            slots: RwLock::new(slots),
         });
         self.topics
             .write()
             .expect("lock")
             .insert(name.to_string(), Arc::clone(&topic));
         Ok(topic)
+    }
+
+    /// Start hosting partition `index` of `topic` (the controller added this broker to its
+    /// replicas): open its log, recovering a dir of this topic if one is there.
+    pub fn host(
+        &self,
+        topic: &Topic,
+        index: i32,
+        log_config: &LogConfig,
+    ) -> Result<Arc<Partition>, ApiError> {
+        let mut slots = topic.slots.write().expect("lock");
+        let slot = usize::try_from(index)
+            .ok()
+            .and_then(|i| slots.get_mut(i))
+            .ok_or_else(|| {
+                ApiError::new(
+                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("{} has no partition {index}", topic.name),
+                )
+            })?;
+        if let Slot::Hosted(p) = slot {
+            return Ok(Arc::clone(p));
+        }
+        let partition = self.open_partition(&topic.name, topic.id, index, log_config, false)?;
+        *slot = Slot::Hosted(Arc::clone(&partition));
+        Ok(partition)
+    }
+
+    /// Stop hosting partition `index` of `topic` (the controller moved its replica to
+    /// other brokers): from now on it is only `replica`, its log is closed and its dir
+    /// retired (renamed to `-delete` at once, removed in the background), as a deleted
+    /// topic's are.
+    pub fn unhost(&self, topic: &Topic, index: i32, replica: ReplicaState) {
+        let removed = {
+            let mut slots = topic.slots.write().expect("lock");
+            let Some(slot) = usize::try_from(index).ok().and_then(|i| slots.get_mut(i)) else {
+                return;
+            };
+            match std::mem::replace(slot, Slot::Elsewhere(replica)) {
+                Slot::Hosted(p) => p,
+                Slot::Elsewhere(_) => return,
+            }
+        };
+        Self::retire_partitions(&topic.name, &[removed]);
+    }
+
+    /// Take the controller's word on a partition hosted elsewhere (no-op for a hosted one,
+    /// whose state the caller sets on the partition itself).
+    pub fn set_elsewhere_state(topic: &Topic, index: i32, replica: ReplicaState) {
+        let mut slots = topic.slots.write().expect("lock");
+        if let Some(slot @ Slot::Elsewhere(_)) =
+            usize::try_from(index).ok().and_then(|i| slots.get_mut(i))
+        {
+            *slot = Slot::Elsewhere(replica);
+        }
     }
 
     /// Register a topic again (its removal could not be persisted).
@@ -229,12 +262,16 @@ impl TopicRegistry {
     /// are free at once) and remove them in the background. A dir that cannot be renamed
     /// is an orphan the next start removes.
     pub fn delete_data(topic: &Topic) {
+        Self::retire_partitions(&topic.name, &topic.hosted());
+    }
+
+    fn retire_partitions(topic: &str, partitions: &[Arc<Partition>]) {
         let mut retired = Vec::new();
-        for p in topic.partitions.read().expect("lock").iter() {
+        for p in partitions {
             if let Ok(mut log) = p.log.lock() {
                 let _ = log.close();
             }
-            match partition_dirs::retire(&p.dir, &topic.name, p.index) {
+            match partition_dirs::retire(&p.dir, topic, p.index) {
                 Ok(path) => retired.push(path),
                 Err(e) => kafkalite_core::logging::error(
                     "kafkalite.cluster.TopicRegistry",
@@ -261,17 +298,35 @@ impl TopicRegistry {
 
     /// Open the new partitions of `topic` up to `total`.
     pub fn grow(&self, topic: &Topic, total: i32, log_config: &LogConfig) -> Result<(), ApiError> {
+        self.grow_placed(topic, total, log_config, &|_| Placement::Here)
+    }
+
+    /// `grow`, hosting only the new partitions `placement` puts here.
+    pub fn grow_placed(
+        &self,
+        topic: &Topic,
+        total: i32,
+        log_config: &LogConfig,
+        placement: &dyn Fn(i32) -> Placement,
+    ) -> Result<(), ApiError> {
         Self::check_growth(topic, total)?;
         let current = topic.partition_count();
-        let new = self.open_partitions(&topic.name, topic.id, current..total, log_config, true)?;
-        topic.partitions.write().expect("lock").extend(new);
+        let new = self.open_slots(
+            &topic.name,
+            topic.id,
+            current..total,
+            log_config,
+            true,
+            placement,
+        )?;
+        topic.slots.write().expect("lock").extend(new);
         Ok(())
     }
 
     /// Replace a topic's overrides and apply the resulting config to its open logs.
     pub fn set_configs(topic: &Topic, configs: BTreeMap<String, String>, log_config: &LogConfig) {
         *topic.configs.write().expect("lock") = configs;
-        for p in topic.partitions.read().expect("lock").iter() {
+        for p in topic.hosted() {
             p.log.lock().expect("lock").set_config(log_config.clone());
         }
     }
@@ -284,35 +339,62 @@ impl TopicRegistry {
         Ok(())
     }
 
-    fn open_partitions(
+    fn open_slots(
         &self,
         topic: &str,
         id: uuid::Uuid,
         indexes: std::ops::Range<i32>,
         log_config: &LogConfig,
         fresh: bool,
-    ) -> Result<Vec<Arc<Partition>>, ApiError> {
+        placement: &dyn Fn(i32) -> Placement,
+    ) -> Result<Vec<Slot>, ApiError> {
         indexes
-            .map(|index| {
-                let dirs = &self.log_dirs;
-                let dir = dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"));
-                partition_dirs::prepare(&dir, topic, index, id, fresh).map_err(|e| {
-                    ApiError::new(
-                        codes::KAFKA_STORAGE_ERROR,
-                        format!("cannot prepare {}: {e}", dir.display()),
-                    )
-                })?;
-                Partition::open(
-                    topic,
-                    index,
-                    dir,
-                    log_config.clone(),
-                    self.replica_state.clone(),
-                )
-                .map(Arc::new)
-                .map_err(ApiError::from)
+            .map(|index| match placement(index) {
+                Placement::Here => self
+                    .open_partition(topic, id, index, log_config, fresh)
+                    .map(Slot::Hosted),
+                Placement::Elsewhere(replica) => {
+                    let dir = self.dir_of(topic, index);
+                    if dir.exists() {
+                        if let Ok(path) = partition_dirs::retire(&dir, topic, index) {
+                            partition_dirs::remove_in_background(vec![path]);
+                        }
+                    }
+                    Ok(Slot::Elsewhere(replica))
+                }
             })
             .collect()
+    }
+
+    fn dir_of(&self, topic: &str, index: i32) -> PathBuf {
+        let dirs = &self.log_dirs;
+        dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"))
+    }
+
+    fn open_partition(
+        &self,
+        topic: &str,
+        id: uuid::Uuid,
+        index: i32,
+        log_config: &LogConfig,
+        fresh: bool,
+    ) -> Result<Arc<Partition>, ApiError> {
+        let dir = self.dir_of(topic, index);
+        partition_dirs::prepare(&dir, topic, index, id, fresh).map_err(|e| {
+            ApiError::new(
+                codes::KAFKA_STORAGE_ERROR,
+                format!("cannot prepare {}: {e}", dir.display()),
+            )
+        })?;
+        Partition::open(
+            topic,
+            index,
+            dir,
+            log_config.clone(),
+            self.replica_state.clone(),
+        )
+        .map(Arc::new)
+        .map_err(ApiError::from)
     }
 }
 

@@ -110,7 +110,7 @@ impl GroupCoordinator {
         let Some(topic) = broker.topic(INTERNAL_OFFSETS_TOPIC) else {
             return Ok(());
         };
-        let store = OffsetsTopic::new(topic.id, topic.partitions.read().expect("lock").clone());
+        let store = OffsetsTopic::new(topic.id, topic.partition_slots());
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         let cx = self.ctx();
@@ -328,8 +328,7 @@ impl GroupCoordinator {
             self.config.offsets_topic_partitions,
             self.config.offsets_topic_configs(),
         )?;
-        let partitions = topic.partitions.read().expect("lock").clone();
-        let store = Arc::new(OffsetsTopic::new(topic.id, partitions));
+        let store = Arc::new(OffsetsTopic::new(topic.id, topic.partition_slots()));
         *self.store.write().expect("lock") = Some(Arc::clone(&store));
         Ok(store)
     }

@@ -40,12 +40,13 @@ pub struct LoadedGroup {
 pub struct OffsetsTopic {
     /// The topic's id: a recreated topic is a new store.
     pub topic_id: uuid::Uuid,
-    partitions: Vec<Arc<Partition>>,
+    /// By index; `None` where this broker hosts no replica (cluster mode).
+    partitions: Vec<Option<Arc<Partition>>>,
 }
 
 impl OffsetsTopic {
     #[must_use]
-    pub fn new(topic_id: uuid::Uuid, partitions: Vec<Arc<Partition>>) -> OffsetsTopic {
+    pub fn new(topic_id: uuid::Uuid, partitions: Vec<Option<Arc<Partition>>>) -> OffsetsTopic {
         OffsetsTopic {
             topic_id,
             partitions,
@@ -57,9 +58,33 @@ impl OffsetsTopic {
         self.partitions.len() as i32
     }
 
-    fn partition(&self, group: &str) -> &Arc<Partition> {
+    /// Whether `partitions` are the very partitions this store writes to.
+    #[must_use]
+    pub fn same_partitions(&self, partitions: &[Option<Arc<Partition>>]) -> bool {
+        self.partitions.len() == partitions.len()
+            && self
+                .partitions
+                .iter()
+                .zip(partitions)
+                .all(|(a, b)| match (a, b) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                })
+    }
+
+    /// The group's partition; NOT_COORDINATOR when this broker hosts no replica of it (the
+    /// coordinator checks leadership first, so only a race with a move gets here).
+    fn partition(&self, group: &str) -> Result<&Arc<Partition>, ApiError> {
         let n = self.partitions.len() as i32;
-        &self.partitions[partition_for(group, n) as usize]
+        self.partitions[partition_for(group, n) as usize]
+            .as_ref()
+            .ok_or_else(|| {
+                ApiError::new(
+                    crate::errors::codes::NOT_COORDINATOR,
+                    format!("this broker hosts no replica of the partition of group '{group}'"),
+                )
+            })
     }
 
     /// Append a group's records as one batch to its partition; all or nothing.
@@ -88,7 +113,7 @@ impl OffsetsTopic {
         let batch = encode_batch(&records, Compression::None, 0)?;
         // Replayed up to the log end, not the high watermark, so a commit counts once the
         // leader has it. With followers (issue 13), Kafka also waits for the ISR (acks=all).
-        self.partition(group).append(&batch, now_ms)?;
+        self.partition(group)?.append(&batch, now_ms)?;
         Ok(())
     }
 
@@ -96,7 +121,7 @@ impl OffsetsTopic {
     /// offsets (tombstones delete). Records that do not decode are skipped.
     pub fn replay(&self) -> anyhow::Result<HashMap<String, LoadedGroup>> {
         let mut groups: HashMap<String, LoadedGroup> = HashMap::new();
-        for partition in &self.partitions {
+        for partition in self.partitions.iter().flatten() {
             replay_into(partition, &mut groups)?;
         }
         groups.retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());

@@ -28,11 +28,12 @@ impl PartitionedCoordinator for GroupCoordinator {
         match topic {
             None => *store = None,
             Some(topic) => {
-                let same = store.as_ref().is_some_and(|s| {
-                    s.topic_id == topic.id && s.partition_count() == topic.partition_count()
-                });
+                // A replica gained or lost here is a new store too.
+                let partitions = topic.partition_slots();
+                let same = store
+                    .as_ref()
+                    .is_some_and(|s| s.topic_id == topic.id && s.same_partitions(&partitions));
                 if !same {
-                    let partitions = topic.partitions.read().expect("lock").clone();
                     *store = Some(Arc::new(OffsetsTopic::new(topic.id, partitions)));
                 }
             }

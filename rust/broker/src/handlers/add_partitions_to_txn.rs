@@ -72,7 +72,12 @@ fn add(
     verify_only: bool,
     version: i16,
 ) -> Vec<AddPartitionsToTxnTopicResult> {
-    let exists = |name: &str, p: i32| state.partition(name, p).is_some();
+    // A partition of the cluster, hosted here or not.
+    let exists = |name: &str, p: i32| {
+        state
+            .topic(name)
+            .is_some_and(|t| (0..t.partition_count()).contains(&p))
+    };
     let unknown = topics
         .iter()
         .any(|t| t.partitions.iter().any(|p| !exists(&t.name, *p)));

@@ -66,8 +66,9 @@ fn delete(state: &BrokerState, topic: &str, index: i32, offset: i64) -> (i16, i6
     if t.is_internal() {
         return (codes::INVALID_TOPIC_EXCEPTION, -1);
     }
-    let Some(partition) = t.partition(index) else {
-        return (codes::UNKNOWN_TOPIC_OR_PARTITION, -1);
+    let partition = match t.hosted_or_code(index, state.config.node_id, -1) {
+        Ok(partition) => partition,
+        Err(code) => return (code, -1),
     };
     if state.cluster.is_some() {
         let code = check_leader(&partition.replica_state(), state.config.node_id, -1);

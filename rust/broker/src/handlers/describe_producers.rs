@@ -51,8 +51,14 @@ pub async fn handle(
 
 fn describe(state: &BrokerState, topic: &str, index: i32) -> PartitionResponse {
     let out = PartitionResponse::default().with_partition_index(index);
-    let Some(partition) = state.partition(topic, index) else {
-        return out.with_error_code(codes::UNKNOWN_TOPIC_OR_PARTITION);
+    let found = state
+        .topic(topic)
+        .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |t| {
+            t.hosted_or_code(index, state.config.node_id, -1)
+        });
+    let partition = match found {
+        Ok(partition) => partition,
+        Err(code) => return out.with_error_code(code),
     };
     if state.cluster.is_some() {
         let code = check_leader(&partition.replica_state(), state.config.node_id, -1);

@@ -50,7 +50,7 @@ pub async fn handle(
             .map(|t| (t.topic.0.to_string(), t.partitions.clone()))
             .collect()
     });
-    let outcome = elect(state, election_type, named.as_ref());
+    let outcome = elect(state, election_type, named.as_ref(), request.timeout_ms);
     let mut response = ElectLeadersResponse::default();
     let outcomes = match outcome {
         Ok(outcomes) => outcomes,
@@ -105,6 +105,7 @@ fn elect(
     state: &BrokerState,
     election_type: i8,
     named: Option<&Vec<(String, Vec<i32>)>>,
+    timeout_ms: i32,
 ) -> Result<Vec<Outcome>, ApiError> {
     if election_type != PREFERRED && election_type != UNCLEAN {
         return Err(ApiError::new(
@@ -153,11 +154,18 @@ fn elect(
             })
             .collect());
     }
-    let args = serde_json::json!({ "election_type": election_type, "partitions": named });
-    let answer = state.ask_controller_for_answer(AdminOp::Controller {
-        op: "elect_leaders".into(),
-        args: args.to_string(),
-    })?;
+    let args = serde_json::json!({
+        "election_type": election_type,
+        "partitions": named,
+        "timeout_ms": timeout_ms,
+    });
+    let answer = state.ask_controller_within(
+        AdminOp::Controller {
+            op: "elect_leaders".into(),
+            args: args.to_string(),
+        },
+        crate::state::admin_wait_for(timeout_ms),
+    )?;
     serde_json::from_str(&answer).map_err(|e| {
         ApiError::new(
             codes::UNKNOWN_SERVER_ERROR,

@@ -177,13 +177,19 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
         let t = state.topic(name);
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for fp in &topic.partitions {
-            let Some(partition) = t.as_ref().and_then(|t| t.partition(fp.partition)) else {
-                immediate = true;
-                partitions.push(PartitionResult::error(
-                    fp.partition,
-                    codes::UNKNOWN_TOPIC_OR_PARTITION,
-                ));
-                continue;
+            let found = t
+                .as_ref()
+                .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |t| {
+                    t.hosted_or_code(fp.partition, state.config.node_id, fp.current_leader_epoch)
+                });
+            let partition = match found {
+                Ok(partition) => partition,
+                Err(code) => {
+                    // Unknown, or replicated on other brokers only (cluster mode).
+                    immediate = true;
+                    partitions.push(PartitionResult::error(fp.partition, code));
+                    continue;
+                }
             };
             if state.cluster.is_some() {
                 let replica = partition.replica_state();

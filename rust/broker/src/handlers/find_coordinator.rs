@@ -99,6 +99,7 @@ fn group_coordinator(
             host,
             port,
             rack: None,
+            endpoints: Vec::new(),
         });
     };
     let groups = &state.groups;
@@ -131,5 +132,6 @@ fn this_node(state: &BrokerState, ctx: &RequestContext<'_>) -> BrokerNode {
         host,
         port,
         rack: None,
+        endpoints: Vec::new(),
     }
 }

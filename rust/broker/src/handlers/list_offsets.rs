@@ -80,13 +80,24 @@ pub async fn handle(
                 partitions.push(out);
                 continue;
             }
-            let Some(partition) = topic
+            let client_epoch = if version >= 4 {
+                p.current_leader_epoch
+            } else {
+                -1
+            };
+            let found = topic
                 .as_ref()
-                .and_then(|topic| topic.partition(p.partition_index))
-            else {
-                out.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION;
-                partitions.push(out);
-                continue;
+                .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |topic| {
+                    topic.hosted_or_code(p.partition_index, state.config.node_id, client_epoch)
+                });
+            let partition = match found {
+                Ok(partition) => partition,
+                Err(code) => {
+                    // Unknown, or replicated on other brokers only (cluster mode).
+                    out.error_code = code;
+                    partitions.push(out);
+                    continue;
+                }
             };
             // A leader epoch the client names (v4+, -1 = none) must be the leader's: a
             // newer one is unknown here, an older one fenced (Kafka's order of checks).

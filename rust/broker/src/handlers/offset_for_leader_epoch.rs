@@ -46,9 +46,14 @@ pub async fn handle(
             r.partition = p.partition;
             r.leader_epoch = -1;
             r.end_offset = -1;
-            match t.as_ref().and_then(|t| t.partition(p.partition)) {
-                None => r.error_code = codes::UNKNOWN_TOPIC_OR_PARTITION,
-                Some(partition) => {
+            let found = t
+                .as_ref()
+                .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |t| {
+                    t.hosted_or_code(p.partition, state.config.node_id, p.current_leader_epoch)
+                });
+            match found {
+                Err(code) => r.error_code = code,
+                Ok(partition) => {
                     // A single node leads in epoch 0, so a client's epoch is checked too.
                     let code = check_leader(
                         &partition.replica_state(),

@@ -48,6 +48,7 @@ fn ask<T: DeserializeOwned>(
     state: &BrokerState,
     op: &str,
     args: serde_json::Value,
+    wait_ms: u64,
 ) -> Result<T, ApiError> {
     if state.cluster.is_none() {
         return Err(ApiError::new(
@@ -55,10 +56,13 @@ fn ask<T: DeserializeOwned>(
             "partition reassignment needs a cluster (zookeeper.connect is not set)",
         ));
     }
-    let answer = state.ask_controller_for_answer(AdminOp::Controller {
-        op: op.into(),
-        args: args.to_string(),
-    })?;
+    let answer = state.ask_controller_within(
+        AdminOp::Controller {
+            op: op.into(),
+            args: args.to_string(),
+        },
+        wait_ms,
+    )?;
     serde_json::from_str(&answer).map_err(|e| {
         ApiError::new(
             codes::UNKNOWN_SERVER_ERROR,
@@ -94,13 +98,18 @@ pub async fn alter(
             })
         })
         .collect();
-    let args = serde_json::json!({ "partitions": wanted, "allow_replication_factor_change": allow_rf_change });
+    let args = serde_json::json!({
+        "partitions": wanted,
+        "allow_replication_factor_change": allow_rf_change,
+        "timeout_ms": request.timeout_ms,
+    });
     let mut response = AlterPartitionReassignmentsResponse::default()
         .with_allow_replication_factor_change(allow_rf_change);
+    let wait_ms = crate::state::admin_wait_for(request.timeout_ms);
     let outcomes = if state.cluster.is_none() {
         Ok(alter_single_node(state, &request))
     } else {
-        ask::<Vec<AlterOutcome>>(state, "alter_reassignments", args)
+        ask::<Vec<AlterOutcome>>(state, "alter_reassignments", args, wait_ms)
     };
     match outcomes {
         Ok(outcomes) => {
@@ -148,10 +157,11 @@ pub async fn list(
     let mut response = ListPartitionReassignmentsResponse::default();
     // A single node has nowhere to move a replica: nothing is ever being reassigned (Kafka's
     // 4.x `kafka-topics --describe` lists reassignments on every describe).
+    let wait_ms = crate::state::admin_wait_for(request.timeout_ms);
     let ongoing = if state.cluster.is_none() {
         Ok(Vec::new())
     } else {
-        ask::<Vec<Ongoing>>(state, "list_reassignments", args)
+        ask::<Vec<Ongoing>>(state, "list_reassignments", args, wait_ms)
     };
     match ongoing {
         Ok(ongoing) => {

@@ -311,11 +311,19 @@ fn produce_partition(
             format!("clients may not produce to the internal topic {}", t.name),
         ));
     }
-    let Some(partition) = topic.and_then(|t| t.partition(index)) else {
-        return Err(Failed::new(
-            codes::UNKNOWN_TOPIC_OR_PARTITION,
-            "this server does not host this topic-partition",
-        ));
+    let node = state.config.node_id;
+    let partition = match topic.map(|t| t.hosted_or_code(index, node, -1)) {
+        Some(Ok(partition)) => partition,
+        Some(Err(code)) if code != codes::UNKNOWN_TOPIC_OR_PARTITION => {
+            // A replica on other brokers only (cluster mode).
+            return Err(Failed::new(code, "this broker does not lead the partition"));
+        }
+        _ => {
+            return Err(Failed::new(
+                codes::UNKNOWN_TOPIC_OR_PARTITION,
+                "this server does not host this topic-partition",
+            ))
+        }
     };
     let mut min_insync = 1;
     if state.cluster.is_some() {

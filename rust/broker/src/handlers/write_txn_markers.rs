@@ -77,8 +77,14 @@ fn write_one(
     index: i32,
     m: &kafka_protocol::messages::write_txn_markers_request::WritableTxnMarker,
 ) -> i16 {
-    let Some(partition) = state.partition(topic, index) else {
-        return codes::UNKNOWN_TOPIC_OR_PARTITION;
+    let found = state
+        .topic(topic)
+        .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |t| {
+            t.hosted_or_code(index, state.config.node_id, -1)
+        });
+    let partition = match found {
+        Ok(partition) => partition,
+        Err(code) => return code,
     };
     if state.cluster.is_some() {
         let code = check_leader(&partition.replica_state(), state.config.node_id, -1);

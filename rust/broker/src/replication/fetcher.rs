@@ -23,7 +23,7 @@ use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest, TopicName,
 };
 use kafka_protocol::protocol::{StrBytes, VersionRange};
-use kafkalite_client::{Address, ClientConfig, Connection};
+use kafkalite_client::{Address, ClientConfig, ClientSecurity, Connection};
 use kafkalite_core::storage::clock::now_ms;
 use kafkalite_core::storage::log::complete_batches_len;
 use tokio::sync::Notify;
@@ -80,6 +80,7 @@ pub async fn run(
     node: i32,
     leader: Address,
     config: ReplicationConfig,
+    security: ClientSecurity,
     shared: Arc<FetcherShared>,
 ) {
     let client_config = ClientConfig {
@@ -123,9 +124,13 @@ pub async fn run(
             continue;
         }
         if conn.is_none() {
-            match Connection::open(&leader, &client_config).await {
+            match Connection::open_secured(&leader, &client_config, &security).await {
                 Ok(c) => conn = Some(c),
-                Err(_) => {
+                Err(e) => {
+                    kafkalite_core::logging::warn(
+                        "kafkalite.replication.ReplicaFetcher",
+                        &format!("cannot connect to leader {leader}: {e}"),
+                    );
                     tokio::time::sleep(backoff).await;
                     continue;
                 }

@@ -14,8 +14,9 @@ use kafkalite_client::Address;
 use tokio::sync::Notify;
 
 use super::fetcher::{self, FetcherShared, Followed};
+use super::inter_broker::InterBroker;
 use super::ReplicationConfig;
-use crate::state::BrokerState;
+use crate::cluster::{ClusterLink, TopicRegistry};
 
 /// (leader id, leader host, leader port, fetcher index).
 type FetcherKey = (i32, String, u16, usize);
@@ -29,15 +30,18 @@ struct Running {
 
 pub struct Fetchers {
     pub config: ReplicationConfig,
+    /// The listener leaders are reached on, and how its connections are secured.
+    pub inter_broker: InterBroker,
     runtime: OnceLock<tokio::runtime::Handle>,
     running: Mutex<HashMap<FetcherKey, Running>>,
 }
 
 impl Fetchers {
     #[must_use]
-    pub fn new(config: ReplicationConfig) -> Fetchers {
+    pub fn new(config: ReplicationConfig, inter_broker: InterBroker) -> Fetchers {
         Fetchers {
             config,
+            inter_broker,
             runtime: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
         }
@@ -48,24 +52,26 @@ impl Fetchers {
         let _ = self.runtime.set(handle);
     }
 
-    /// Make the fetchers follow exactly the partitions the current replica states say
-    /// this broker follows.
-    pub fn sync(&self, state: &BrokerState) {
+    /// Make the fetchers follow exactly the partitions the current replica states in
+    /// `topics` say broker `node` follows, from the leaders' addresses in `link`.
+    pub fn sync(&self, node: i32, topics: &TopicRegistry, link: &ClusterLink) {
         let Some(runtime) = self.runtime.get() else {
             return;
         };
-        let Some(link) = &state.cluster else {
-            return;
-        };
-        let node = state.config.node_id;
+        // Each leader's registered endpoint of the inter-broker listener; a broker without
+        // one (misconfigured) is not fetched from.
+        let listener = self.inter_broker.listener.as_str();
         let brokers: HashMap<i32, (String, u16)> = link
             .info()
             .brokers
             .into_iter()
-            .filter_map(|b| Some((b.node_id, (b.host, u16::try_from(b.port).ok()?))))
+            .filter_map(|b| {
+                let (_, host, port) = b.endpoints.into_iter().find(|(n, _, _)| n == listener)?;
+                Some((b.node_id, (host, u16::try_from(port).ok()?)))
+            })
             .collect();
         let mut wanted: HashMap<FetcherKey, Assigned> = HashMap::new();
-        for topic in state.topics.all() {
+        for topic in topics.all() {
             for index in 0..topic.partition_count() {
                 let Some(partition) = topic.partition(index) else {
                     continue;
@@ -112,6 +118,7 @@ impl Fetchers {
                         port: key.2,
                     },
                     self.config.clone(),
+                    self.inter_broker.security.clone(),
                     Arc::clone(&shared),
                 ));
                 Running { shared, task }

@@ -6,7 +6,8 @@
 //!   this broker's id as replica id and append the leader's batches unchanged;
 //! - `leader`: the leader's side of a follower's Fetch (log ends, high watermark, ISR
 //!   expansion), the ISR shrink task and ISR proposals to the controller side;
-//! - `acks`: acks=all produce waiting for the high watermark.
+//! - `acks`: acks=all produce waiting for the high watermark;
+//! - `inter_broker`: the listener fetchers reach leaders on, and its TLS / SASL.
 //!
 //! Generic over every partition of the snapshot: whatever the controller assigns this
 //! broker is replicated, internal topics included. Single-node mode has none of this: a
@@ -15,6 +16,7 @@
 pub mod acks;
 pub mod fetcher;
 pub mod fetchers;
+pub mod inter_broker;
 pub mod leader;
 
 use crate::config::BrokerConfig;

@@ -121,7 +121,7 @@ impl Security {
 
 /// "invalid config KEY[=VALUE]: REASON" (how this module words a bad setting) as the
 /// core's typed config error; anything else unchanged.
-fn typed_config_error(e: anyhow::Error) -> anyhow::Error {
+pub(crate) fn typed_config_error(e: anyhow::Error) -> anyhow::Error {
     let text = e.to_string();
     let Some(rest) = text.strip_prefix("invalid config ") else {
         return e;

@@ -283,3 +283,34 @@ pub fn server_config(keys: &ListenerKeys<'_>) -> anyhow::Result<Arc<ServerConfig
     config.enable_secret_extraction = true;
     Ok(Arc::new(config))
 }
+
+/// The rustls client config of a broker's replica fetchers on a TLS inter-broker listener
+/// (`inter.broker.listener.name`): the listener's truststore verifies the leader's
+/// certificate (and its name, as Kafka's default `ssl.endpoint.identification.algorithm`
+/// does); the listener's keystore is presented as client certificate when the listener
+/// asks its clients for one (`ssl.client.auth`), as the leader's listener then will.
+pub fn client_config(keys: &ListenerKeys<'_>) -> anyhow::Result<Arc<rustls::ClientConfig>> {
+    let provider = Arc::new(provider(keys)?);
+    let versions = protocol_versions(keys)?;
+    let Some(roots) = truststore(keys)? else {
+        return Err(bad(
+            keys,
+            "ssl.truststore.location",
+            "replicating over a TLS inter-broker listener needs a truststore to verify the \
+             leader's certificate",
+        ));
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| bad(keys, "ssl.enabled.protocols", e))?
+        .with_root_certificates(roots);
+    let config = if client_auth(keys)? == ClientAuth::None {
+        builder.with_no_client_auth()
+    } else {
+        let (certs, key) = keystore(keys)?;
+        builder
+            .with_client_auth_cert(certs, key)
+            .map_err(|e| bad(keys, "ssl.keystore.location", e))?
+    };
+    Ok(Arc::new(config))
+}

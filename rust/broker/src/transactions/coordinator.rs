@@ -94,7 +94,8 @@ impl TransactionCoordinator {
         let Some(topic) = broker.topic(INTERNAL_TXN_TOPIC) else {
             return Ok(());
         };
-        let store = TxnLogTopic::new(topic.partitions.read().expect("lock").clone());
+        // Kept locally in full (not placed by the controller): every partition is hosted.
+        let store = TxnLogTopic::new(topic.hosted());
         let loaded = store.replay()?;
         let _ = self.store.set(store);
         let mut pending = Vec::new();
@@ -155,7 +156,7 @@ impl TransactionCoordinator {
                 );
                 codes::COORDINATOR_NOT_AVAILABLE
             })?;
-        let partitions = topic.partitions.read().expect("lock").clone();
+        let partitions = topic.hosted();
         Ok(self.store.get_or_init(|| TxnLogTopic::new(partitions)))
     }
 

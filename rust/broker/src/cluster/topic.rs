@@ -1,0 +1,135 @@
+//! A topic as this broker knows it: its id, overrides and every partition, each either a
+//! replica hosted here or the controller's word about replicas on other brokers.
+//!
+//! Locking: the slot list is read-mostly (RwLock); each hosted partition guards its own log.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use super::file_store::TopicRecord;
+use super::link::check_leader;
+use super::partition::{Partition, ReplicaState};
+use crate::errors::codes;
+
+/// Where committed offsets live; users may not create a topic of that name.
+pub const INTERNAL_OFFSETS_TOPIC: &str = "__consumer_offsets";
+/// The transaction coordinator's log (`transactions::log_topic`).
+pub const INTERNAL_TXN_TOPIC: &str = "__transaction_state";
+
+/// One partition of a topic as this broker knows it: a replica it hosts (log, producers,
+/// replica state), or, in cluster mode, only the controller's word about a partition whose
+/// replicas are all on other brokers (Metadata still describes it; no log is opened).
+pub enum Slot {
+    Hosted(Arc<Partition>),
+    Elsewhere(ReplicaState),
+}
+
+impl Slot {
+    #[must_use]
+    pub fn replica_state(&self) -> ReplicaState {
+        match self {
+            Slot::Hosted(p) => p.replica_state(),
+            Slot::Elsewhere(r) => r.clone(),
+        }
+    }
+
+    #[must_use]
+    pub fn hosted(&self) -> Option<&Arc<Partition>> {
+        match self {
+            Slot::Hosted(p) => Some(p),
+            Slot::Elsewhere(_) => None,
+        }
+    }
+}
+
+/// Where a partition's replica lives, as the caller opening it decides (single node: here;
+/// cluster mode: here when the replica list names this broker).
+pub enum Placement {
+    Here,
+    Elsewhere(ReplicaState),
+}
+
+pub struct Topic {
+    pub name: String,
+    pub id: uuid::Uuid,
+    /// Topic-level overrides only (keys as Kafka spells them, without `log.`).
+    pub configs: RwLock<BTreeMap<String, String>>,
+    /// Every partition of the topic, by index.
+    pub(super) slots: RwLock<Vec<Slot>>,
+}
+
+impl Topic {
+    /// Partition `index` if this broker hosts a replica of it.
+    #[must_use]
+    pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
+        let slots = self.slots.read().expect("lock");
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| slots.get(i))
+            .and_then(Slot::hosted)
+            .cloned()
+    }
+
+    /// The partition a client reads or writes, or the code it is told: UNKNOWN_TOPIC_OR_PARTITION
+    /// past the partition count; for a partition hosted elsewhere the leadership check's
+    /// code (FENCED/UNKNOWN_LEADER_EPOCH for a stale or future epoch, else
+    /// NOT_LEADER_OR_FOLLOWER), so clients refresh metadata and find the leader.
+    pub fn hosted_or_code(
+        &self,
+        index: i32,
+        node_id: i32,
+        current_leader_epoch: i32,
+    ) -> Result<Arc<Partition>, i16> {
+        let slots = self.slots.read().expect("lock");
+        match usize::try_from(index).ok().and_then(|i| slots.get(i)) {
+            None => Err(codes::UNKNOWN_TOPIC_OR_PARTITION),
+            Some(Slot::Hosted(p)) => Ok(Arc::clone(p)),
+            Some(Slot::Elsewhere(r)) => match check_leader(r, node_id, current_leader_epoch) {
+                codes::NONE => Err(codes::NOT_LEADER_OR_FOLLOWER),
+                code => Err(code),
+            },
+        }
+    }
+
+    /// Every partition's replica state (leader, epoch, replicas, ISR), hosted or not.
+    #[must_use]
+    pub fn replica_states(&self) -> Vec<ReplicaState> {
+        let slots = self.slots.read().expect("lock");
+        slots.iter().map(Slot::replica_state).collect()
+    }
+
+    /// The partitions this broker hosts, in index order.
+    #[must_use]
+    pub fn hosted(&self) -> Vec<Arc<Partition>> {
+        let slots = self.slots.read().expect("lock");
+        slots.iter().filter_map(Slot::hosted).cloned().collect()
+    }
+
+    /// Every partition by index, `None` where this broker hosts no replica (a coordinator
+    /// places keys over all partitions and writes only to those it leads).
+    #[must_use]
+    pub fn partition_slots(&self) -> Vec<Option<Arc<Partition>>> {
+        let slots = self.slots.read().expect("lock");
+        slots.iter().map(|s| s.hosted().cloned()).collect()
+    }
+
+    #[must_use]
+    pub fn partition_count(&self) -> i32 {
+        self.slots.read().expect("lock").len() as i32
+    }
+
+    #[must_use]
+    pub fn is_internal(&self) -> bool {
+        self.name == INTERNAL_OFFSETS_TOPIC || self.name == INTERNAL_TXN_TOPIC
+    }
+
+    /// The topic as the metadata store keeps it.
+    #[must_use]
+    pub fn record(&self) -> TopicRecord {
+        TopicRecord {
+            id: self.id,
+            partitions: self.partition_count(),
+            configs: self.configs.read().expect("lock").clone(),
+        }
+    }
+}
