@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use super::file_store::TopicRecord;
-use super::link::check_leader;
 use super::partition::{Partition, ReplicaState};
 use crate::errors::codes;
 
@@ -131,5 +130,50 @@ impl Topic {
             partitions: self.partition_count(),
             configs: self.configs.read().expect("lock").clone(),
         }
+    }
+}
+
+/// Whether this broker may serve a client's read or write of a partition in `replica`
+/// state: Kafka checks the client's leader epoch first (-1: the client does not say),
+/// then leadership.
+pub fn check_leader(replica: &ReplicaState, node_id: i32, current_leader_epoch: i32) -> i16 {
+    if current_leader_epoch >= 0 {
+        if current_leader_epoch < replica.leader_epoch {
+            return codes::FENCED_LEADER_EPOCH;
+        }
+        if current_leader_epoch > replica.leader_epoch {
+            return codes::UNKNOWN_LEADER_EPOCH;
+        }
+    }
+    if replica.leader != node_id {
+        return codes::NOT_LEADER_OR_FOLLOWER;
+    }
+    codes::NONE
+}
+
+#[cfg(test)]
+mod tests {
+    use kafkalite_core::error_codes as codes;
+
+    use super::*;
+
+    #[test]
+    fn epochs_then_leadership() {
+        let r = ReplicaState {
+            leader: 2,
+            leader_epoch: 5,
+            replicas: vec![1, 2, 3],
+            isr: vec![2, 3],
+        };
+        assert_eq!(check_leader(&r, 2, 5), codes::NONE);
+        assert_eq!(check_leader(&r, 2, -1), codes::NONE);
+        assert_eq!(check_leader(&r, 2, 4), codes::FENCED_LEADER_EPOCH);
+        assert_eq!(check_leader(&r, 2, 6), codes::UNKNOWN_LEADER_EPOCH);
+        assert_eq!(check_leader(&r, 1, 5), codes::NOT_LEADER_OR_FOLLOWER);
+        assert_eq!(check_leader(&r, 1, 4), codes::FENCED_LEADER_EPOCH);
+        assert_eq!(
+            check_leader(&ReplicaState::single_node(1), 1, 0),
+            codes::NONE
+        );
     }
 }
