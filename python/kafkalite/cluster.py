@@ -2,9 +2,7 @@
 
 Starts a private ZooKeeper on loopback and N ``kafkalite broker`` processes registered in
 it (separate processes, so a test can SIGKILL, pause or restart one as a real failure
-would), each on its own loopback port and data dir. Each broker binds port 0 and the
-launcher reads the ports it got from its ZooKeeper registration, so no port is picked
-before it is bound (nothing else can take it in between). ``overrides`` are broker keys
+would), each on its own fixed loopback port and data dir. ``overrides`` are broker keys
 given to every broker. ``listeners`` names each broker's listeners (one loopback port
 each; the first is the client listener ``bootstrap_servers`` points at; their protocols
 come from ``listener.security.protocol.map`` in ``overrides``), ``client_config`` is
@@ -28,7 +26,7 @@ from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
 from kafkalite.controller import election, znodes
-from kafkalite.controller.zookeeper import LocalZooKeeper
+from kafkalite.controller.zookeeper import LocalZooKeeper, free_port
 
 START_TIMEOUT_S = 60.0
 
@@ -36,13 +34,19 @@ START_TIMEOUT_S = 60.0
 class ClusterBroker:
     """One broker process of a ``Cluster``."""
 
-    def __init__(self, cluster: Cluster, broker_id: int, data_dir: Path) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        broker_id: int,
+        port: int,
+        data_dir: Path,
+        extra_ports: Mapping[str, int] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.broker_id = broker_id
-        # The bound port of the first listener (0 until registered), and of the others by
-        # name.
-        self.port = 0
-        self.extra_ports: dict[str, int] = {}
+        self.port = port
+        # The ports of the listeners after the first, by name.
+        self.extra_ports = dict(extra_ports or {})
         self.data_dir = data_dir
         self.proc: subprocess.Popen[bytes] | None = None
         # The ZooKeeper session of a killed incarnation, whose znode lingers until it
@@ -66,7 +70,13 @@ class ClusterBroker:
     def _command(self) -> list[str]:
         settings = {
             "broker.id": str(self.broker_id),
-            "listeners": ",".join(f"{name}://127.0.0.1:0" for name in self.cluster.listeners),
+            "listeners": ",".join(
+                f"{name}://127.0.0.1:{port}"
+                for name, port in [
+                    (self.cluster.listeners[0], self.port),
+                    *self.extra_ports.items(),
+                ]
+            ),
             "log.dirs": str(self.data_dir / "logs"),
             "zookeeper.connect": self.cluster.zookeeper_connect,
             "group.initial.rebalance.delay.ms": "0",
@@ -103,12 +113,6 @@ class ClusterBroker:
                 )
             stat = zk.exists(znodes.broker_path(self.broker_id))
             if stat is not None and stat.ephemeralOwner != self._dead_session:
-                data, _ = zk.get(znodes.broker_path(self.broker_id))
-                ports = {
-                    name: port for name, _host, port in znodes.parse_broker(-1, data).endpoints
-                }
-                self.port = ports[self.cluster.listeners[0]]
-                self.extra_ports = {n: ports[n] for n in self.cluster.listeners[1:]}
                 return
             time.sleep(0.05)
         raise RuntimeError(f"broker {self.broker_id} did not register: {self.log_tail()}")
@@ -156,7 +160,7 @@ class ClusterBroker:
 
     def restart(self) -> ClusterBroker:
         """Stop (if running), wait for the old registration to go, start again on the same
-        data (on new ports: clients find them in Metadata, as after a broker moved)."""
+        port and data."""
         self.stop()
         zk = self.cluster.zk
         deadline = time.monotonic() + START_TIMEOUT_S + self.cluster.session_timeout_s
@@ -229,7 +233,13 @@ class Cluster:
             self._zk = KazooClient(hosts=self.zookeeper.connect)
             self._zk.start(timeout=30)
             self.brokers = [
-                ClusterBroker(self, i, self.data_dir / f"broker-{i}")
+                ClusterBroker(
+                    self,
+                    i,
+                    free_port(),
+                    self.data_dir / f"broker-{i}",
+                    {name: free_port() for name in self.listeners[1:]},
+                )
                 for i in range(1, self.size + 1)
             ]
             # Start all, then wait for all: their startups overlap.
