@@ -2,12 +2,14 @@
 
 Starts a private ZooKeeper on loopback and N ``kafkalite broker`` processes registered in
 it (separate processes, so a test can SIGKILL, pause or restart one as a real failure
-would), each on its own fixed loopback port and data dir. ``overrides`` are broker keys
-given to every broker. ``listeners`` names each broker's listeners (one loopback port
-each; the first is the client listener ``bootstrap_servers`` points at; their protocols
-come from ``listener.security.protocol.map`` in ``overrides``), ``client_config`` is
-what a client needs on the first one (e.g. SASL credentials). Used by tests (the
-``kafkalite_cluster`` fixture), notebooks, ``kafkalite cluster up`` and the bench."""
+would), each on its own fixed loopback port and data dir (a port another process takes
+between its choice and the broker's bind is replaced: the broker is started again).
+``overrides`` are broker keys given to every broker. ``listeners`` names each broker's
+listeners (one loopback port each; the first is the client listener ``bootstrap_servers``
+points at; their protocols come from ``listener.security.protocol.map`` in
+``overrides``), ``client_config`` is what a client needs on the first one (e.g. SASL
+credentials). Used by tests (the ``kafkalite_cluster`` fixture), notebooks, ``kafkalite
+cluster up`` and the bench."""
 
 from __future__ import annotations
 
@@ -29,6 +31,14 @@ from kafkalite.controller import election, znodes
 from kafkalite.controller.zookeeper import LocalZooKeeper, free_port
 
 START_TIMEOUT_S = 60.0
+# Ports are chosen (outside the ephemeral range) before the broker binds them, so another
+# process may take one in between: the broker then fails to bind, and is started again on
+# fresh ports, this many times at most.
+PORT_ATTEMPTS = 5
+
+
+class PortTakenError(RuntimeError):
+    """A broker could not bind a port chosen for it (taken in between)."""
 
 
 class ClusterBroker:
@@ -49,6 +59,8 @@ class ClusterBroker:
         self.extra_ports = dict(extra_ports or {})
         self.data_dir = data_dir
         self.proc: subprocess.Popen[bytes] | None = None
+        # Where this incarnation's output starts in broker.log.
+        self._log_start = 0
         # The ZooKeeper session of a killed incarnation, whose znode lingers until it
         # expires.
         self._dead_session = -1
@@ -92,12 +104,28 @@ class ClusterBroker:
         """Start the process and wait until it is registered in ZooKeeper."""
         if not self.running:
             self.spawn()
-            self.wait_registered()
+            self.wait_started()
         return self
+
+    def wait_started(self) -> None:
+        """``wait_registered``; a broker that lost a chosen port to another process is
+        started again on fresh ones."""
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                self.wait_registered()
+                return
+            except PortTakenError:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self.port = free_port()
+                self.extra_ports = {name: free_port() for name in self.extra_ports}
+                self.spawn()
 
     def spawn(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.data_dir / "broker.log", "ab") as log:
+        log_path = self.data_dir / "broker.log"
+        self._log_start = log_path.stat().st_size if log_path.exists() else 0
+        with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 self._command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
             )
@@ -108,6 +136,8 @@ class ClusterBroker:
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.poll() is not None:
+                if "Address already in use" in self._this_log():
+                    raise PortTakenError(f"broker {self.broker_id}: {self.log_tail()}")
                 raise RuntimeError(
                     f"broker {self.broker_id} exited with {self.proc.returncode}: {self.log_tail()}"
                 )
@@ -116,6 +146,14 @@ class ClusterBroker:
                 return
             time.sleep(0.05)
         raise RuntimeError(f"broker {self.broker_id} did not register: {self.log_tail()}")
+
+    def _this_log(self) -> str:
+        try:
+            with open(self.data_dir / "broker.log", "rb") as f:
+                f.seek(self._log_start)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def log_tail(self) -> str:
         try:
@@ -246,7 +284,7 @@ class Cluster:
             for b in self.brokers:
                 b.spawn()
             for b in self.brokers:
-                b.wait_registered()
+                b.wait_started()
             self._wait_controller()
         except BaseException:
             self.stop()

@@ -123,3 +123,27 @@ def test_admin_requests_answer_within_their_timeout(cluster: Cluster) -> None:
     assert 1.0 < took < 3.5, took
     # The queued reassignment is still carried out once the controller is back.
     everywhere(c, "slow", lambda v: sorted(v[0].replicas) == sorted(target))
+
+
+def test_a_broker_whose_chosen_port_was_taken_starts_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ports are chosen before the broker binds them: one taken in between (here, on
+    purpose, by a listening socket) makes the broker exit, and it is started again on a
+    fresh port."""
+    import socket
+
+    from kafkalite import cluster as cluster_module
+
+    real = cluster_module.free_port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        taken = s.getsockname()[1]
+        picks = iter([taken])
+        monkeypatch.setattr(cluster_module, "free_port", lambda: next(picks, None) or real())
+        with Cluster(brokers=1, data_dir=tmp_path) as c:
+            assert c.brokers[0].port not in (0, taken)
+            assert "Address already in use" in c.brokers[0].log_tail()
+            md = AdminClient({"bootstrap.servers": c.bootstrap_servers}).list_topics(timeout=10)
+            assert list(md.brokers) == [1]
