@@ -981,7 +981,7 @@ fn offsets_and_groups_survive_a_restart_in_consumer_offsets() {
         Some("compact")
     );
     let mut keys = 0;
-    for p in topic.partitions.read().unwrap().iter() {
+    for p in &topic.hosted() {
         let log = p.log.lock().unwrap();
         if let Some(slice) = log.read(0, 1 << 20, None).unwrap() {
             let mut buf = vec![0u8; slice.len as usize];
