@@ -118,7 +118,7 @@ impl BrokerConfig {
             rack: s.get("broker.rack").filter(|v| !v.trim().is_empty()),
             metrics_listen: match s.get("metrics.listen").filter(|v| !v.trim().is_empty()) {
                 Some(v) => Some(
-                    crate::metrics::server::parse_listen(&v)
+                    parse_metrics_listen(&v)
                         .map_err(|e| bad("metrics.listen", &v, e.to_string()))?,
                 ),
                 None => None,
@@ -208,4 +208,16 @@ mod tests {
             assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
         }
     }
+}
+
+/// `metrics.listen` as `host:port`, with or without an `http://` prefix and `/metrics`
+/// path; the error names the value.
+pub fn parse_metrics_listen(value: &str) -> anyhow::Result<std::net::SocketAddr> {
+    let bare = value.trim().trim_start_matches("http://");
+    let bare = bare.split('/').next().unwrap_or_default();
+    bare.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "invalid config metrics.listen={value:?}: expected host:port (e.g. 127.0.0.1:9404)"
+        )
+    })
 }

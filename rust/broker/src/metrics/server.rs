@@ -15,17 +15,9 @@ use crate::state::BrokerState;
 const HEAD_MAX: usize = 8 << 10;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// `metrics.listen` as `host:port`, with or without an `http://` prefix and `/metrics`
-/// path; the error names the value.
-pub fn parse_listen(value: &str) -> anyhow::Result<SocketAddr> {
-    let bare = value.trim().trim_start_matches("http://");
-    let bare = bare.split('/').next().unwrap_or_default();
-    bare.parse().map_err(|_| {
-        anyhow::anyhow!(
-            "invalid config metrics.listen={value:?}: expected host:port (e.g. 127.0.0.1:9404)"
-        )
-    })
-}
+// Parsed with the rest of the config (config.rs must not import this server, which
+// imports the broker state: an import circle).
+pub use crate::config::parse_metrics_listen as parse_listen;
 
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     TcpListener::bind(addr)
