@@ -141,6 +141,18 @@ impl BrokerConfig {
     }
 }
 
+/// `metrics.listen` as `host:port`, with or without an `http://` prefix and `/metrics`
+/// path; the error names the value.
+pub fn parse_metrics_listen(value: &str) -> anyhow::Result<std::net::SocketAddr> {
+    let bare = value.trim().trim_start_matches("http://");
+    let bare = bare.split('/').next().unwrap_or_default();
+    bare.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "invalid config metrics.listen={value:?}: expected host:port (e.g. 127.0.0.1:9404)"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,16 +220,4 @@ mod tests {
             assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
         }
     }
-}
-
-/// `metrics.listen` as `host:port`, with or without an `http://` prefix and `/metrics`
-/// path; the error names the value.
-pub fn parse_metrics_listen(value: &str) -> anyhow::Result<std::net::SocketAddr> {
-    let bare = value.trim().trim_start_matches("http://");
-    let bare = bare.split('/').next().unwrap_or_default();
-    bare.parse().map_err(|_| {
-        anyhow::anyhow!(
-            "invalid config metrics.listen={value:?}: expected host:port (e.g. 127.0.0.1:9404)"
-        )
-    })
 }
