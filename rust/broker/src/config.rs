@@ -12,6 +12,8 @@ use kafkalite_core::storage::LogConfig;
 use crate::net::listeners::{self, Listener};
 
 pub mod broker_logger;
+pub mod dynamic;
+pub mod dynamic_apply;
 pub mod topic;
 
 /// kafkalite's own broker key bounding a produced batch's decompressed size.
@@ -56,6 +58,9 @@ pub struct BrokerConfig {
     pub rack: Option<String>,
     /// `metrics.listen`: where the Prometheus endpoint listens (`None`: not served).
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Cluster mode: the dynamic configs ZooKeeper held at start (decrypted by the Python
+    /// side), laid over these keys when the broker opens. A single node reads its own.
+    pub dynamic_at_start: dynamic::DynamicLayers,
 }
 
 impl Default for BrokerConfig {
@@ -123,6 +128,7 @@ impl BrokerConfig {
                 ),
                 None => None,
             },
+            dynamic_at_start: dynamic::DynamicLayers::default(),
         };
         if s.is_set("broker.id") && !s.is_set("node.id") {
             c.node_id = s.int("broker.id");

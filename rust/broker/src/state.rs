@@ -56,6 +56,8 @@ pub struct BrokerState {
     pub cluster: Option<ClusterLink>,
     /// TLS and SASL per listener, and the SCRAM credentials.
     pub security: crate::security::Security,
+    /// Dynamic broker configs over server.properties (`config::dynamic`).
+    pub dynamic: crate::config::dynamic::DynamicStore,
     /// Cluster mode: the follower fetchers (`replication`).
     pub fetchers: Option<crate::replication::fetchers::Fetchers>,
     /// Request, traffic and connection counters for the metrics endpoint.
@@ -71,6 +73,7 @@ impl BrokerState {
     /// Load topic metadata and open every partition log (running recovery where needed).
     pub fn open(config: BrokerConfig) -> anyhow::Result<Arc<BrokerState>> {
         let dir_locks = DirLock::acquire_all(&config.log_dirs)?;
+        let (config, dynamic) = crate::config::dynamic_apply::at_start(config)?;
         let store = FileStore::in_log_dir(&config.log_dirs[0]);
         let stored = store.load()?;
         let cluster_id = if stored.cluster_id.is_empty() {
@@ -110,6 +113,7 @@ impl BrokerState {
             cluster,
             security,
             metrics: crate::metrics::Metrics::default(),
+            dynamic,
             store,
             admin: Mutex::new(()),
             _dir_locks: dir_locks,

@@ -28,15 +28,22 @@ impl BrokerServer {
     /// Validate `config` (Kafka's broker keys, string values), open the logs, bind the
     /// listeners and start serving.
     #[new]
-    #[pyo3(signature = (config, worker_threads=2))]
+    /// `dynamic_configs` (cluster mode): the dynamic broker configs ZooKeeper holds, as
+    /// JSON `{"broker": {...}, "default": {...}}`, secrets decrypted.
+    #[pyo3(signature = (config, worker_threads=2, dynamic_configs=None))]
     fn new(
         py: Python<'_>,
         config: HashMap<String, String>,
         worker_threads: usize,
+        dynamic_configs: Option<String>,
     ) -> PyResult<Self> {
         let pairs: BTreeMap<String, String> = config.into_iter().collect();
-        let config = BrokerConfig::from_pairs(&pairs)
+        let mut config = BrokerConfig::from_pairs(&pairs)
             .map_err(|e| kafka_error(codes::INVALID_CONFIG, e.to_string()))?;
+        if let Some(text) = dynamic_configs {
+            config.dynamic_at_start = serde_json::from_str(&text)
+                .map_err(|e| kafka_error(codes::INVALID_CONFIG, format!("dynamic_configs: {e}")))?;
+        }
         let broker = py
             .detach(|| Broker::start(config, worker_threads))
             .map_err(start_error)?;
@@ -143,6 +150,22 @@ impl BrokerServer {
         let state = self.state()?;
         py.detach(|| state.apply_snapshot(snapshot))
             .map_err(|e| kafka_error(e.code, e.message))
+    }
+
+    /// Cluster mode: make this broker's SCRAM credentials, ACLs and dynamic configs what
+    /// ZooKeeper holds: JSON `{"dynamic": {"broker": {...}, "default": {...}}, "users":
+    /// {user: {mechanism: credential}}, "acls": [binding, ...]}`, secrets decrypted.
+    fn apply_shared_security(&self, py: Python<'_>, state_json: String) -> PyResult<()> {
+        let shared: kafkalite_broker::security::shared_store::SharedSecurity =
+            serde_json::from_str(&state_json).map_err(|e| {
+                kafka_error(
+                    codes::INVALID_REQUEST,
+                    format!("shared security state: {e}"),
+                )
+            })?;
+        let state = self.state()?;
+        py.detach(|| kafkalite_broker::security::shared_store::apply(&state, shared));
+        Ok(())
     }
 
     /// Cluster mode: the next metadata-changing admin request a client sent this broker,

@@ -30,3 +30,18 @@ pub fn broker_config_default(name: &str) -> PyResult<Option<String>> {
         .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(name.to_string()))?;
     Ok(BrokerSettings::default().get(key.name))
 }
+
+/// Whether a broker key's value is a secret (a PASSWORD key, listener-prefixed or not):
+/// never shown, encrypted in ZooKeeper.
+#[pyfunction]
+pub fn broker_config_is_sensitive(name: &str) -> bool {
+    kafkalite_broker::config::dynamic::is_sensitive(name)
+}
+
+/// Check a dynamic broker config as AlterConfigs would (`per_broker`: for one broker,
+/// else the cluster default); the value as stored. Raises InvalidConfigError naming the key.
+#[pyfunction]
+pub fn check_dynamic_broker_config(name: &str, value: &str, per_broker: bool) -> PyResult<String> {
+    kafkalite_broker::config::dynamic::check(name, value, per_broker)
+        .map_err(|e| kafka_error(e.code, e.message))
+}

@@ -41,6 +41,8 @@ fn _core(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<broker::BrokerServer>()?;
     m.add_function(wrap_pyfunction!(config::validate_broker_config, m)?)?;
     m.add_function(wrap_pyfunction!(config::broker_config_default, m)?)?;
+    m.add_function(wrap_pyfunction!(config::broker_config_is_sensitive, m)?)?;
+    m.add_function(wrap_pyfunction!(config::check_dynamic_broker_config, m)?)?;
     m.add_class::<kafka_client::KafkaClient>()?;
     m.add_class::<kafka_client::ClusterMetadata>()?;
     m.add_class::<kafka_client::TopicMetadata>()?;

@@ -1,5 +1,5 @@
-//! AlterConfigs: replaces a topic's whole override set. Broker configs are static here
-//! (read from server.properties at start), so setting one is refused by name.
+//! AlterConfigs: replaces a topic's whole override set, or a broker entity's whole set of
+//! dynamic configs (`config::dynamic_apply`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::config::dynamic_apply;
 use crate::config::topic as topic_configs;
 use crate::errors::{codes, ApiError};
 use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
@@ -74,8 +75,6 @@ pub fn no_duplicates<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
 }
 
 /// Validate and (unless `validate_only`) make `configs` a resource's whole override set.
-/// For a broker, `configs` are the keys being set; removing overrides that do not exist
-/// (an empty set) succeeds, as there is nothing dynamic to remove.
 pub fn apply(
     state: &BrokerState,
     resource_type: i8,
@@ -90,26 +89,12 @@ pub fn apply(
             let configs = topic_configs::normalize_all(&state.config, &configs)?;
             state.set_topic_configs(name, configs, validate_only)
         }
-        RESOURCE_BROKER => {
-            let node = state.config.node_id;
-            if !name.is_empty() && name.trim().parse::<i32>() != Ok(node) {
-                return Err(ApiError::new(
-                    codes::INVALID_REQUEST,
-                    format!("unexpected broker id, expected {node} or empty string, but received {name}"),
-                ));
-            }
-            if configs.is_empty() {
-                return Ok(());
-            }
-            Err(ApiError::new(
-                codes::INVALID_CONFIG,
-                format!(
-                    "cannot update these configs dynamically: {}; broker configs are read \
-                     from server.properties at start",
-                    configs.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            ))
-        }
+        RESOURCE_BROKER => dynamic_apply::alter(
+            state,
+            name,
+            dynamic_apply::Change::Replace(configs),
+            validate_only,
+        ),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),

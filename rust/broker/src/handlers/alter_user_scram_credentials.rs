@@ -17,6 +17,7 @@ use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::sasl::scram::{ScramCredential, ScramMechanism};
+use crate::security::shared_store;
 use crate::state::BrokerState;
 
 type Failures = BTreeMap<String, (i16, String)>;
@@ -140,7 +141,7 @@ pub async fn handle(
     }
     upserts.retain(|(user, _, _)| !failures.contains_key(user));
     deletions.retain(|(user, _)| !failures.contains_key(user));
-    if let Err(e) = state.security.scram.alter(upserts, &deletions) {
+    if let Err(e) = shared_store::alter_scram(state, upserts, &deletions) {
         for user in &users {
             fail(
                 &mut failures,

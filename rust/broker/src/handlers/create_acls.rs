@@ -14,6 +14,7 @@ use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::acl::{op, AclBinding};
 use crate::security::authz;
+use crate::security::shared_store;
 use crate::state::BrokerState;
 
 fn failed(code: i16, message: String) -> AclCreationResult {
@@ -52,7 +53,7 @@ pub async fn handle(
             valid.push(binding);
         }
     }
-    if let Err(e) = state.security.authorizer.create(&valid) {
+    if let Err(e) = shared_store::create_acls(state, &valid) {
         for r in &mut results {
             if r.error_code == 0 {
                 *r = failed(

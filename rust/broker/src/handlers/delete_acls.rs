@@ -15,6 +15,7 @@ use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::acl::{op, AclFilter};
 use crate::security::authz;
+use crate::security::shared_store;
 use crate::state::BrokerState;
 
 pub async fn handle(
@@ -55,7 +56,7 @@ pub async fn handle(
             .filter(|f| f.invalid().is_none())
             .cloned()
             .collect();
-        let mut removed = match state.security.authorizer.delete(&usable) {
+        let mut removed = match shared_store::delete_acls(state, &usable) {
             Ok(removed) => removed.into_iter(),
             Err(e) => {
                 let message = format!("cannot store ACLs: {e}");

@@ -16,6 +16,7 @@ use kafkalite_core::config::{self as schema, Type};
 
 use crate::config::broker_logger;
 use crate::config::topic::{self as topic_configs, source, Synonym};
+use crate::config::{dynamic, dynamic_apply};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -128,24 +129,36 @@ fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError
 }
 
 fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
-    let c = &state.config;
-    if !name.is_empty() && name.trim().parse::<i32>() != Ok(c.node_id) {
-        return Err(ApiError::new(
-            codes::INVALID_REQUEST,
-            format!(
-                "unexpected broker id, expected {} or empty string, but received {name}",
-                c.node_id
-            ),
-        ));
+    let layers = state.dynamic.layers();
+    if dynamic_apply::entity(state, name)? == dynamic_apply::Entity::Default {
+        // Kafka: the cluster-wide entity shows only its own dynamic values.
+        return Ok(layers
+            .default
+            .iter()
+            .map(|(key, value)| {
+                let source = source::DYNAMIC_DEFAULT_BROKER_CONFIG;
+                dynamic_entry(key, value, source, Vec::new())
+            })
+            .collect());
     }
-    // Every schema key: as given in server.properties, else its default.
+    let c = &state.config;
+    let static_raw = &state.dynamic.static_raw;
+    // Every schema key: dynamic, else as given in server.properties, else its default.
     let mut entries: BTreeMap<String, Entry> = schema::BROKER_KEYS
         .iter()
         .map(|key| {
-            let (value, source) = match c.raw.get(key.name) {
-                Some(v) => (Some(v.clone()), source::STATIC_BROKER_CONFIG),
+            let mut synonyms = layer_synonyms(&layers, static_raw, key.name);
+            let (value, source) = match synonyms.first() {
+                Some(first) => (Some(first.value.clone()), first.source),
                 None => (c.settings.get(key.name), source::DEFAULT_CONFIG),
             };
+            if let Some(default) = schema::default_value(key) {
+                synonyms.push(Synonym {
+                    name: key.name.to_string(),
+                    value: default,
+                    source: source::DEFAULT_CONFIG,
+                });
+            }
             let entry = Entry {
                 name: key.name.to_string(),
                 value,
@@ -153,7 +166,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
                 kind: key.ty,
                 read_only: key.read_only(),
                 sensitive: key.sensitive(),
-                synonyms: Vec::new(),
+                synonyms,
             };
             (key.name.to_string(), entry)
         })
@@ -196,28 +209,32 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
     for e in topic_configs::effective(c, &BTreeMap::new()) {
         if let Some(primary) = schema::broker_synonyms(e.key.name).first() {
             if let Some(entry) = entries.get_mut(primary.name) {
+                if entry.source < source::STATIC_BROKER_CONFIG {
+                    continue; // a dynamic value: its own synonyms stand
+                }
                 entry.value = Some(e.value);
                 entry.source = e.source;
                 entry.synonyms = e.synonyms;
             }
         }
     }
-    // Keys the schema does not know, as given (the broker ignores them).
-    for (name, value) in &c.raw {
-        if schema::broker_key(name).is_none() {
-            entries.insert(
-                name.clone(),
-                Entry {
-                    name: name.clone(),
-                    value: Some(value.clone()),
-                    source: source::STATIC_BROKER_CONFIG,
-                    kind: Type::String,
-                    read_only: true,
-                    sensitive: schema::is_sensitive(name),
-                    synonyms: Vec::new(),
-                },
-            );
+    // Keys the schema does not know (listener-prefixed security settings among them), as
+    // given: dynamic first, then server.properties.
+    let unknown = layers
+        .broker
+        .keys()
+        .chain(layers.default.keys())
+        .chain(static_raw.keys())
+        .filter(|name| schema::broker_key(name).is_none());
+    for name in unknown {
+        if entries.contains_key(name) {
+            continue;
         }
+        let synonyms = layer_synonyms(&layers, static_raw, name);
+        let first = synonyms.first().expect("the key is in some layer").clone();
+        let mut entry = dynamic_entry(name, &first.value, first.source, synonyms);
+        entry.read_only = dynamic::base_key(name).is_none_or(|(k, _)| k.read_only());
+        entries.insert(name.clone(), entry);
     }
     Ok(entries
         .into_values()
@@ -232,6 +249,45 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
             e
         })
         .collect())
+}
+
+/// The values `name` has in the dynamic layers and server.properties, most specific first.
+fn layer_synonyms(
+    layers: &dynamic::DynamicLayers,
+    static_raw: &BTreeMap<String, String>,
+    name: &str,
+) -> Vec<Synonym> {
+    let mut out: Vec<Synonym> = layers
+        .sources(name)
+        .into_iter()
+        .map(|(value, source)| Synonym {
+            name: name.to_string(),
+            value,
+            source,
+        })
+        .collect();
+    if let Some(value) = static_raw.get(name) {
+        out.push(Synonym {
+            name: name.to_string(),
+            value: value.clone(),
+            source: source::STATIC_BROKER_CONFIG,
+        });
+    }
+    out
+}
+
+/// An entry for a key named in a dynamic layer or server.properties.
+fn dynamic_entry(name: &str, value: &str, source: i8, synonyms: Vec<Synonym>) -> Entry {
+    let base = dynamic::base_key(name).map(|(k, _)| k);
+    Entry {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        source,
+        kind: base.map_or(Type::String, |k| k.ty),
+        read_only: base.is_none_or(|k| k.read_only()),
+        sensitive: dynamic::is_sensitive(name),
+        synonyms,
+    }
 }
 
 fn to_result(e: Entry, synonyms: bool, version: i16) -> DescribeConfigsResourceResult {

@@ -1,4 +1,5 @@
-//! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides.
+//! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides; SET
+//! and DELETE on a broker entity's dynamic configs (`config::dynamic_apply`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,10 +14,11 @@ use kafka_protocol::protocol::Decodable;
 use kafkalite_core::config::Type;
 
 use crate::config::broker_logger;
+use crate::config::dynamic_apply;
 use crate::config::topic as topic_configs;
 use crate::errors::{codes, ApiError};
 use crate::handlers::alter_configs::{apply, error_fields, no_duplicates};
-use crate::handlers::describe_configs::RESOURCE_TOPIC;
+use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
@@ -44,6 +46,10 @@ pub async fn handle(
             let logger = r.resource_type == broker_logger::RESOURCE_BROKER_LOGGER;
             let outcome = if logger {
                 allowed.and_then(|()| broker_logger::alter(state, r, request.validate_only))
+            } else if r.resource_type == RESOURCE_BROKER {
+                allowed.and_then(|()| broker_change(r)).and_then(|change| {
+                    dynamic_apply::alter(state, &r.resource_name, change, request.validate_only)
+                })
             } else {
                 allowed.and_then(|()| merged(state, r)).and_then(|configs| {
                     apply(
@@ -70,24 +76,44 @@ pub async fn handle(
     .map(Some)
 }
 
-/// The resource's override set after the operations (for a broker: the keys being set).
+/// The broker entity's SET and DELETE operations (APPEND and SUBTRACT are topic-only here).
+fn broker_change(r: &AlterConfigsResource) -> Result<dynamic_apply::Change, ApiError> {
+    no_duplicates(r.configs.iter().map(|c| c.name.as_str()))?;
+    let mut set = BTreeMap::new();
+    let mut delete = Vec::new();
+    for c in &r.configs {
+        let name = c.name.to_string();
+        match (c.config_operation, c.value.as_ref()) {
+            (DELETE, _) => delete.push(name),
+            (SET, Some(value)) => {
+                set.insert(name, value.to_string());
+            }
+            (SET, None) => {
+                return Err(ApiError::new(
+                    codes::INVALID_CONFIG,
+                    format!("null value not supported for operation {SET} on {name}"),
+                ))
+            }
+            (op, _) => return Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                format!(
+                    "operation {op} on broker config {name} is not supported (SET and DELETE are)"
+                ),
+            )),
+        }
+    }
+    Ok(dynamic_apply::Change::Incremental { set, delete })
+}
+
+/// The topic's override set after the operations.
 fn merged(
     state: &BrokerState,
     r: &AlterConfigsResource,
 ) -> Result<BTreeMap<String, String>, ApiError> {
     no_duplicates(r.configs.iter().map(|c| c.name.as_str()))?;
     if r.resource_type != RESOURCE_TOPIC {
-        return Ok(r
-            .configs
-            .iter()
-            .filter(|c| c.config_operation != DELETE)
-            .map(|c| {
-                (
-                    c.name.to_string(),
-                    c.value.as_deref().unwrap_or("").to_string(),
-                )
-            })
-            .collect());
+        // Not a resource type configs exist for: `apply` names it.
+        return Ok(BTreeMap::new());
     }
     validate_topic_name(&r.resource_name)?;
     let topic = state.require_topic(&r.resource_name)?;

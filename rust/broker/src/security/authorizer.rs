@@ -24,7 +24,8 @@ pub struct Authorizer {
     pub enabled: bool,
     super_users: HashSet<String>,
     allow_if_no_acl: bool,
-    path: PathBuf,
+    /// `None` in cluster mode: ZooKeeper keeps the ACLs (`replace_all`).
+    path: Option<PathBuf>,
     acls: RwLock<Vec<AclBinding>>,
 }
 
@@ -39,7 +40,7 @@ impl Authorizer {
         class_name: &str,
         super_users: &str,
         allow_if_no_acl: bool,
-        dir: &Path,
+        dir: Option<&Path>,
     ) -> anyhow::Result<Authorizer> {
         let class_name = class_name.trim();
         let enabled = !class_name.is_empty();
@@ -57,12 +58,18 @@ impl Authorizer {
             .filter(|s| !s.is_empty())
             .map(String::from)
             .collect();
-        let path = dir.join(FILE_NAME);
-        let acls = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+        let path = dir.map(|d| d.join(FILE_NAME));
+        let acls = match path.as_ref().map(std::fs::read) {
+            None => Vec::new(),
+            Some(Ok(bytes)) => serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.as_ref().expect("read").display()))?,
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Some(Err(e)) => {
+                return Err(anyhow::anyhow!(
+                    "{}: {e}",
+                    path.as_ref().expect("read").display()
+                ))
+            }
         };
         Ok(Authorizer {
             enabled,
@@ -190,10 +197,24 @@ impl Authorizer {
         Ok(removed)
     }
 
+    /// Whether changes are stored here (single node) rather than in ZooKeeper.
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Cluster mode: make the ACLs what ZooKeeper holds.
+    pub fn replace_all(&self, bindings: Vec<AclBinding>) {
+        *self.acls.write().unwrap_or_else(poisoned) = bindings;
+    }
+
     fn save(&self, acls: &[AclBinding]) -> anyhow::Result<()> {
-        let tmp = self.path.with_extension("json.tmp");
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let tmp = path.with_extension("json.tmp");
         std::fs::write(&tmp, serde_json::to_vec_pretty(acls)?)?;
-        std::fs::rename(&tmp, &self.path)?;
+        std::fs::rename(&tmp, path)?;
         Ok(())
     }
 }

@@ -26,7 +26,7 @@ fn authorizer(allow_if_no_acl: bool) -> (tempfile::TempDir, Authorizer) {
         ACCEPTED_CLASSES[1],
         "User:root",
         allow_if_no_acl,
-        dir.path(),
+        Some(dir.path()),
     )
     .unwrap();
     (dir, a)
@@ -93,7 +93,7 @@ fn no_acl_found_follows_the_setting_and_acls_persist() {
         !a.authorize(&bob, "h", op::WRITE, resource::TOPIC, "free"),
         "now an ACL covers it"
     );
-    let reopened = Authorizer::open(ACCEPTED_CLASSES[0], "", false, dir.path()).unwrap();
+    let reopened = Authorizer::open(ACCEPTED_CLASSES[0], "", false, Some(dir.path())).unwrap();
     assert!(reopened.authorize(&user("alice"), "h", op::WRITE, resource::TOPIC, "x"));
     let filter = AclFilter {
         resource_type: resource::ANY,
@@ -111,7 +111,7 @@ fn no_acl_found_follows_the_setting_and_acls_persist() {
 #[test]
 fn other_authorizer_classes_are_refused_and_none_means_open() {
     let dir = tempfile::tempdir().unwrap();
-    let e = Authorizer::open("com.example.Mine", "", false, dir.path())
+    let e = Authorizer::open("com.example.Mine", "", false, Some(dir.path()))
         .err()
         .unwrap();
     assert!(
@@ -119,7 +119,7 @@ fn other_authorizer_classes_are_refused_and_none_means_open() {
             .contains("authorizer.class.name=com.example.Mine"),
         "{e}"
     );
-    let open = Authorizer::open("", "", false, dir.path()).unwrap();
+    let open = Authorizer::open("", "", false, Some(dir.path())).unwrap();
     assert!(open.authorize(
         &user("x"),
         "h",

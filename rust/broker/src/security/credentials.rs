@@ -11,13 +11,21 @@ use super::sasl::scram::{ScramCredential, ScramMechanism};
 const FILE_NAME: &str = "scram-credentials.json";
 
 pub struct ScramStore {
-    path: PathBuf,
+    /// `None` in cluster mode: ZooKeeper keeps the credentials (`replace_all`).
+    path: Option<PathBuf>,
     users: RwLock<BTreeMap<String, BTreeMap<ScramMechanism, ScramCredential>>>,
 }
 
 impl ScramStore {
-    /// Load the store in `dir` (empty when the file does not exist yet).
-    pub fn open(dir: &Path) -> anyhow::Result<ScramStore> {
+    /// Load the store in `dir` (empty when the file does not exist yet); without a dir,
+    /// an empty store filled by `replace_all` (cluster mode).
+    pub fn open(dir: Option<&Path>) -> anyhow::Result<ScramStore> {
+        let Some(dir) = dir else {
+            return Ok(ScramStore {
+                path: None,
+                users: RwLock::new(BTreeMap::new()),
+            });
+        };
         let path = dir.join(FILE_NAME);
         let mut users = BTreeMap::new();
         match std::fs::read(&path) {
@@ -44,9 +52,44 @@ impl ScramStore {
             Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
         }
         Ok(ScramStore {
-            path,
+            path: Some(path),
             users: RwLock::new(users),
         })
+    }
+
+    /// Whether alterations are stored here (single node) rather than in ZooKeeper.
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Cluster mode: make the credentials what ZooKeeper holds (user -> mechanism name ->
+    /// Kafka's credential string). A malformed entry is skipped with its user named.
+    pub fn replace_all(&self, stored: &BTreeMap<String, BTreeMap<String, String>>) {
+        let mut users = BTreeMap::new();
+        for (user, mechanisms) in stored {
+            let mut creds = BTreeMap::new();
+            for (name, text) in mechanisms {
+                let parsed =
+                    ScramMechanism::from_name(name).zip(ScramCredential::from_kafka_string(text));
+                match parsed {
+                    Some((m, c)) => {
+                        creds.insert(m, c);
+                    }
+                    None => kafkalite_core::logging::warn(
+                        "kafkalite.security.ScramStore",
+                        &format!("skipping an unreadable {name} credential of user {user}"),
+                    ),
+                }
+            }
+            if !creds.is_empty() {
+                users.insert(user.clone(), creds);
+            }
+        }
+        *self
+            .users
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = users;
     }
 
     #[must_use]
@@ -111,9 +154,11 @@ impl ScramStore {
                 )
             })
             .collect();
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&stored)?)?;
-        std::fs::rename(&tmp, &self.path)?;
+        if let Some(path) = &self.path {
+            let tmp = path.with_extension("json.tmp");
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&stored)?)?;
+            std::fs::rename(&tmp, path)?;
+        }
         Ok(found)
     }
 }
@@ -125,7 +170,7 @@ mod tests {
     #[test]
     fn credentials_survive_a_reopen_and_deletions_report_what_they_found() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ScramStore::open(dir.path()).unwrap();
+        let store = ScramStore::open(Some(dir.path())).unwrap();
         let c = ScramCredential::from_password(ScramMechanism::Sha256, "pw", b"salt", 4096);
         store
             .alter(
@@ -135,7 +180,7 @@ mod tests {
             .unwrap();
         let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
         assert!(!text.contains("\"pw\""), "no password on disk: {text}");
-        let reopened = ScramStore::open(dir.path()).unwrap();
+        let reopened = ScramStore::open(Some(dir.path())).unwrap();
         assert_eq!(reopened.get("alice", ScramMechanism::Sha256), Some(c));
         assert_eq!(reopened.get("alice", ScramMechanism::Sha512), None);
         let found = reopened
@@ -148,6 +193,9 @@ mod tests {
             )
             .unwrap();
         assert_eq!(found, [true, false]);
-        assert!(ScramStore::open(dir.path()).unwrap().describe().is_empty());
+        assert!(ScramStore::open(Some(dir.path()))
+            .unwrap()
+            .describe()
+            .is_empty());
     }
 }

@@ -14,10 +14,11 @@ pub mod pkcs12;
 pub mod principal;
 pub mod sasl;
 pub mod settings;
+pub mod shared_store;
 pub mod tls;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use crate::config::BrokerConfig;
 use crate::net::listeners::SecurityProtocol;
@@ -45,9 +46,14 @@ impl ListenerSecurity {
     }
 }
 
+/// Each listener's security, by listener name.
+pub type Listeners = HashMap<String, Arc<ListenerSecurity>>;
+
 /// The broker's security settings and state.
 pub struct Security {
-    listeners: HashMap<String, Arc<ListenerSecurity>>,
+    /// Swapped whole when a dynamic config changes (`reconfigure`): a connection takes its
+    /// listener's `Arc` when accepted, so existing connections keep what they started with.
+    listeners: RwLock<Listeners>,
     pub scram: ScramStore,
     pub authorizer: Authorizer,
     /// `sasl.server.max.receive.size`: the largest frame before authentication.
@@ -64,6 +70,45 @@ impl Security {
     }
 
     fn build(config: &BrokerConfig) -> anyhow::Result<Security> {
+        let listeners = Self::build_listeners(config)?;
+        let size = config.settings.int("sasl.server.max.receive.size");
+        // Cluster mode: credentials and ACLs live in ZooKeeper and arrive with the
+        // controller's pushes (`cluster_sync`); a single node keeps them in its data dir.
+        let dir = config
+            .zookeeper_connect
+            .is_none()
+            .then(|| config.log_dirs[0].as_path());
+        Ok(Security {
+            listeners: RwLock::new(listeners),
+            scram: ScramStore::open(dir)?,
+            authorizer: Authorizer::open(
+                &config
+                    .settings
+                    .get("authorizer.class.name")
+                    .unwrap_or_default(),
+                &config.settings.get("super.users").unwrap_or_default(),
+                config.settings.boolean("allow.everyone.if.no.acl.found"),
+                dir,
+            )?,
+            sasl_max_receive_size: usize::try_from(size).unwrap_or(512 * 1024),
+        })
+    }
+
+    /// Build every listener's security from `config` (its keys with the dynamic layers
+    /// over them) without serving it yet: a bad value is an `InvalidConfig` naming the key.
+    pub fn check_listeners(&self, config: &BrokerConfig) -> anyhow::Result<Listeners> {
+        Self::build_listeners(config).map_err(typed_config_error)
+    }
+
+    /// Serve new connections with `listeners`; connections already open keep theirs.
+    pub fn install_listeners(&self, listeners: Listeners) {
+        *self
+            .listeners
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = listeners;
+    }
+
+    fn build_listeners(config: &BrokerConfig) -> anyhow::Result<Listeners> {
         let mut listeners = HashMap::new();
         let mut any_tls = false;
         for listener in &config.listeners {
@@ -92,27 +137,15 @@ impl Security {
         if any_tls {
             ktls::log_choice();
         }
-        let size = config.settings.int("sasl.server.max.receive.size");
-        Ok(Security {
-            listeners,
-            scram: ScramStore::open(&config.log_dirs[0])?,
-            authorizer: Authorizer::open(
-                &config
-                    .settings
-                    .get("authorizer.class.name")
-                    .unwrap_or_default(),
-                &config.settings.get("super.users").unwrap_or_default(),
-                config.settings.boolean("allow.everyone.if.no.acl.found"),
-                &config.log_dirs[0],
-            )?,
-            sasl_max_receive_size: usize::try_from(size).unwrap_or(512 * 1024),
-        })
+        Ok(listeners)
     }
 
     /// The security of listener `name` (plaintext for a listener not configured here).
     #[must_use]
     pub fn listener(&self, name: &str) -> Arc<ListenerSecurity> {
         self.listeners
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(name)
             .cloned()
             .unwrap_or_else(|| Arc::new(ListenerSecurity::plaintext()))

@@ -3,7 +3,7 @@
 //! bounds them), and keys of Kafka's stock `server.properties`, replication and security that
 //! it accepts without acting on yet (so they draw no "unknown config" warning).
 
-use super::schema::Check::{Any, AtLeast, NonEmpty, OneOf};
+use super::schema::Check::{Any, AtLeast, Between, NonEmpty, OneOf};
 use super::schema::Default::{None as Null, SameAs, Value};
 use super::schema::Type::{
     Boolean, Class, Double, Int, List, Long, Password, Short, String as Str,
@@ -150,6 +150,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("offsets.topic.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly),
     key("offsets.topic.replication.factor", Short, Value("3"), AtLeast(1), ReadOnly),
     key("offsets.topic.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly),
+    // Kafka's PasswordEncoder: how dynamic secrets are encrypted in ZooKeeper.
+    key("password.encoder.cipher.algorithm", Str, Value("AES/CBC/PKCS5Padding"), OneOf(&["AES/CBC/PKCS5Padding"]), ReadOnly),
+    key("password.encoder.iterations", Int, Value("4096"), AtLeast(1024), ReadOnly),
+    key("password.encoder.key.length", Int, Value("128"), Between(128, 256), ReadOnly),
+    key("password.encoder.keyfactory.algorithm", Str, Null, Any, ReadOnly),
+    key("password.encoder.old.secret", Password, Null, Any, ReadOnly),
+    key("password.encoder.secret", Password, Null, Any, ReadOnly),
     key("process.roles", List, Value(""), Any, ReadOnly),
     key("replica.fetch.backoff.ms", Int, Value("1000"), AtLeast(0), ReadOnly),
     key("replica.fetch.max.bytes", Int, Value("1048576"), AtLeast(0), ReadOnly),

@@ -1,0 +1,295 @@
+//! Dynamic broker configs (Kafka's KIP-226 `DynamicBrokerConfig`): two layers over
+//! `server.properties` — this broker's own (`/config/brokers/<id>` in ZooKeeper, or the
+//! data dir's `dynamic-broker-configs.json` on a single node) and the cluster-wide default
+//! (`/config/brokers/<default>`). A value is looked up per-broker dynamic, then cluster
+//! default, then static, then the schema default, as Kafka does.
+//!
+//! Which keys may change follows Kafka's rules: read-only keys never; SSL and SASL keys
+//! only per listener (`listener.name.<l>.…`) and only per broker. Listener security
+//! changes apply at once (`security::reload`); every other dynamic key is stored and
+//! becomes the broker's value at its next start (logged when altered).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use kafkalite_core::config::{self as schema, ConfigKey};
+use serde::{Deserialize, Serialize};
+
+use crate::config::topic::source;
+use crate::errors::{codes, ApiError};
+
+/// ZooKeeper's name of the cluster-wide entity.
+pub const DEFAULT_ENTITY: &str = "<default>";
+const FILE_NAME: &str = "dynamic-broker-configs.json";
+const LISTENER_PREFIX: &str = "listener.name.";
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DynamicLayers {
+    /// This broker's own dynamic configs.
+    #[serde(default)]
+    pub broker: BTreeMap<String, String>,
+    /// The cluster-wide defaults.
+    #[serde(default)]
+    pub default: BTreeMap<String, String>,
+}
+
+impl DynamicLayers {
+    /// `raw` (server.properties) overlaid with the default layer, then this broker's.
+    #[must_use]
+    pub fn merged(&self, raw: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        let mut out = raw.clone();
+        out.extend(self.default.clone());
+        out.extend(self.broker.clone());
+        out
+    }
+
+    /// The dynamic value of `key` and its DescribeConfigs source, if a layer has it.
+    #[must_use]
+    pub fn lookup(&self, key: &str) -> Option<(String, i8)> {
+        if let Some(v) = self.broker.get(key) {
+            return Some((v.clone(), source::DYNAMIC_BROKER_CONFIG));
+        }
+        self.default
+            .get(key)
+            .map(|v| (v.clone(), source::DYNAMIC_DEFAULT_BROKER_CONFIG))
+    }
+
+    /// Every key with a value, most specific layer first (for synonyms lists).
+    #[must_use]
+    pub fn sources(&self, key: &str) -> Vec<(String, i8)> {
+        let mut out = Vec::new();
+        if let Some(v) = self.broker.get(key) {
+            out.push((v.clone(), source::DYNAMIC_BROKER_CONFIG));
+        }
+        if let Some(v) = self.default.get(key) {
+            out.push((v.clone(), source::DYNAMIC_DEFAULT_BROKER_CONFIG));
+        }
+        out
+    }
+}
+
+/// The schema key behind a dynamic key's name: itself, or the suffix of a per-listener
+/// `listener.name.<l>.<key>` or `listener.name.<l>.<mechanism>.<key>`; and whether it was
+/// listener-prefixed.
+#[must_use]
+pub fn base_key(name: &str) -> Option<(&'static ConfigKey, bool)> {
+    let Some(rest) = name.strip_prefix(LISTENER_PREFIX) else {
+        return schema::broker_key(name).map(|k| (k, false));
+    };
+    let (_listener, key) = rest.split_once('.')?;
+    if let Some(k) = schema::broker_key(key) {
+        return Some((k, true));
+    }
+    // A SASL key for one mechanism: `plain.sasl.jaas.config`, `scram-sha-256.sasl...`.
+    let (_mechanism, key) = key.split_once('.')?;
+    schema::broker_key(key)
+        .filter(|k| k.name.starts_with("sasl."))
+        .map(|k| (k, true))
+}
+
+/// Whether `name`'s value is a secret: its schema key is a PASSWORD (with or without a
+/// listener prefix), or its name says so. Never returned by DescribeConfigs, encrypted in
+/// ZooKeeper, never logged.
+#[must_use]
+pub fn is_sensitive(name: &str) -> bool {
+    base_key(name).map_or_else(|| schema::is_sensitive(name), |(k, _)| k.sensitive())
+}
+
+/// Whether a change to `name` takes effect at once (listener security), rather than at
+/// the broker's next start.
+#[must_use]
+pub fn applies_live(name: &str) -> bool {
+    base_key(name).is_some_and(|(k, prefixed)| prefixed && is_security(k))
+}
+
+fn is_security(key: &ConfigKey) -> bool {
+    key.name.starts_with("ssl.") || key.name.starts_with("sasl.")
+}
+
+/// Check one key and value for a dynamic update of this broker (`per_broker`) or of the
+/// cluster default, as Kafka's `DynamicBrokerConfig.validateConfigs` does; the value as
+/// stored.
+pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiError> {
+    let refuse = |why: &str| ApiError::new(codes::INVALID_CONFIG, format!("{why}: {name}"));
+    let Some((key, prefixed)) = base_key(name) else {
+        return Err(refuse("Unknown broker config"));
+    };
+    if key.read_only() {
+        return Err(refuse("Cannot update these configs dynamically"));
+    }
+    if is_security(key) && !prefixed {
+        return Err(refuse(
+            "These security configs can be dynamically updated only per-listener using the \
+             listener prefix",
+        ));
+    }
+    if !per_broker && (prefixed || key.update == schema::Update::PerBroker) {
+        return Err(refuse(
+            "Cannot update these configs at default cluster level, broker id must be specified",
+        ));
+    }
+    schema::check_broker(key, value).map_err(|e| {
+        // Never echo a secret in an error message.
+        let shown = if key.sensitive() { "[hidden]" } else { value };
+        ApiError::new(
+            codes::INVALID_CONFIG,
+            format!(
+                "Invalid value {shown} for configuration {name}: {}",
+                e.reason
+            ),
+        )
+    })
+}
+
+/// The broker's dynamic layers and the static config they sit over.
+pub struct DynamicStore {
+    /// server.properties as given (DescribeConfigs' STATIC_BROKER_CONFIG).
+    pub static_raw: BTreeMap<String, String>,
+    layers: RwLock<DynamicLayers>,
+    /// Single node: where the layers are kept. Cluster mode: `None` (ZooKeeper has them).
+    path: Option<PathBuf>,
+}
+
+impl DynamicStore {
+    /// A single node's store in `dir` (empty when the file does not exist yet).
+    pub fn open(dir: &Path, static_raw: BTreeMap<String, String>) -> anyhow::Result<Self> {
+        let path = dir.join(FILE_NAME);
+        let layers = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => DynamicLayers::default(),
+            Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+        };
+        Ok(DynamicStore {
+            static_raw,
+            layers: RwLock::new(layers),
+            path: Some(path),
+        })
+    }
+
+    /// Cluster mode: the layers ZooKeeper held when the broker started.
+    #[must_use]
+    pub fn in_memory(static_raw: BTreeMap<String, String>, layers: DynamicLayers) -> Self {
+        DynamicStore {
+            static_raw,
+            layers: RwLock::new(layers),
+            path: None,
+        }
+    }
+
+    #[must_use]
+    pub fn layers(&self) -> DynamicLayers {
+        self.layers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether this store writes its own file (single node).
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Replace the layers (and on a single node write them, atomically, readable by the
+    /// broker's user only: they may hold keystore passwords).
+    pub fn set(&self, layers: DynamicLayers) -> anyhow::Result<()> {
+        if let Some(path) = &self.path {
+            let tmp = path.with_extension("json.tmp");
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&layers)?)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+            }
+            std::fs::rename(&tmp, path)?;
+        }
+        *self
+            .layers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = layers;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn per_broker_wins_over_default_over_static() {
+        let layers = DynamicLayers {
+            broker: map(&[("a", "broker")]),
+            default: map(&[("a", "default"), ("b", "default")]),
+        };
+        let merged = layers.merged(&map(&[("a", "static"), ("b", "static"), ("c", "static")]));
+        assert_eq!(
+            merged,
+            map(&[("a", "broker"), ("b", "default"), ("c", "static")])
+        );
+        assert_eq!(
+            layers.lookup("a"),
+            Some(("broker".into(), source::DYNAMIC_BROKER_CONFIG))
+        );
+        assert_eq!(
+            layers.lookup("b"),
+            Some(("default".into(), source::DYNAMIC_DEFAULT_BROKER_CONFIG))
+        );
+        assert_eq!(layers.sources("a").len(), 2);
+        assert_eq!(layers.lookup("c"), None);
+    }
+
+    #[test]
+    fn kafkas_rules_on_what_may_change_and_where() {
+        let ks = "listener.name.ssl.ssl.keystore.location";
+        assert_eq!(check(ks, " /k.p12 ", true).unwrap(), "/k.p12");
+        assert!(applies_live(ks));
+        assert!(applies_live(
+            "listener.name.sasl_ssl.plain.sasl.jaas.config"
+        ));
+        let e = check(ks, "/k.p12", false).unwrap_err();
+        assert!(e.message.contains("default cluster level"), "{e:?}");
+        let e = check("ssl.keystore.location", "/k", true).unwrap_err();
+        assert!(e.message.contains("per-listener"), "{e:?}");
+        let e = check("broker.id", "3", true).unwrap_err();
+        assert!(e.message.contains("dynamically"), "{e:?}");
+        let e = check("no.such.key", "3", true).unwrap_err();
+        assert_eq!(e.code, codes::INVALID_CONFIG);
+        assert_eq!(check("log.cleaner.threads", "2", false).unwrap(), "2");
+        assert!(!applies_live("log.cleaner.threads"));
+        let e = check("log.cleaner.threads", "-1", false).unwrap_err();
+        assert!(e.message.contains("log.cleaner.threads"), "{e:?}");
+        let e = check("listener.name.ssl.ssl.client.auth", "maybe", true).unwrap_err();
+        assert!(e.message.contains("ssl.client.auth"), "{e:?}");
+    }
+
+    #[test]
+    fn a_single_nodes_layers_survive_a_reopen_and_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DynamicStore::open(dir.path(), BTreeMap::new()).unwrap();
+        let layers = DynamicLayers {
+            broker: map(&[("listener.name.ssl.ssl.keystore.password", "pw")]),
+            default: BTreeMap::new(),
+        };
+        store.set(layers.clone()).unwrap();
+        let again = DynamicStore::open(dir.path(), BTreeMap::new()).unwrap();
+        assert_eq!(again.layers(), layers);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(FILE_NAME))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

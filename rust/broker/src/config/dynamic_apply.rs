@@ -1,0 +1,248 @@
+//! Applying dynamic broker configs (`config::dynamic`): at start (the layers laid over
+//! server.properties), on AlterConfigs / IncrementalAlterConfigs of a broker entity, and
+//! when cluster mode's Python side pushes what ZooKeeper holds.
+//!
+//! An alteration of this broker's listener security is checked by building every
+//! listener's TLS and SASL settings with it before anything is stored: a keystore that
+//! cannot be read is refused with INVALID_CONFIG naming the key, and the listeners in
+//! service stay. Once stored (the data dir on a single node, ZooKeeper through the
+//! controller side in cluster mode), new connections get the new settings; connections
+//! already open keep theirs.
+
+use std::collections::BTreeMap;
+
+use kafkalite_core::config::BrokerSettings;
+
+use super::dynamic::{self, DynamicLayers, DynamicStore, DEFAULT_ENTITY};
+use super::BrokerConfig;
+use crate::cluster::AdminOp;
+use crate::errors::{codes, ApiError};
+use crate::state::BrokerState;
+
+const LOGGER: &str = "kafkalite.server.DynamicBrokerConfig";
+
+/// The broker's config with its dynamic layers over server.properties, and the store.
+pub fn at_start(config: BrokerConfig) -> anyhow::Result<(BrokerConfig, DynamicStore)> {
+    let static_raw = config.raw.clone();
+    let store = if config.zookeeper_connect.is_some() {
+        DynamicStore::in_memory(static_raw, config.dynamic_at_start.clone())
+    } else {
+        DynamicStore::open(&config.log_dirs[0], static_raw)?
+    };
+    let layers = store.layers();
+    if layers == DynamicLayers::default() {
+        return Ok((config, store));
+    }
+    let merged = layers.merged(&store.static_raw);
+    let effective =
+        BrokerConfig::from_pairs(&merged).map_err(|e| hide_value(e.key, e.reason).into_core())?;
+    Ok((effective, store))
+}
+
+/// Which entity a broker resource names: this broker (its id) or the cluster default ("").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entity {
+    ThisBroker,
+    Default,
+}
+
+pub fn entity(state: &BrokerState, name: &str) -> Result<Entity, ApiError> {
+    let node = state.config.node_id;
+    if name.is_empty() {
+        return Ok(Entity::Default);
+    }
+    if name.trim().parse::<i32>() == Ok(node) {
+        return Ok(Entity::ThisBroker);
+    }
+    Err(ApiError::new(
+        codes::INVALID_REQUEST,
+        format!("unexpected broker id, expected {node} or empty string, but received {name}"),
+    ))
+}
+
+/// What an alteration does to the entity's set.
+pub enum Change {
+    /// AlterConfigs: the entity's whole set.
+    Replace(BTreeMap<String, String>),
+    /// IncrementalAlterConfigs: keys set and keys deleted.
+    Incremental {
+        set: BTreeMap<String, String>,
+        delete: Vec<String>,
+    },
+}
+
+/// Alter broker entity `name`.
+pub fn alter(
+    state: &BrokerState,
+    name: &str,
+    change: Change,
+    validate_only: bool,
+) -> Result<(), ApiError> {
+    let target = entity(state, name)?;
+    let per_broker = target == Entity::ThisBroker;
+    let old = state.dynamic.layers();
+    let current = match target {
+        Entity::ThisBroker => &old.broker,
+        Entity::Default => &old.default,
+    };
+    let (set, mut next) = match change {
+        Change::Replace(set) => (set, BTreeMap::new()),
+        Change::Incremental { set, delete } => {
+            let mut next = current.clone();
+            for key in &delete {
+                next.remove(key);
+            }
+            (set, next)
+        }
+    };
+    let mut touched: Vec<String> = current
+        .keys()
+        .filter(|k| !next.contains_key(*k))
+        .cloned()
+        .collect();
+    for (key, value) in set {
+        let stored = dynamic::check(&key, &value, per_broker)?;
+        touched.push(key.clone());
+        next.insert(key, stored);
+    }
+    let mut layers = old.clone();
+    match target {
+        Entity::ThisBroker => layers.broker = next.clone(),
+        Entity::Default => layers.default = next.clone(),
+    }
+    // Build the listeners with the new values first: a bad keystore is refused here.
+    let live = touched.iter().any(|k| dynamic::applies_live(k));
+    let listeners = if live {
+        let config = effective(state, &layers)?;
+        Some(
+            state
+                .security
+                .check_listeners(&config)
+                .map_err(invalid_config)?,
+        )
+    } else {
+        None
+    };
+    if validate_only {
+        return Ok(());
+    }
+    if state.cluster.is_some() {
+        let entity_name = match target {
+            Entity::ThisBroker => state.config.node_id.to_string(),
+            Entity::Default => DEFAULT_ENTITY.to_string(),
+        };
+        let args = serde_json::json!({"entity": entity_name, "configs": next});
+        state.ask_controller(AdminOp::Controller {
+            op: "alter_broker_configs".into(),
+            args: args.to_string(),
+        })?;
+    }
+    state.dynamic.set(layers).map_err(|e| {
+        ApiError::new(
+            codes::UNKNOWN_SERVER_ERROR,
+            format!("cannot store the dynamic configs: {e}"),
+        )
+    })?;
+    if let Some(listeners) = listeners {
+        state.security.install_listeners(listeners);
+        kafkalite_core::logging::info(
+            LOGGER,
+            "listener security reconfigured: new connections use the new settings",
+        );
+    }
+    for key in touched.iter().filter(|k| !dynamic::applies_live(k)) {
+        kafkalite_core::logging::info(
+            LOGGER,
+            &format!("{key} changed dynamically; kafkalite applies it at the broker's next start"),
+        );
+    }
+    Ok(())
+}
+
+/// Cluster mode: make the layers what ZooKeeper holds (pushed by the Python side). If a
+/// listener security setting changed, the listeners are rebuilt; a value that does not
+/// work is logged by key and the listeners in service stay.
+pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
+    let old = state.dynamic.layers();
+    if old == layers {
+        return;
+    }
+    let changed_live = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
+        a.iter()
+            .filter(|(k, v)| b.get(*k) != Some(v))
+            .chain(b.iter().filter(|(k, _)| !a.contains_key(*k)))
+            .any(|(k, _)| dynamic::applies_live(k))
+    };
+    let live =
+        changed_live(&old.broker, &layers.broker) || changed_live(&old.default, &layers.default);
+    if live {
+        let rebuilt = effective(state, &layers)
+            .and_then(|c| state.security.check_listeners(&c).map_err(invalid_config));
+        match rebuilt {
+            Ok(listeners) => state.security.install_listeners(listeners),
+            Err(e) => kafkalite_core::logging::warn(
+                LOGGER,
+                &format!(
+                    "the dynamic configs in ZooKeeper do not work here, keeping the \
+                     listeners in service: {}",
+                    e.message
+                ),
+            ),
+        }
+    }
+    // In memory only (cluster mode): cannot fail.
+    let _ = state.dynamic.set(layers);
+}
+
+/// The broker's config with `layers` over server.properties, for building listeners.
+fn effective(state: &BrokerState, layers: &DynamicLayers) -> Result<BrokerConfig, ApiError> {
+    let merged = layers.merged(&state.dynamic.static_raw);
+    let settings = BrokerSettings::validate(&merged).map_err(|e| {
+        ApiError::new(
+            codes::INVALID_CONFIG,
+            hide_value(e.key, e.reason).to_string(),
+        )
+    })?;
+    let mut config = state.config.clone();
+    config.raw = merged;
+    config.settings = settings;
+    Ok(config)
+}
+
+/// A config failure named by key and reason only (the value may be a secret).
+struct Hidden {
+    key: String,
+    reason: String,
+}
+
+impl std::fmt::Display for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Invalid config {}: {}", self.key, self.reason)
+    }
+}
+
+impl Hidden {
+    fn into_core(self) -> anyhow::Error {
+        kafkalite_core::Error::InvalidConfig {
+            key: self.key,
+            value: "[hidden]".into(),
+            reason: self.reason,
+        }
+        .into()
+    }
+}
+
+fn hide_value(key: String, reason: String) -> Hidden {
+    Hidden { key, reason }
+}
+
+/// A listener build failure as INVALID_CONFIG naming the key (never the value).
+fn invalid_config(e: anyhow::Error) -> ApiError {
+    let message = match e.downcast_ref::<kafkalite_core::Error>() {
+        Some(kafkalite_core::Error::InvalidConfig { key, reason, .. }) => {
+            hide_value(key.clone(), reason.clone()).to_string()
+        }
+        _ => format!("{e:#}"),
+    };
+    ApiError::new(codes::INVALID_CONFIG, message)
+}
