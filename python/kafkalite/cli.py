@@ -10,7 +10,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafkalite import _core, client_cli, cluster_cli, group_cli, log_cli, security_cli
+from kafkalite import (
+    _core,
+    client_cli,
+    cluster_cli,
+    configs_cli,
+    group_cli,
+    log_cli,
+    security_cli,
+)
 from kafkalite.bench import cli as bench_cli
 from kafkalite.broker import daemon
 from kafkalite.conformance import cli as conformance_cli
@@ -86,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     group_cli.add_parsers(sub)
     security_cli.add_parsers(sub)
     cluster_cli.add_parsers(sub)
+    configs_cli.add_parsers(sub)
     log_cli.add_parsers(sub)
     top.add_parser(sub)
     bench_cli.register(sub)

@@ -62,6 +62,7 @@ def test_top_level_help_says_what_kafkalite_is_and_lists_the_commands() -> None:
         "acl",
         "user",
         "cluster",
+        "configs",
         "log",
         "top",
         "bench",

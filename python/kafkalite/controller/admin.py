@@ -1,5 +1,6 @@
 """Metadata-changing admin requests in cluster mode, as Kafka's ``AdminZkClient`` wrote
-them: a client's CreateTopics, DeleteTopics, CreatePartitions or AlterConfigs reaches any
+them: a client's CreateTopics, DeleteTopics, CreatePartitions or AlterConfigs (and the security
+changes of ``shared_security``) reaches any
 broker, whose Rust side queues it (``BrokerServer.next_admin_request``); here it is
 checked against ZooKeeper and the live brokers, written there, and answered once the
 controller has acted on it (``complete_admin_request``)."""
@@ -20,6 +21,7 @@ from kafkalite import _core
 from kafkalite.controller import isr, znodes
 from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
+from kafkalite.controller.shared_security import SecretError, SecurityOps
 
 _log = logging.getLogger("kafkalite.controller")
 
@@ -31,7 +33,7 @@ INTERNAL_TOPICS = {
 }
 
 
-class AdminHandler(LeaderAndReplicaOps):
+class AdminHandler(LeaderAndReplicaOps, SecurityOps):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
     so its next Metadata request sees what was just done. Operations that answer with
     data (``admin_moves``) have it sent back as JSON."""
@@ -48,6 +50,8 @@ class AdminHandler(LeaderAndReplicaOps):
             return e.code, str(e)
         except AssignmentError as e:
             return _core.error_code(e.code_name), str(e)
+        except SecretError as e:
+            return _core.error_code("INVALID_CONFIG"), str(e)
         return 0, "" if answer is None else json.dumps(answer)
 
     def _live(self) -> dict[int, str | None]:

@@ -9,6 +9,7 @@ One thread does the ZooKeeper work in order; a second drains admin requests."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -20,9 +21,10 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafkalite import _core
-from kafkalite.controller import election, snapshot, znodes
+from kafkalite.controller import election, shared_security, snapshot, znodes
 from kafkalite.controller.admin import AdminHandler
 from kafkalite.controller.controller import Controller, Fenced, Rebalance
+from kafkalite.controller.password_encoder import PasswordEncoder, PasswordEncoderError
 from kafkalite.errors import KafkaliteError
 from kafkalite.monitoring.scrape import endpoint_url
 
@@ -87,6 +89,9 @@ class ClusterNode:
         self._threads: list[threading.Thread] = []
         self._controller: Controller | None = None
         self.inter_broker_listener = ""
+        # Dynamic secrets in ZooKeeper (`shared_security`), set up at start.
+        self.encoder: PasswordEncoder | None = None
+        self._decrypter = shared_security.Decrypter(None)
 
     @property
     def addresses(self) -> list[tuple[str, str, int]]:
@@ -116,7 +121,11 @@ class ClusterNode:
                 pass
             if zk.exists(znodes.broker_path(self.broker_id)):
                 raise self._duplicate(connect)
-            self.server = _core.BrokerServer(self.settings, self.worker_threads)
+            dynamic = self._read_secrets()
+            self.server = _core.BrokerServer(
+                self.settings, self.worker_threads, json.dumps(dynamic)
+            )
+            self._decrypter.strict = False
             self._check_inter_broker_listener()
             # Topics and leaders before registering: once others see this broker (the
             # launcher waits for that), its Metadata already describes the cluster.
@@ -137,6 +146,19 @@ class ClusterNode:
             self._threads.append(t)
         self._wake.set()
         return self
+
+    def _read_secrets(self) -> dict[str, dict[str, str]]:
+        """The encoder for dynamic secrets and this broker's dynamic configs, decrypted
+        (re-encrypted first when ``password.encoder.old.secret`` rotates the secret). A
+        stored secret this broker cannot decrypt stops it with one line naming the key."""
+        assert self.zk is not None
+        try:
+            self.encoder = PasswordEncoder.from_settings(self.settings)
+            shared_security.rotate_secret(self.zk, self.broker_id, self.settings)
+            self._decrypter = shared_security.Decrypter(self.encoder)
+            return shared_security.read_dynamic(self.zk, self.broker_id, self._decrypter)
+        except (PasswordEncoderError, shared_security.SecretError) as e:
+            raise ClusterStartError(str(e)) from None
 
     def _check_inter_broker_listener(self) -> None:
         """``inter.broker.listener.name`` must name one of this broker's listeners (as
@@ -246,11 +268,16 @@ class ClusterNode:
         assert self.zk is not None
         with self._sync_lock:
             snap = snapshot.read(self.zk, self._watch)
+            shared = shared_security.read_state(
+                self.zk, self.broker_id, self._decrypter, self._watch
+            )
             if self.server is not None:
                 self.server.apply_metadata(*snap.as_arguments())
+                self.server.apply_shared_security(shared)
 
     def _admin_loop(self) -> None:
         handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]
+        handler.encoder = self.encoder
         while not self._stopping.is_set():
             server = self.server
             if server is None:
