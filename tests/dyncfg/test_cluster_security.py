@@ -17,6 +17,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
     AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
@@ -111,10 +112,14 @@ def test_a_user_created_through_one_broker_authenticates_at_every_broker(
     client = admin(cluster.brokers[0].bootstrap_servers)
     upserts = [
         UserScramCredentialUpsertion(
-            "alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), ALICE_PASSWORD
+            "alice",
+            ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
+            ALICE_PASSWORD.encode(),
         ),
         UserScramCredentialUpsertion(
-            "alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), ALICE_PASSWORD
+            "alice",
+            ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192),
+            ALICE_PASSWORD.encode(),
         ),
     ]
     for f in client.alter_user_scram_credentials(upserts).values():
@@ -135,10 +140,9 @@ def test_a_user_created_through_one_broker_authenticates_at_every_broker(
         for _p, data in every_znode(cluster.zk, entity_configs.CHANGES)
         if data
     )
-    # Described alike by another broker, deleted through a third.
-    described = admin(cluster.brokers[1].bootstrap_servers).describe_user_scram_credentials(
-        ["alice"]
-    )
+    # Described alike by another broker.
+    second = admin(cluster.brokers[1].bootstrap_servers)
+    described = second.describe_user_scram_credentials(["alice"])
     assert len(described["alice"].result(timeout=20).scram_credential_infos) == 2
 
 
@@ -155,15 +159,27 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all(cluster: Cluster) 
         AclOperation.WRITE,
         AclPermissionType.DENY,
     )
-    admin(cluster.brokers[1].bootstrap_servers).create_acls([deny])[deny].result(timeout=30)
+    # Describe stays allowed, so producers find each leader and are refused there.
+    describe = AclBinding(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        "User:ANONYMOUS",
+        "*",
+        AclOperation.DESCRIBE,
+        AclPermissionType.ALLOW,
+    )
+    second = admin(cluster.brokers[1].bootstrap_servers)
+    for f in second.create_acls([deny, describe]).values():
+        f.result(timeout=30)
     assert cluster.zk.exists(f"/kafka-acl/Topic/{topic}") is not None
-    entry = json.loads(cluster.zk.get(f"/kafka-acl/Topic/{topic}")[0])["acls"][0]
-    assert entry == {
+    entries = json.loads(cluster.zk.get(f"/kafka-acl/Topic/{topic}")[0])["acls"]
+    assert {
         "principal": "User:ANONYMOUS",
         "permissionType": "Deny",
         "operation": "Write",
         "host": "*",
-    }
+    } in entries
     assert cluster.zk.get_children("/kafka-acl-changes")
     # Partitions 0..2 are led by all three brokers: every leader refuses the write.
     leaders = {
@@ -172,8 +188,9 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all(cluster: Cluster) 
     assert leaders == {1, 2, 3}
     for partition in range(3):
         assert write_error(cluster, topic, partition) == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    described = admin(cluster.brokers[2].bootstrap_servers).describe_acls(
-        AclBinding(
+    third = admin(cluster.brokers[2].bootstrap_servers)
+    described = third.describe_acls(
+        AclBindingFilter(
             ResourceType.TOPIC,
             topic,
             ResourcePatternType.LITERAL,
@@ -183,7 +200,7 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all(cluster: Cluster) 
             AclPermissionType.ANY,
         )
     )
-    assert described.result(timeout=20) == [deny]
+    assert sorted(map(str, described.result(timeout=20))) == sorted(map(str, [deny, describe]))
 
 
 def write_error(cluster: Cluster, topic: str, partition: int) -> int | None:
