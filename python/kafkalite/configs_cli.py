@@ -100,9 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "configs", help="write or show a broker's dynamic configs in ZooKeeper (before it starts)"
-    )
+    p = sub.add_parser("configs", help="set a broker's dynamic configs in ZooKeeper")
     p.add_argument("--zookeeper", required=True, help="ZooKeeper to write to: HOST:PORT[/chroot]")
     p.add_argument(
         "--entity-type", required=True, choices=["brokers"], help="kind of entity (brokers)"

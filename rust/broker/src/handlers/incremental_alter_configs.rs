@@ -94,12 +94,14 @@ fn broker_change(r: &AlterConfigsResource) -> Result<dynamic_apply::Change, ApiE
                     format!("null value not supported for operation {SET} on {name}"),
                 ))
             }
-            (op, _) => return Err(ApiError::new(
-                codes::INVALID_REQUEST,
-                format!(
+            (op, _) => {
+                return Err(ApiError::new(
+                    codes::INVALID_REQUEST,
+                    format!(
                     "operation {op} on broker config {name} is not supported (SET and DELETE are)"
                 ),
-            )),
+                ))
+            }
         }
     }
     Ok(dynamic_apply::Change::Incremental { set, delete })
