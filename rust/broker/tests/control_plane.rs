@@ -268,18 +268,18 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
             .map(|k| (k.min_version, k.max_version))
     };
     for (key, min, max) in [
-        (ApiKey::ApiVersions, 0, 3),
-        (ApiKey::Metadata, 1, 12),
-        (ApiKey::Produce, 3, 12),
-        (ApiKey::Fetch, 4, 12),
-        (ApiKey::ListOffsets, 1, 7),
+        (ApiKey::ApiVersions, 0, 4),
+        (ApiKey::Metadata, 0, 13),
+        (ApiKey::Produce, 0, 13),
+        (ApiKey::Fetch, 4, 18),
+        (ApiKey::ListOffsets, 1, 10),
         (ApiKey::CreateTopics, 2, 7),
         (ApiKey::DeleteTopics, 1, 6),
         (ApiKey::CreatePartitions, 0, 3),
         (ApiKey::DescribeConfigs, 1, 4),
         (ApiKey::AlterConfigs, 0, 2),
         (ApiKey::IncrementalAlterConfigs, 0, 1),
-        (ApiKey::DescribeCluster, 0, 1),
+        (ApiKey::DescribeCluster, 0, 2),
         (ApiKey::InitProducerId, 0, 5),
         (ApiKey::DescribeLogDirs, 1, 4),
         (ApiKey::ElectLeaders, 0, 2),
@@ -291,11 +291,9 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
         assert_eq!(range(key), Some((min, max)), "{key:?}");
     }
     // kafka-python 3.x picks the newest release whose marker version is advertised:
-    // Produce v11 means 3.8 (v13, 4.1, is not advertised). Fetch v13 (3.1) needs topic ids
-    // in Fetch.
+    // Produce v13 means Kafka 4.1, the ranges above are 4.1.1's (Fetch v13+ with topic ids).
     let has = |key: ApiKey, v: i16| range(key).is_some_and(|(lo, hi)| lo <= v && v <= hi);
-    assert!(has(ApiKey::ListOffsets, 7) && has(ApiKey::Produce, 11));
-    assert!(!has(ApiKey::Fetch, 13) && !has(ApiKey::Produce, 13));
+    assert!(has(ApiKey::ListOffsets, 10) && has(ApiKey::Produce, 13) && has(ApiKey::Fetch, 18));
     // Transaction version 2 (KIP-890) is finalized for Kafka 4 clients.
     let tv = r
         .finalized_features
@@ -756,7 +754,15 @@ fn describe_configs_broker() {
         ("log.retention.hours", "2"),
     ]);
     let mut c = b.client();
-    for name in [NODE.to_string(), String::new()] {
+    // The cluster-default entity ("") describes only dynamic cluster-wide values, as
+    // Kafka's does: none are set here.
+    let r = c.describe_configs(4, BROKER, "", None, true);
+    assert_eq!(r.error_code, 0);
+    assert!(r
+        .configs
+        .iter()
+        .all(|c| c.name.as_str() != "num.partitions"));
+    for name in [NODE.to_string()] {
         let r = c.describe_configs(4, BROKER, &name, None, true);
         assert_eq!(r.error_code, 0);
         assert_eq!(config(&r, "num.partitions"), ("5", 4));
@@ -840,20 +846,21 @@ fn alter_configs_replaces_the_override_set_and_reaches_the_logs() {
     let r = c.describe_configs(4, TOPIC, "ac", Some(&["retention.ms"]), false);
     assert_eq!(config(&r, "retention.ms"), ("60002", 1));
 
-    // Broker configs are static: refused by name, not pretended.
+    // A read-only broker key is refused by name, not pretended (dynamic ones are issue
+    // 21's, tested in tests/dyncfg).
     let resource = alter_configs_request::AlterConfigsResource::default()
         .with_resource_type(BROKER)
         .with_resource_name(StrBytes::from_string(NODE.to_string()))
         .with_configs(vec![alter_configs_request::AlterableConfig::default()
-            .with_name(StrBytes::from_static_str("log.retention.ms"))
-            .with_value(Some(StrBytes::from_static_str("1")))]);
+            .with_name(StrBytes::from_static_str("log.dirs"))
+            .with_value(Some(StrBytes::from_static_str("/elsewhere")))]);
     let r: AlterConfigsResponse = c.call(
         ApiKey::AlterConfigs,
         1,
         &AlterConfigsRequest::default().with_resources(vec![resource]),
     );
     assert_eq!(r.responses[0].error_code, 40);
-    assert!(message(&r.responses[0].error_message).contains("log.retention.ms"));
+    assert!(message(&r.responses[0].error_message).contains("log.dirs"));
 }
 
 #[test]

@@ -25,10 +25,18 @@ pub fn served() -> Vec<(ApiKey, i16)> {
 /// encoded again. `None` if no filler decodes at that version.
 #[must_use]
 pub fn minimal_frame(key: ApiKey, version: i16) -> Option<Vec<u8>> {
-    let request = [0u8, 1].iter().find_map(|&fill| {
-        let mut body = Bytes::from(vec![fill; 512]);
-        RequestKind::decode(key, &mut body, version).ok()
-    })?;
+    let request = [0u8, 1]
+        .iter()
+        .find_map(|&fill| {
+            let mut body = Bytes::from(vec![fill; 512]);
+            RequestKind::decode(key, &mut body, version).ok()
+        })
+        // A filled body is no valid Fetch v13+ (a topic id's bytes then a bad count): the
+        // empty request is.
+        .or_else(|| {
+            (key == ApiKey::Fetch)
+                .then(|| RequestKind::Fetch(kafka_protocol::messages::FetchRequest::default()))
+        })?;
     let header = RequestHeader::default()
         .with_request_api_key(key as i16)
         .with_request_api_version(version)

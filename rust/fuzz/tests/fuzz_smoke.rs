@@ -84,6 +84,11 @@ fn hostile_counts_at_every_position_of_every_served_request_stay_within_bound() 
                 })
                 .map(|(_, b)| b.clone())
         };
+        // Produce v0-2 are advertised (as Kafka 4 does) but refused before any decode; the
+        // codec cannot write them.
+        if key == ApiKey::Produce && version < 3 {
+            continue;
+        }
         let Some(frame) = seeds::minimal_frame(key, version).or_else(recorded_frame) else {
             missing.push(format!("{key:?} v{version}"));
             continue;
