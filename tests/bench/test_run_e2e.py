@@ -25,6 +25,8 @@ def test_tiny_run_against_kafkalite(tmp_path: Path) -> None:
             "--systems",
             "kafkalite",
             "--quick",
+            "--drivers",
+            "confluent",
             "--no-limits",
             "--out",
             str(out),
@@ -79,7 +81,16 @@ def test_tiny_replicated_run_against_a_kafkalite_cluster(tmp_path: Path) -> None
         "baselineReplicationFactor: 1\n"
     )
     out = tmp_path / "out"
-    args = ["--systems", "kafkalite", "--quick", "--no-limits", "--out", str(out)]
+    args = [
+        "--systems",
+        "kafkalite",
+        "--quick",
+        "--drivers",
+        "confluent",
+        "--no-limits",
+        "--out",
+        str(out),
+    ]
     args += ["--data-dir", str(tmp_path / "data")]
     done = subprocess.run(
         [sys.executable, "-m", "kafkalite.bench", "run", str(workload), *args],

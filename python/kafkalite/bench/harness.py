@@ -44,6 +44,8 @@ WORKER_TIMEOUT_PAD_S = 120
 # same short produce before anything is measured, so Kafka is not timed while it warms up.
 JVM_WARMUP_S = 15
 JVM_WARMUP_QUICK_S = 5
+WARMUP_MAX_BYTES = 512 * MIB
+WARMUP_MAX_BYTES_QUICK = 64 * MIB
 
 
 @dataclass
@@ -363,8 +365,16 @@ def measure_system(
         with progress.step(f"{name}: warm-up produce for {warmup_s} s (JIT)", warmup_s + 8):
             topics = topic_names(w, "warmup")
             create_topics(system.bootstrap, topics, w.partitions_per_topic, rf, topic_config)
+            # Bounded in bytes too: the warm-up is for the JIT, not for filling the disk.
+            cap = (WARMUP_MAX_BYTES_QUICK if opts.quick else WARMUP_MAX_BYTES) // w.message_size
             row = produce_phase(
-                system, _warmup_workload(w, warmup_s), topics, 0, False, client_cpus=clients
+                system,
+                _warmup_workload(w, warmup_s),
+                topics,
+                0,
+                False,
+                max_messages=max(cap, 1),
+                client_cpus=clients,
             )
         results.add({**base, "phase": "warm-up", **row})
         sampler.mark("produce")
