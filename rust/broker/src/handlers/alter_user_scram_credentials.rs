@@ -41,26 +41,19 @@ pub async fn handle(
     // Per user: the first failure, if any (a user's changes apply all or not at all).
     let mut failures: BTreeMap<String, (i16, String)> = BTreeMap::new();
     let mut users: Vec<String> = Vec::new();
-    // As Kafka: the same user and mechanism twice among the deletions, or twice among the
-    // upsertions, is a duplicate; one user's two mechanisms in one request are not
-    // (`kafka-configs --add-config 'SCRAM-SHA-256=[..],SCRAM-SHA-512=[..]'` sends both), nor
-    // are a deletion and an upsertion of the same user (each list is judged on its own).
+    // As Kafka: a user named twice among the deletions, or twice among the upsertions,
+    // is a duplicate (whatever the mechanisms); one deletion and one upsertion of the same
+    // user are not (each is judged on its own).
     let mut duplicate_pairs = HashSet::new();
-    let deleted = request
-        .deletions
-        .iter()
-        .map(|d| (d.name.to_string(), d.mechanism));
-    let upserted = request
-        .upsertions
-        .iter()
-        .map(|u| (u.name.to_string(), u.mechanism));
+    let deleted = request.deletions.iter().map(|d| d.name.to_string());
+    let upserted = request.upsertions.iter().map(|u| u.name.to_string());
     for list in [deleted.collect::<Vec<_>>(), upserted.collect()] {
         let mut seen = HashSet::new();
-        for (name, mechanism) in list {
+        for name in list {
             if !users.contains(&name) {
                 users.push(name.clone());
             }
-            if !seen.insert((name.clone(), mechanism)) {
+            if !seen.insert(name.clone()) {
                 duplicate_pairs.insert(name);
             }
         }
