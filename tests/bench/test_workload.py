@@ -30,7 +30,7 @@ def test_required_workloads_exist() -> None:
         "catch-up-consume",
     } <= names
     sweep = load_workload(WORKLOADS / "latency-sweep-1kb.yaml")
-    assert sweep.producer_rate_fractions == (0.1, 0.5, 0.9)
+    assert sweep.producer_rate_fractions == (0.1, 0.3, 0.5, 0.7, 0.9)
     assert load_workload(WORKLOADS / "acks-all-1kb.yaml").acks == "all"
     assert load_workload(WORKLOADS / "catch-up-consume.yaml").consumer_backlog_size_bytes >= 2 << 30
 
