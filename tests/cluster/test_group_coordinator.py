@@ -118,7 +118,7 @@ def test_find_coordinator_spreads_groups_and_every_broker_agrees(
                 admin.describe_groups([group], group_coordinator_id=named[group])[group]["error"]
                 is None
             ),
-            10,
+            30,
         )
     finally:
         admin.close()
