@@ -179,7 +179,7 @@ fn partitions(out: &mut Out, state: &BrokerState) {
             log.size_bytes(),
             log.log_start_offset(),
             log.log_end_offset(),
-            log.segment_base_offsets().len(),
+            log.segment_count(),
         ));
     }
     let m = &state.metrics;

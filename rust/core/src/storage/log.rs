@@ -654,6 +654,12 @@ impl PartitionLog {
     pub fn segment_base_offsets(&self) -> Vec<i64> {
         self.segments.iter().map(|s| s.base_offset).collect()
     }
+
+    /// How many segments the log has (without collecting their offsets).
+    #[must_use]
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
     #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
