@@ -12,8 +12,6 @@
 //! The levels are fixed: nothing here can be switched off or on at run time (UpdateFeatures
 //! accepts only the level already finalized).
 
-use kafka_protocol::messages::ApiKey;
-
 /// One feature: the range this broker supports and its finalized level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Feature {
@@ -30,24 +28,16 @@ pub const GROUP_VERSION: &str = "group.version";
 /// The epoch of the finalized set: it never changes while the process runs.
 pub const FINALIZED_EPOCH: i64 = 1;
 
-/// Every feature this broker knows, given the APIs it serves.
+/// Every feature this broker knows. `group.version` joins when ConsumerGroupHeartbeat
+/// (KIP-848) is served; until then it is absent, as on a Kafka that has not enabled it.
 #[must_use]
 pub fn all() -> Vec<Feature> {
-    let mut out = vec![Feature {
+    vec![Feature {
         name: TRANSACTION_VERSION,
         min_version: 0,
         max_version: 2,
         finalized: 2,
-    }];
-    if crate::handlers::supported_range(ApiKey::ConsumerGroupHeartbeat).is_some() {
-        out.push(Feature {
-            name: GROUP_VERSION,
-            min_version: 0,
-            max_version: 1,
-            finalized: 1,
-        });
-    }
-    out
+    }]
 }
 
 #[must_use]
@@ -100,8 +90,9 @@ mod tests {
     }
 
     #[test]
-    fn group_version_follows_the_served_apis() {
-        let served = crate::handlers::supported_range(ApiKey::ConsumerGroupHeartbeat).is_some();
-        assert_eq!(find(GROUP_VERSION).is_some(), served);
+    fn group_version_is_absent_while_kip_848_is_not_served() {
+        let heartbeat = kafka_protocol::messages::ApiKey::ConsumerGroupHeartbeat;
+        assert!(crate::handlers::supported_range(heartbeat).is_none());
+        assert!(find(GROUP_VERSION).is_none());
     }
 }
