@@ -20,6 +20,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kafkalite import _core
 from kafkalite.controller import isr, znodes
 from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
+from kafkalite.controller.client_quotas import ClientQuotaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 from kafkalite.controller.shared_security import SecretError, SecurityOps
 
@@ -33,7 +34,7 @@ INTERNAL_TOPICS = {
 }
 
 
-class AdminHandler(LeaderAndReplicaOps, SecurityOps):
+class AdminHandler(LeaderAndReplicaOps, SecurityOps, ClientQuotaOps):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
     so its next Metadata request sees what was just done. Operations that answer with
     data (``admin_moves``) have it sent back as JSON."""

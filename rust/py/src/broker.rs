@@ -168,6 +168,16 @@ impl BrokerServer {
         Ok(())
     }
 
+    /// Cluster mode: make this broker's client quotas those ZooKeeper holds.
+    /// `quotas_json`: `[{"entity": [[type, name or null], ...], "quotas": {key: value}}]`.
+    fn apply_client_quotas(&self, quotas_json: &str) -> PyResult<()> {
+        let stored: Vec<kafkalite_broker::security::quotas::store::StoredEntity> =
+            serde_json::from_str(quotas_json)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("quotas: {e}")))?;
+        self.state()?.security.quotas.store.replace_all(stored);
+        Ok(())
+    }
+
     /// Cluster mode: the next metadata-changing admin request a client sent this broker,
     /// as (id, {"op": ..., ...}), or None after `timeout_ms` without one.
     fn next_admin_request<'py>(

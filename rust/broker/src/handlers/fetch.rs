@@ -54,6 +54,7 @@ use crate::replication::leader;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::ResponseBody;
 use crate::security::authz;
+use crate::security::quotas::QuotaKind;
 use crate::state::BrokerState;
 
 /// Longest wait honoured, whatever the client asks (Kafka has no cap; this only bounds how
@@ -86,6 +87,19 @@ pub async fn handle(
             result, version,
         )?)));
     }
+    // Clients' fetches count against consumer_byte_rate; replicas' never do.
+    let client = !(state.cluster.is_some() && request.replica_id.0 >= 0);
+    let (user, client_id) = (&ctx.principal().name, ctx.client_id);
+    let quotas = &state.security.quotas;
+    if client {
+        // No more than the quota allows over its window in one response (Kafka's
+        // `maxValueInQuotaWindow`), so one fetch cannot take many windows' worth.
+        if let Some(max) = quotas.max_value_in_window(QuotaKind::Fetch, user, client_id) {
+            let max = max.clamp(1.0, f64::from(i32::MAX)) as i32;
+            request.max_bytes = request.max_bytes.min(max);
+            request.min_bytes = request.min_bytes.min(request.max_bytes);
+        }
+    }
     // An unknown topic id is an error: answer at once rather than long-poll.
     let mut result = if unknown_ids.is_empty() {
         fetch(state, &request).await
@@ -102,9 +116,24 @@ pub async fn handle(
     }
     result.topics.extend(denied);
     result.topics.extend(unknown_ids);
-    Ok(Some(ResponseBody::Pieces(fetch_response::encode(
-        result, version,
-    )?)))
+    let body = ResponseBody::Pieces(fetch_response::encode(result, version)?);
+    if client {
+        let size = body.len() as f64;
+        let throttle_ms = quotas.record(QuotaKind::Fetch, user, client_id, size);
+        if throttle_ms > 0 {
+            // Kafka answers a throttled fetch empty and does not count it.
+            quotas.unrecord(QuotaKind::Fetch, user, client_id, size);
+            ctx.throttle.at_least(throttle_ms);
+            let result = FetchResult {
+                throttle_time_ms: throttle_ms,
+                ..FetchResult::default()
+            };
+            return Ok(Some(ResponseBody::Pieces(fetch_response::encode(
+                result, version,
+            )?)));
+        }
+    }
+    Ok(Some(body))
 }
 
 /// Name every topic of a v13+ request from its id; the topics whose id is unknown leave

@@ -7,6 +7,7 @@
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
@@ -18,6 +19,7 @@ pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -113,6 +115,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::UpdateFeatures, 0, 2),
     (ApiKey::DescribeQuorum, 0, 2),
     (ApiKey::DescribeTopicPartitions, 0, 0),
+    (ApiKey::DescribeClientQuotas, 0, 1),
+    (ApiKey::AlterClientQuotas, 0, 1),
 ];
 
 #[must_use]
@@ -222,6 +226,12 @@ pub async fn dispatch(
         }
         ApiKey::ListTransactions => {
             list_transactions::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeClientQuotas => {
+            describe_client_quotas::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AlterClientQuotas => {
+            alter_client_quotas::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

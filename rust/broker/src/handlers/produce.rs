@@ -63,6 +63,7 @@ use crate::net::RequestContext;
 use crate::replication::{acks, leader};
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
+use crate::security::quotas::QuotaKind;
 use crate::state::{BrokerState, Topic};
 
 /// Byte offset of `magic` in every Kafka message format (v0/v1 message sets included).
@@ -283,6 +284,14 @@ pub async fn handle(
             }
         }
     }
+    // producer_byte_rate counts the whole request (Kafka's `request.sizeInBytes`).
+    let throttle_ms = state.security.quotas.record(
+        QuotaKind::Produce,
+        &ctx.principal().name,
+        ctx.client_id,
+        ctx.request_size as f64,
+    );
+    ctx.throttle.at_least(throttle_ms);
     if acks == 0 {
         if failures > 0 {
             anyhow::bail!("acks=0 produce failed for {failures} partition(s); closing the connection as Kafka does");
@@ -291,6 +300,7 @@ pub async fn handle(
     }
     let mut response = ProduceResponse::default();
     response.responses = responses;
+    response.throttle_time_ms = throttle_ms;
     Ok(Some(encode(&response, version)?))
 }
 

@@ -112,16 +112,38 @@ pub async fn accept_loop(
 ) {
     let mut refusals = AcceptFailures::default();
     loop {
+        // At `max.connections` (or the listener's) or past a creation rate, accept nothing
+        // until there is room: clients wait in the backlog, as Kafka's acceptor blocks.
+        tokio::select! {
+            () = state.security.connections.wait_to_accept(&listener.name) => {}
+            _ = shutdown.changed() => return,
+        }
         tokio::select! {
             accepted = socket.accept() => {
                 match accepted {
                     Ok((stream, peer)) => {
+                        let slot = match state.security.connections.admit(&listener.name, peer.ip()) {
+                            Ok(slot) => slot,
+                            // Past `max.connections.per.ip`: closed at once.
+                            Err(line) => {
+                                if let Some(line) = line {
+                                    kafkalite_core::logging::log(
+                                        kafkalite_core::logging::Level::Info,
+                                        "kafkalite.net.ConnectionQuotas",
+                                        &line,
+                                    );
+                                }
+                                drop(stream);
+                                continue;
+                            }
+                        };
                         let (transport, connection) = open(stream, peer, &listener);
                         let state = Arc::clone(&state);
                         let shutdown = shutdown.clone();
                         let security = state.security.listener(&listener.name);
                         let name = listener.name.clone();
                         tokio::spawn(async move {
+                            let _slot = slot;
                             let metrics = Arc::clone(&state);
                             let _open = ConnectionGuard::open(&metrics.metrics, &name);
                             let limit = state.config.connections_max_idle;

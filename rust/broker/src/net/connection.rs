@@ -18,12 +18,13 @@ use kafka_protocol::messages::ApiKey;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use super::context::{ConnectionContext, RequestContext};
+use super::context::{ConnectionContext, RequestContext, Throttle};
 use super::framing::{self, Parsed};
 use super::transport::Transport;
 use crate::handlers::{self, api_versions};
 use crate::metrics::requests::Timing;
 use crate::response::ResponseBody;
+use crate::security::quotas::QuotaKind;
 use crate::security::sasl::exchange::{self, Next, Session};
 use crate::security::sasl::Authenticator;
 use crate::security::ListenerSecurity;
@@ -101,9 +102,11 @@ pub async fn serve(
         }
         let started = Instant::now();
         let key = framing::api_key_of(&frame);
+        let throttle = Throttle::default();
         // Produce with acks=0 expects no response at all.
-        let handled = handle_frame(&state, &connection, frame).await;
+        let handled = handle_frame(&state, &connection, frame, &throttle).await;
         let local = started.elapsed();
+        let muted_until = Instant::now() + Duration::from_millis(throttle.ms().max(0) as u64);
         let record = |send, failed| {
             if let Some(key) = key {
                 (state.metrics.requests).record(
@@ -116,18 +119,28 @@ pub async fn serve(
                 );
             }
         };
-        let Some((header_version, correlation_id, body)) = handled.inspect_err(|_| {
+        let answer = handled.inspect_err(|_| {
             record(Duration::ZERO, true);
-        })?
-        else {
-            record(Duration::ZERO, false);
-            continue;
-        };
-        let sending = Instant::now();
-        let write = framing::write_response(&mut transport, header_version, correlation_id, body);
-        let written = within(limit, write).await;
-        record(sending.elapsed(), !matches!(written, Some(Ok(()))));
-        written.ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
+        })?;
+        match answer {
+            None => record(Duration::ZERO, false),
+            Some((header_version, correlation_id, body)) => {
+                let sending = Instant::now();
+                let write =
+                    framing::write_response(&mut transport, header_version, correlation_id, body);
+                let written = within(limit, write).await;
+                record(sending.elapsed(), !matches!(written, Some(Ok(()))));
+                written.ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
+            }
+        }
+        // KIP-219: the client over its quota has its answer (with throttle_time_ms) first;
+        // then its channel is muted — nothing more is read from it — for that long.
+        if throttle.ms() > 0 {
+            tokio::select! {
+                () = tokio::time::sleep_until(muted_until.into()) => {}
+                _ = shutdown.changed() => return Ok(()),
+            }
+        }
     }
 }
 
@@ -158,7 +171,9 @@ async fn handle_frame(
     state: &Arc<BrokerState>,
     connection: &ConnectionContext,
     frame: Bytes,
+    throttle: &Throttle,
 ) -> anyhow::Result<Option<(i16, i32, ResponseBody)>> {
+    let request_size = frame.len();
     let request = match framing::parse_request(frame)? {
         Parsed::Request(request) => request,
         Parsed::ApiVersionsFallback { correlation_id } => {
@@ -171,9 +186,39 @@ async fn handle_frame(
         client_id: request.header.client_id.as_deref().unwrap_or(""),
         api_key: request.key,
         api_version: request.header.request_api_version,
+        request_size,
+        throttle,
     };
     let header_version = request.response_header_version();
     let correlation_id = request.header.correlation_id;
-    let body = handlers::dispatch(state, &ctx, &request.header, request.key, request.body).await?;
+    // The time spent in the handler's polls: its share of a thread, which
+    // `request_percentage` bounds (waits — a long-poll fetch, acks=all — cost nothing).
+    let mut busy = Duration::ZERO;
+    let body = {
+        let mut work = std::pin::pin!(handlers::dispatch(
+            state,
+            &ctx,
+            &request.header,
+            request.key,
+            request.body
+        ));
+        std::future::poll_fn(|cx| {
+            let started = Instant::now();
+            let polled = work.as_mut().poll(cx);
+            busy += started.elapsed();
+            polled
+        })
+        .await?
+    };
+    if !matches!(request.key, ApiKey::ApiVersions) {
+        let percent = busy.as_secs_f64() * 100.0;
+        let t = state.security.quotas.record(
+            QuotaKind::Request,
+            &connection.principal.name,
+            ctx.client_id,
+            percent,
+        );
+        throttle.at_least(t);
+    }
     Ok(body.map(|b| (header_version, correlation_id, b)))
 }

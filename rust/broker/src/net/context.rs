@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use kafka_protocol::messages::ApiKey;
 
@@ -68,6 +69,23 @@ impl ConnectionContext {
     }
 }
 
+/// The throttle time a request's quota checks decided (KIP-219): its response carries it,
+/// and the connection reads nothing more for that long once the response is sent.
+#[derive(Debug, Default)]
+pub struct Throttle(AtomicI32);
+
+impl Throttle {
+    /// Keep the longest throttle asked for.
+    pub fn at_least(&self, ms: i32) {
+        self.0.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    #[must_use]
+    pub fn ms(&self) -> i32 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// One request on a connection.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestContext<'a> {
@@ -76,6 +94,9 @@ pub struct RequestContext<'a> {
     pub client_id: &'a str,
     pub api_key: ApiKey,
     pub api_version: i16,
+    /// The request's size in bytes, header included (what `producer_byte_rate` counts).
+    pub request_size: usize,
+    pub throttle: &'a Throttle,
 }
 
 impl RequestContext<'_> {
@@ -111,6 +132,8 @@ mod tests {
             client_id: "app",
             api_key: ApiKey::Metadata,
             api_version: 12,
+            request_size: 0,
+            throttle: &Throttle::default(),
         };
         assert_eq!(r.listener_name(), "INTERNAL");
         assert_eq!(r.peer().port(), 5555);

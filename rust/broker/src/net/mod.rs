@@ -11,8 +11,9 @@ pub mod acceptor;
 pub mod connection;
 pub mod context;
 pub mod framing;
+pub mod limits;
 pub mod listeners;
 pub mod transport;
 
-pub use context::{ConnectionContext, KafkaPrincipal, RequestContext};
+pub use context::{ConnectionContext, KafkaPrincipal, RequestContext, Throttle};
 pub use listeners::{Listener, SecurityProtocol};

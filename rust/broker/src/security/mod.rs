@@ -12,6 +12,7 @@ pub mod jaas;
 pub mod ktls;
 pub mod pkcs12;
 pub mod principal;
+pub mod quotas;
 pub mod sasl;
 pub mod settings;
 pub mod shared_store;
@@ -58,6 +59,10 @@ pub struct Security {
     pub authorizer: Authorizer,
     /// `sasl.server.max.receive.size`: the largest frame before authentication.
     pub sasl_max_receive_size: usize,
+    /// Client quotas (user / client-id byte rates and request percentages).
+    pub quotas: quotas::ClientQuotas,
+    /// `max.connections` and friends.
+    pub connections: crate::net::limits::ConnectionLimits,
 }
 
 impl Security {
@@ -91,6 +96,18 @@ impl Security {
                 dir,
             )?,
             sasl_max_receive_size: usize::try_from(size).unwrap_or(512 * 1024),
+            quotas: quotas::ClientQuotas::new(
+                if config.zookeeper_connect.is_some() {
+                    quotas::store::QuotaStore::pushed()
+                } else {
+                    quotas::store::QuotaStore::open(&config.log_dirs[0])?
+                },
+                quotas::rate::Windows {
+                    samples: usize::try_from(config.settings.int("quota.window.num")).unwrap_or(11),
+                    window_ms: i64::from(config.settings.int("quota.window.size.seconds")) * 1000,
+                },
+            ),
+            connections: crate::net::limits::ConnectionLimits::from_config(config)?,
         })
     }
 

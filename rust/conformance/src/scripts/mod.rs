@@ -11,6 +11,7 @@ mod configs;
 mod epochs;
 mod groups;
 mod offsets;
+mod quotas;
 mod records;
 mod security;
 mod topic_partitions;
@@ -53,6 +54,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(admin::scripts());
     scripts.extend(security::scripts());
     scripts.extend(topic_partitions::scripts());
+    scripts.extend(quotas::scripts());
     scripts
 }
 

@@ -133,6 +133,12 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     log("log.roll.ms", Long, Null, "segment.ms", 1),
     log("log.segment.bytes", Int, Value("1073741824"), "segment.bytes", 1),
     log("log.segment.delete.delay.ms", Long, Value("60000"), "file.delete.delay.ms", 1),
+    // Connection limits (Kafka's ConnectionQuotas); `listener.name.<l>.max.connections` and
+    // `listener.name.<l>.max.connection.creation.rate` bound one listener.
+    key("max.connection.creation.rate", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
+    key("max.connections", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
+    key("max.connections.per.ip", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
+    key("max.connections.per.ip.overrides", Str, Value(""), Any, ClusterWide),
     log("message.max.bytes", Int, Value("1048588"), "max.message.bytes", 1),
     // kafkalite's own: host:port of the Prometheus endpoint; unset, none is served.
     key("metrics.listen", Str, Null, Any, ReadOnly),
@@ -158,6 +164,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("password.encoder.old.secret", Password, Null, Any, ReadOnly),
     key("password.encoder.secret", Password, Null, Any, ReadOnly),
     key("process.roles", List, Value(""), Any, ReadOnly),
+    // The client quotas' rate windows (Kafka's ClientQuotaManagerConfig).
+    key("quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
+    key("quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly),
     key("replica.fetch.backoff.ms", Int, Value("1000"), AtLeast(0), ReadOnly),
     key("replica.fetch.max.bytes", Int, Value("1048576"), AtLeast(0), ReadOnly),
     key("replica.fetch.response.max.bytes", Int, Value("10485760"), AtLeast(0), ReadOnly),

@@ -195,6 +195,8 @@ pub async fn unauthenticated_frame(
                 client_id: request.header.client_id.as_deref().unwrap_or(""),
                 api_key: request.key,
                 api_version: version,
+                request_size: 0,
+                throttle: &crate::net::Throttle::default(),
             };
             (api_versions.answer)(state, &ctx, &request.header, body, version)?
         }
