@@ -20,8 +20,8 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kafkalite import _core
 from kafkalite.controller import isr, znodes
 from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
-from kafkalite.controller.client_quotas import ClientQuotaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
+from kafkalite.controller.client_quotas import ClientQuotaOps
 from kafkalite.controller.shared_security import SecretError, SecurityOps
 
 _log = logging.getLogger("kafkalite.controller")

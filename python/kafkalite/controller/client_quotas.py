@@ -73,7 +73,7 @@ def entity_path(entity: Entity) -> str:
 
 def _text(key: str, value: float) -> str:
     kind = QUOTA_KEYS.get(key, float)
-    return str(int(round(value))) if kind is int else repr(float(value))
+    return str(round(value)) if kind is int else repr(float(value))
 
 
 def _alter_one(zk: KazooClient, entity: Entity, ops: list[tuple[str, float | None]]) -> None:
