@@ -110,7 +110,13 @@ pub async fn handle(
     }
     let entries = results
         .into_iter()
-        .map(|(pairs, outcome)| {
+        .map(|(mut pairs, outcome)| {
+            // Kafka answers with the entity's types in its map's order, not the request's.
+            pairs.sort_by_key(|(ty, _)| match ty.as_str() {
+                entity::CLIENT_ID => 0,
+                entity::USER => 1,
+                _ => 2,
+            });
             let entry = EntryData::default().with_entity(
                 pairs
                     .into_iter()
@@ -122,7 +128,7 @@ pub async fn handle(
                     .collect(),
             );
             match outcome {
-                Ok(()) => entry,
+                Ok(()) => entry.with_error_message(None),
                 Err((code, message)) => entry
                     .with_error_code(code)
                     .with_error_message(Some(StrBytes::from_string(message))),

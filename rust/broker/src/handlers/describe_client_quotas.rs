@@ -24,7 +24,8 @@ fn refused(code: i16, message: String, version: i16) -> anyhow::Result<Option<Re
     encode(
         &DescribeClientQuotasResponse::default()
             .with_error_code(code)
-            .with_error_message(Some(StrBytes::from_string(message))),
+            .with_error_message(Some(StrBytes::from_string(message)))
+            .with_entries(None),
         version,
     )
     .map(Some)
@@ -92,7 +93,9 @@ pub async fn handle(
         })
         .collect();
     encode(
-        &DescribeClientQuotasResponse::default().with_entries(Some(entries)),
+        &DescribeClientQuotasResponse::default()
+            .with_error_message(None)
+            .with_entries(Some(entries)),
         version,
     )
     .map(Some)
