@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from kafkalite import Broker
+from tests.quotas.conftest import kafka_configs
 
 
 def api_versions(sock: socket.socket, correlation_id: int = 1) -> bytes:
@@ -93,3 +94,27 @@ def test_idle_connections_are_closed(kafkalite_broker_factory: Callable[..., Bro
     assert api_versions(idle)
     time.sleep(1.5)
     assert closed_at_once(idle)
+
+
+def test_ip_connection_creation_rate(kafkalite_broker_factory: Callable[..., Broker]) -> None:
+    broker = kafkalite_broker_factory()
+    kafka_configs(
+        broker.bootstrap_servers,
+        "--alter",
+        "--entity-type",
+        "ips",
+        "--entity-name",
+        "127.0.0.1",
+        "--add-config",
+        "connection_creation_rate=2",
+    )
+    out = kafka_configs(
+        broker.bootstrap_servers, "--describe", "--entity-type", "ips", "--entity-name", "127.0.0.1"
+    )
+    assert "connection_creation_rate=2" in out, out
+    socks = [connect(broker) for _ in range(40)]
+    refused = sum(closed_at_once(s) for s in socks)
+    # About 20 (two per second over ten windows) get in at once; the rest are refused.
+    assert 10 <= refused <= 30, refused
+    for s in socks:
+        s.close()

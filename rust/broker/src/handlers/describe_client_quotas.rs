@@ -93,8 +93,9 @@ pub async fn handle(
         })
         .collect();
     encode(
+        // Kafka sends an empty (not null) message with a successful describe.
         &DescribeClientQuotasResponse::default()
-            .with_error_message(None)
+            .with_error_message(Some(StrBytes::default()))
             .with_entries(Some(entries)),
         version,
     )

@@ -122,9 +122,17 @@ pub async fn accept_loop(
             accepted = socket.accept() => {
                 match accepted {
                     Ok((stream, peer)) => {
-                        let slot = match state.security.connections.admit(&listener.name, peer.ip()) {
+                        let connections = &state.security.connections;
+                        let admitted = connections.admit(&listener.name, peer.ip()).and_then(|slot| {
+                            match state.security.quotas.store.ip_connection_rate(&peer.ip().to_string()) {
+                                Some(rate) => connections.check_ip_rate(peer.ip(), rate).map(|()| slot),
+                                None => Ok(slot),
+                            }
+                        });
+                        let slot = match admitted {
                             Ok(slot) => slot,
-                            // Past `max.connections.per.ip`: closed at once.
+                            // Past `max.connections.per.ip` or its ip's
+                            // `connection_creation_rate`: closed at once.
                             Err(line) => {
                                 if let Some(line) = line {
                                     kafkalite_core::logging::log(

@@ -32,6 +32,7 @@ struct Counts {
     per_ip: HashMap<IpAddr, usize>,
     broker_rate: Rate,
     listener_rates: HashMap<String, Rate>,
+    ip_rates: HashMap<IpAddr, Rate>,
     last_refusal_log: Option<Instant>,
     unlogged_refusals: u64,
 }
@@ -237,6 +238,43 @@ impl ConnectionLimits {
         u64::try_from(throttle).unwrap_or(0)
     }
 
+    /// The line to log for a refused connection, if one is due this burst.
+    fn refusal_line(c: &mut Counts, line: impl FnOnce(u64) -> String) -> Option<String> {
+        c.unlogged_refusals += 1;
+        let now = Instant::now();
+        if c.last_refusal_log
+            .is_some_and(|t| now.duration_since(t) < REFUSAL_LOG_INTERVAL)
+        {
+            return None;
+        }
+        let text = line(c.unlogged_refusals);
+        c.last_refusal_log = Some(now);
+        c.unlogged_refusals = 0;
+        Some(text)
+    }
+
+    /// Count a connection from `ip` against its `connection_creation_rate` (an ip entity's
+    /// quota, KIP-612): `Err` (with the line to log, if due) when past it — the
+    /// connection is closed.
+    pub fn check_ip_rate(&self, ip: IpAddr, rate: f64) -> Result<(), Option<String>> {
+        let now = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let windows = self.windows;
+        let mut c = self.counts();
+        let throttle = c
+            .ip_rates
+            .entry(ip)
+            .or_default()
+            .record_and_throttle(windows, rate, 1.0, now);
+        if throttle == 0 {
+            return Ok(());
+        }
+        Err(Self::refusal_line(&mut c, |n| {
+            format!(
+                "Rejected connection from /{ip}: past its connection_creation_rate of {rate}                  per second; {n} refused since the last report"
+            )
+        }))
+    }
+
     /// Take a slot for a connection from `ip` accepted on `listener`, or the line to log
     /// (if one is due this burst) when its address is at `max.connections.per.ip`.
     pub fn admit(&self, listener: &str, ip: IpAddr) -> Result<Slot, Option<String>> {
@@ -248,22 +286,13 @@ impl ConnectionLimits {
         let mut c = self.counts();
         let on_ip = c.per_ip.get(&ip).copied().unwrap_or(0);
         if on_ip >= max_ip {
-            c.unlogged_refusals += 1;
-            let now = Instant::now();
-            if c.last_refusal_log
-                .is_some_and(|t| now.duration_since(t) < REFUSAL_LOG_INTERVAL)
-            {
-                return Err(None);
-            }
-            let line = format!(
-                "Rejected connection from /{ip} on listener {listener}: the address already \
-                 has the configured maximum of {max_ip} connections (max.connections.per.ip); \
-                 {} refused since the last report",
-                c.unlogged_refusals
-            );
-            c.last_refusal_log = Some(now);
-            c.unlogged_refusals = 0;
-            return Err(Some(line));
+            return Err(Self::refusal_line(&mut c, |n| {
+                format!(
+                    "Rejected connection from /{ip} on listener {listener}: the address already \
+                     has the configured maximum of {max_ip} connections (max.connections.per.ip); \
+                     {n} refused since the last report"
+                )
+            }));
         }
         c.total += 1;
         *c.per_listener.entry(listener.to_string()).or_default() += 1;
@@ -323,6 +352,16 @@ mod tests {
             std::mem::forget(l.admit("PLAINTEXT", "127.0.0.8".parse().unwrap()).unwrap());
         }
         assert!(l.admit("PLAINTEXT", "127.0.0.8".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn an_ip_past_its_connection_creation_rate_is_refused() {
+        let l = limits(&[]);
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        // 1 per second over 11 one-second windows: about ten at once, then refusals.
+        let accepted = (0..20).filter(|_| l.check_ip_rate(ip, 1.0).is_ok()).count();
+        assert!((9..=11).contains(&accepted), "{accepted}");
+        assert!(l.check_ip_rate("127.0.0.2".parse().unwrap(), 1.0).is_ok());
     }
 
     #[test]

@@ -145,6 +145,24 @@ impl QuotaStore {
         Ok(())
     }
 
+    /// The `connection_creation_rate` of connections from `ip`: its own, else the
+    /// default ip entity's (KIP-612).
+    #[must_use]
+    pub fn ip_connection_rate(&self, ip: &str) -> Option<f64> {
+        let inner = self.read();
+        if !inner.keys.contains(super::entity::CONNECTION_CREATION_RATE) {
+            return None;
+        }
+        [Some(ip), None].into_iter().find_map(|name| {
+            let e = entity(&[(super::entity::IP, name)]);
+            inner
+                .quotas
+                .get(&e)?
+                .get(super::entity::CONNECTION_CREATION_RATE)
+                .copied()
+        })
+    }
+
     /// The quota on `key` that applies to `user` with `client`, by Kafka's precedence.
     #[must_use]
     pub fn matching(&self, key: &str, user: &str, client: &str) -> Option<Matched> {
