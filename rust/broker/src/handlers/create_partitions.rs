@@ -15,6 +15,7 @@ use crate::handlers::create_topics::{check_replicas, PartitionBudget};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
+use crate::security::quotas::mutation::MutationQuota;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
@@ -26,6 +27,11 @@ pub async fn handle(
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreatePartitionsRequest::decode(&mut body, version)?;
     let mut budget = PartitionBudget::new();
+    let mut quota =
+        state
+            .security
+            .quotas
+            .mutations(&ctx.principal().name, ctx.client_id, version >= 3);
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
@@ -45,7 +51,7 @@ pub async fn handle(
                     "Authorization failed.",
                 ))
             } else {
-                grow(state, t, request.validate_only, &mut budget)
+                grow(state, t, request.validate_only, &mut budget, &mut quota)
             };
             let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
             match outcome {
@@ -60,8 +66,11 @@ pub async fn handle(
             }
         })
         .collect();
+    ctx.throttle.at_least(quota.throttle_ms());
     encode(
-        &CreatePartitionsResponse::default().with_results(results),
+        &CreatePartitionsResponse::default()
+            .with_results(results)
+            .with_throttle_time_ms(quota.throttle_ms()),
         version,
     )
     .map(Some)
@@ -72,6 +81,7 @@ fn grow(
     t: &CreatePartitionsTopic,
     validate_only: bool,
     budget: &mut PartitionBudget,
+    quota: &mut MutationQuota<'_>,
 ) -> Result<(), ApiError> {
     let name = t.name.0.as_str();
     // The group coordinator maps groups onto a fixed set of offsets partitions.
@@ -100,6 +110,10 @@ fn grow(
         for a in assignments {
             check_replicas(state, &a.broker_ids)?;
         }
+    }
+    let added = i64::from(t.count) - i64::from(topic.partition_count());
+    if !validate_only && added > 0 {
+        quota.record(added)?;
     }
     state.create_partitions(name, t.count, validate_only)
 }

@@ -21,6 +21,7 @@ use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
+use crate::security::quotas::mutation::MutationQuota;
 use crate::state::{validate_topic_name, BrokerState};
 
 /// New partitions one CreateTopics or CreatePartitions request may add, as Kafka's
@@ -45,7 +46,8 @@ impl PartitionBudget {
             return Err(ApiError::new(
                 codes::POLICY_VIOLATION,
                 format!(
-                    "excessively large number of partitions per request: {partitions} would                      exceed the limit of {} new partitions in one request",
+                    "excessively large number of partitions per request: {partitions} would \
+                     exceed the limit of {} new partitions in one request",
                     Self::PER_REQUEST
                 ),
             ));
@@ -76,6 +78,11 @@ pub async fn handle(
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = CreateTopicsRequest::decode(&mut body, version)?;
     let mut budget = PartitionBudget::new();
+    let mut quota =
+        state
+            .security
+            .quotas
+            .mutations(&ctx.principal().name, ctx.client_id, version >= 6);
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
@@ -95,13 +102,16 @@ pub async fn handle(
                     "Authorization failed.",
                 ))
             } else {
-                create_one(state, topic, request.validate_only, &mut budget)
+                create_one(state, topic, request.validate_only, &mut budget, &mut quota)
             };
             respond(state, topic, outcome, version)
         })
         .collect();
+    ctx.throttle.at_least(quota.throttle_ms());
     encode(
-        &CreateTopicsResponse::default().with_topics(results),
+        &CreateTopicsResponse::default()
+            .with_topics(results)
+            .with_throttle_time_ms(quota.throttle_ms()),
         version,
     )
     .map(Some)
@@ -144,6 +154,7 @@ fn create_one(
     topic: &CreatableTopic,
     validate_only: bool,
     budget: &mut PartitionBudget,
+    quota: &mut MutationQuota<'_>,
 ) -> Result<Created, ApiError> {
     let name = topic.name.0.as_str();
     validate_topic_name(name)?;
@@ -154,11 +165,14 @@ fn create_one(
         ));
     }
     if state.cluster.is_some() {
-        return create_in_cluster(state, topic, validate_only, budget);
+        return create_in_cluster(state, topic, validate_only, budget, quota);
     }
     let (partitions, replication_factor) = layout(state, topic)?;
     budget.take(i64::from(partitions))?;
     let configs = requested_configs(state, topic)?;
+    if !validate_only {
+        quota.record(i64::from(partitions))?;
+    }
     state.create_topic(name, partitions, configs.clone(), validate_only)?;
     Ok(Created {
         partitions,
@@ -192,6 +206,7 @@ fn create_in_cluster(
     topic: &CreatableTopic,
     validate_only: bool,
     budget: &mut PartitionBudget,
+    quota: &mut MutationQuota<'_>,
 ) -> Result<Created, ApiError> {
     let manual = !topic.assignments.is_empty();
     if manual && (topic.num_partitions != -1 || topic.replication_factor != -1) {
@@ -226,6 +241,9 @@ fn create_in_cluster(
     budget.take(i64::from(partitions))?;
     let configs = requested_configs(state, topic)?;
     state.log_config(&configs)?;
+    if !validate_only {
+        quota.record(i64::from(partitions))?;
+    }
     state.ask_controller(AdminOp::CreateTopic {
         name: topic.name.0.to_string(),
         partitions,

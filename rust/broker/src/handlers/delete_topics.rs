@@ -14,6 +14,7 @@ use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
+use crate::security::quotas::mutation::MutationQuota;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 /// A topic as the request names it: by name, or (v6) by id with no name.
@@ -44,12 +45,20 @@ pub async fn handle(
     for t in &targets {
         *counts.entry(t).or_default() += 1;
     }
+    let mut quota =
+        state
+            .security
+            .quotas
+            .mutations(&ctx.principal().name, ctx.client_id, version >= 5);
     let responses = targets
         .iter()
-        .map(|t| delete_one(state, ctx, t, counts[t] > 1))
+        .map(|t| delete_one(state, ctx, t, counts[t] > 1, &mut quota))
         .collect();
+    ctx.throttle.at_least(quota.throttle_ms());
     encode(
-        &DeleteTopicsResponse::default().with_responses(responses),
+        &DeleteTopicsResponse::default()
+            .with_responses(responses)
+            .with_throttle_time_ms(quota.throttle_ms()),
         version,
     )
     .map(Some)
@@ -60,6 +69,7 @@ fn delete_one(
     ctx: &RequestContext<'_>,
     target: &Target,
     duplicated: bool,
+    quota: &mut MutationQuota<'_>,
 ) -> DeletableTopicResult {
     let mut result = DeletableTopicResult::default();
     let name = match target {
@@ -88,14 +98,20 @@ fn delete_one(
             format!("the internal topic {n} holds committed offsets and cannot be deleted"),
         )),
         Some(n) => {
-            if let Some(t) = state.topic(n) {
+            let topic = state.topic(n);
+            if let Some(t) = &topic {
                 result = result.with_topic_id(t.id);
             }
-            // Committed offsets of a deleted topic are tombstoned, as Kafka does; outside
-            // the registry's admin lock (lock order: groups, group, admin, partition log).
-            state
-                .delete_topic(n)
-                .inspect(|()| state.groups.topic_deleted(n))
+            // Each partition deleted is one mutation; an unknown topic costs nothing.
+            topic
+                .map_or(Ok(()), |t| quota.record(i64::from(t.partition_count())))
+                .and_then(|()| {
+                    // Committed offsets of a deleted topic are tombstoned, as Kafka does; outside
+                    // the registry's admin lock (lock order: groups, group, admin, partition log).
+                    state
+                        .delete_topic(n)
+                        .inspect(|()| state.groups.topic_deleted(n))
+                })
         }
     };
     result = result.with_name(name.map(|n| TopicName(StrBytes::from_string(n))));

@@ -9,6 +9,7 @@
 //! percentage of one thread). Replicas' fetches are never throttled.
 
 pub mod entity;
+pub mod mutation;
 pub mod rate;
 pub mod store;
 
@@ -16,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use mutation::{Buckets, MutationQuota};
 use rate::{Rate, Windows};
 use store::QuotaStore;
 
@@ -45,6 +47,7 @@ pub struct ClientQuotas {
     pub store: QuotaStore,
     pub windows: Windows,
     sensors: Mutex<HashMap<(QuotaKind, String, String), Rate>>,
+    mutations: Buckets,
     started: Instant,
     last_sweep_ms: Mutex<i64>,
 }
@@ -56,6 +59,7 @@ impl ClientQuotas {
             store,
             windows,
             sensors: Mutex::default(),
+            mutations: Buckets::default(),
             started: Instant::now(),
             last_sweep_ms: Mutex::new(0),
         }
@@ -81,6 +85,18 @@ impl ClientQuotas {
             .entry((kind, m.user_tag, m.client_tag))
             .or_default()
             .record_and_throttle(self.windows, m.limit, value, now)
+    }
+
+    /// The `controller_mutation_rate` of one CreateTopics, CreatePartitions or
+    /// DeleteTopics request; `strict` for versions that know THROTTLING_QUOTA_EXCEEDED.
+    #[must_use]
+    pub fn mutations<'a>(
+        &'a self,
+        user: &'a str,
+        client_id: &'a str,
+        strict: bool,
+    ) -> MutationQuota<'a> {
+        MutationQuota::new(self, user, client_id, strict)
     }
 
     /// Take back `value` (a throttled fetch sends no data, so it is not counted).
