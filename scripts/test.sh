@@ -83,7 +83,7 @@ python -m ruff check python tests bench spark
 python -m ruff format --check python tests bench spark
 
 say "pytest (io engine: default)"
-python -m pytest -q -p no:cacheprovider --timeout 300 tests
+python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests
 
 say "pytest storage suite with io_uring forced off"
 KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
