@@ -140,6 +140,49 @@ fn recovery_logs_later_segments_it_deletes() {
     );
 }
 
+/// A batch the scrubber marked, then a crash: recovery steps over the marked bytes instead of
+/// cutting there, so the sound batches after them and the later segments (acknowledged
+/// long ago) are all kept, and the mark still refuses the damaged offsets.
+#[test]
+fn recovery_keeps_what_follows_a_batch_the_scrubber_marked() {
+    use crate::storage::scrubber::scrub_segment;
+    use std::ops::ControlFlow;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, size) = three_segments(dir.path());
+    // A flipped record byte in the third batch (offsets 20..=29) of the first segment.
+    poke(
+        &dir.path().join("00000000000000000000.log"),
+        2 * size + 100,
+        &[0xee],
+    );
+    for target in log.scrub_targets(false) {
+        let out = scrub_segment(&target, |_| ControlFlow::Continue(())).unwrap();
+        log.record_damage(&target, out.damages).unwrap();
+    }
+    assert_eq!(log.damaged().len(), 1);
+    // A crash: no clean shutdown, and recovery starts at 0.
+    drop(log);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    fs::remove_file(dir.path().join(".kafkalite-clean-shutdown")).ok();
+    fs::write(dir.path().join("recovery-point-offset"), "0").unwrap();
+
+    let (log, lines) = capture(|| PartitionLog::open(dir.path(), LogConfig::default()).unwrap());
+    assert_eq!(log.log_end_offset(), 120, "{lines:?}");
+    assert_eq!(log.segment_base_offsets(), [0, 50, 100]);
+    assert_eq!(log.damaged().len(), 1, "the mark still holds");
+    assert!(log.read(20, 1 << 20, None).is_err());
+    for offset in [0, 30, 50, 110] {
+        let read = log.read(offset, 1 << 20, None).unwrap().unwrap();
+        assert_eq!(read.first_offset, offset);
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("steps over bytes")),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("Deleting")), "{lines:?}");
+}
+
 #[test]
 fn storage_errors_are_logged_once_per_interval_per_log_dir() {
     let enospc = || Error::Io(std::io::Error::from_raw_os_error(libc::ENOSPC));

@@ -108,6 +108,7 @@ impl PartitionLog {
         let clean = read_clean_shutdown(&dir);
         let recovery_point = read_number(&dir.join(RECOVERY_POINT_FILE)).unwrap_or(0);
         let bases = list_segment_bases(&dir)?;
+        let mut damage = DamageLog::load(&dir);
         let mut segments: Vec<Segment> = Vec::with_capacity(bases.len().max(1));
         for (i, &base) in bases.iter().enumerate() {
             let is_last = i + 1 == bases.len();
@@ -119,7 +120,8 @@ impl PartitionLog {
                 }
                 None => next_base > recovery_point || is_last,
             };
-            let (segment, cut) = Segment::open(&dir, base, &config, needs_recovery)?;
+            let (segment, cut) =
+                Segment::open(&dir, base, &config, needs_recovery, damage.of_segment(base))?;
             let follows = segments
                 .last()
                 .is_none_or(|prev| base >= prev.next_offset());
@@ -150,7 +152,6 @@ impl PartitionLog {
             path: dir.join(RECOVERY_POINT_FILE),
             offset: Mutex::new(recovery_point.min(next_offset)),
         });
-        let mut damage = DamageLog::load(&dir);
         damage.retain_segments(&sizes_of(&segments))?;
         let cleaner_checkpoint = read_number(&dir.join(CHECKPOINT_FILE))
             .unwrap_or(0)

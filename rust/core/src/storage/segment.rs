@@ -135,6 +135,7 @@ impl Segment {
         base_offset: i64,
         config: &LogConfig,
         recover: bool,
+        damaged: &[Damage],
     ) -> Result<(Segment, bool)> {
         let (log_path, index_path, _) = Self::paths(dir, base_offset);
         let file = OpenOptions::new().read(true).write(true).open(&log_path)?;
@@ -144,7 +145,7 @@ impl Segment {
         if !recover && segment.load_indexes(index_path)? {
             return Ok((segment, false));
         }
-        let cut = segment.rebuild(config)?;
+        let cut = segment.rebuild(config, damaged)?;
         Ok((segment, cut))
     }
 
@@ -231,7 +232,11 @@ impl Segment {
     }
 
     /// Validate the whole file, rebuild both indexes, cut any invalid tail.
-    fn rebuild(&mut self, config: &LogConfig) -> Result<bool> {
+    /// `damaged`: the scrubber's marks on this segment. Recovery steps over a marked range
+    /// instead of cutting the segment there: those bytes were written whole and acknowledged
+    /// before they rotted, and the sound batches after them (later segments too) are kept;
+    /// reads still refuse or skip the range as the mark says.
+    fn rebuild(&mut self, config: &LogConfig, damaged: &[Damage]) -> Result<bool> {
         let index_path = self.offset_index.path().to_path_buf();
         self.offset_index = OffsetIndex::empty(index_path);
         self.time_index = TimeIndex::empty(self.time_index_path());
@@ -242,15 +247,41 @@ impl Segment {
         let file = Arc::clone(&self.file);
         let size = self.size;
         let mut batches = Vec::new();
-        let end = scan_valid(&file, size, 0, self.base_offset, |position, h| {
-            batches.push((
-                position,
-                h.base_offset,
-                h.last_offset(),
-                h.max_timestamp,
-                h.total_size() as u64,
-            ));
-        })?;
+        let (mut start, mut min_offset) = (0, self.base_offset);
+        let end = loop {
+            let end = scan_valid(&file, size, start, min_offset, |position, h| {
+                batches.push((
+                    position,
+                    h.base_offset,
+                    h.last_offset(),
+                    h.max_timestamp,
+                    h.total_size() as u64,
+                ));
+            })?;
+            let marked = end.problem.as_ref().and_then(|_| {
+                damaged
+                    .iter()
+                    .find(|d| d.segment_size == size && d.from == end.valid && d.to > d.from)
+            });
+            match marked {
+                Some(d) => {
+                    crate::logging::warn(
+                        "kafkalite.log.LogLoader",
+                        &format!(
+                            "Recovery of {} steps over bytes {}..{} (from offset {}), which the \
+                             log scrubber marked damaged, and keeps what follows",
+                            self.log_path.display(),
+                            d.from,
+                            d.to,
+                            d.first_offset
+                        ),
+                    );
+                    start = d.to;
+                    min_offset = d.first_offset;
+                }
+                None => break end,
+            }
+        };
         for (position, base_offset, last_offset, max_timestamp, size) in batches {
             self.index_batch(
                 position,
@@ -663,7 +694,7 @@ impl Segment {
         self.size = position;
         self.appender = None;
         // Rebuilding recomputes max timestamp and both indexes from what is left.
-        self.rebuild(config)?;
+        self.rebuild(config, &[])?;
         Ok(header
             .base_offset
             .min(offset)
