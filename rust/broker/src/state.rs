@@ -73,7 +73,7 @@ impl BrokerState {
     /// Load topic metadata and open every partition log (running recovery where needed).
     pub fn open(config: BrokerConfig) -> anyhow::Result<Arc<BrokerState>> {
         let dir_locks = DirLock::acquire_all(&config.log_dirs)?;
-        let (config, dynamic) = crate::config::dynamic_apply::at_start(config)?;
+        let (config, dynamic) = crate::config::dynamic::at_start(config)?;
         let store = FileStore::in_log_dir(&config.log_dirs[0]);
         let stored = store.load()?;
         let cluster_id = if stored.cluster_id.is_empty() {

@@ -16,6 +16,7 @@ use std::sync::RwLock;
 use kafkalite_core::config::{self as schema, ConfigKey};
 use serde::{Deserialize, Serialize};
 
+use super::BrokerConfig;
 use crate::config::topic::source;
 use crate::errors::{codes, ApiError};
 
@@ -211,6 +212,51 @@ impl DynamicStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = layers;
         Ok(())
     }
+}
+
+/// The broker's config with its dynamic layers over server.properties, and the store.
+pub fn at_start(config: BrokerConfig) -> anyhow::Result<(BrokerConfig, DynamicStore)> {
+    let static_raw = config.raw.clone();
+    let store = if config.zookeeper_connect.is_some() {
+        DynamicStore::in_memory(static_raw, config.dynamic_at_start.clone())
+    } else {
+        DynamicStore::open(&config.log_dirs[0], static_raw)?
+    };
+    let layers = store.layers();
+    if layers == DynamicLayers::default() {
+        return Ok((config, store));
+    }
+    let merged = layers.merged(&store.static_raw);
+    let effective =
+        BrokerConfig::from_pairs(&merged).map_err(|e| hide_value(e.key, e.reason).into_core())?;
+    Ok((effective, store))
+}
+
+/// A config failure named by key and reason only (the value may be a secret).
+pub(super) struct Hidden {
+    key: String,
+    reason: String,
+}
+
+impl std::fmt::Display for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Invalid config {}: {}", self.key, self.reason)
+    }
+}
+
+impl Hidden {
+    pub(super) fn into_core(self) -> anyhow::Error {
+        kafkalite_core::Error::InvalidConfig {
+            key: self.key,
+            value: "[hidden]".into(),
+            reason: self.reason,
+        }
+        .into()
+    }
+}
+
+pub(super) fn hide_value(key: String, reason: String) -> Hidden {
+    Hidden { key, reason }
 }
 
 #[cfg(test)]

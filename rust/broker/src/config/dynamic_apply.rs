@@ -13,31 +13,13 @@ use std::collections::BTreeMap;
 
 use kafkalite_core::config::BrokerSettings;
 
-use super::dynamic::{self, DynamicLayers, DynamicStore, DEFAULT_ENTITY};
+use super::dynamic::{self, hide_value, DynamicLayers, DEFAULT_ENTITY};
 use super::BrokerConfig;
 use crate::cluster::AdminOp;
 use crate::errors::{codes, ApiError};
 use crate::state::BrokerState;
 
 const LOGGER: &str = "kafkalite.server.DynamicBrokerConfig";
-
-/// The broker's config with its dynamic layers over server.properties, and the store.
-pub fn at_start(config: BrokerConfig) -> anyhow::Result<(BrokerConfig, DynamicStore)> {
-    let static_raw = config.raw.clone();
-    let store = if config.zookeeper_connect.is_some() {
-        DynamicStore::in_memory(static_raw, config.dynamic_at_start.clone())
-    } else {
-        DynamicStore::open(&config.log_dirs[0], static_raw)?
-    };
-    let layers = store.layers();
-    if layers == DynamicLayers::default() {
-        return Ok((config, store));
-    }
-    let merged = layers.merged(&store.static_raw);
-    let effective =
-        BrokerConfig::from_pairs(&merged).map_err(|e| hide_value(e.key, e.reason).into_core())?;
-    Ok((effective, store))
-}
 
 /// Which entity a broker resource names: this broker (its id) or the cluster default ("").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,33 +189,6 @@ fn effective(state: &BrokerState, layers: &DynamicLayers) -> Result<BrokerConfig
     config.raw = merged;
     config.settings = settings;
     Ok(config)
-}
-
-/// A config failure named by key and reason only (the value may be a secret).
-struct Hidden {
-    key: String,
-    reason: String,
-}
-
-impl std::fmt::Display for Hidden {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Invalid config {}: {}", self.key, self.reason)
-    }
-}
-
-impl Hidden {
-    fn into_core(self) -> anyhow::Error {
-        kafkalite_core::Error::InvalidConfig {
-            key: self.key,
-            value: "[hidden]".into(),
-            reason: self.reason,
-        }
-        .into()
-    }
-}
-
-fn hide_value(key: String, reason: String) -> Hidden {
-    Hidden { key, reason }
 }
 
 /// A listener build failure as INVALID_CONFIG naming the key (never the value).
