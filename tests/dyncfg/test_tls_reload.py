@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
 import time
 import uuid
 from collections.abc import Callable
@@ -179,6 +180,33 @@ def test_a_keystore_that_cannot_be_read_is_refused_by_key(
     assert error.code() == KafkaError.INVALID_CONFIG, error
     assert "listener.name.ssl.ssl.keystore.location" in error.str(), error
     assert served_serial(address(broker, "SSL"), pki["ca"]) == serial_of(pki["a"])
+
+
+def test_a_pkcs12_keystore_with_a_wrong_password_is_refused_by_key(
+    tls_broker: tuple[Broker, Path], pki: dict, tmp_path: Path
+) -> None:
+    broker, _keystore = tls_broker
+    store = tmp_path / "b.p12"
+    export = ["openssl", "pkcs12", "-export", "-name", "server", "-out", str(store)]
+    pem = ["-in", str(pki["b"].cert), "-inkey", str(pki["b"].key), "-certfile", str(pki["ca"])]
+    password = ["-passout", "pass:right-password"]
+    done = subprocess.run([*export, *pem, *password], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    prefix = "listener.name.ssl.ssl.keystore"
+    b = {f"{prefix}.type": "PKCS12", f"{prefix}.location": str(store)}
+    with pytest.raises(KafkaException) as e:
+        alter(broker, **b, **{f"{prefix}.password": "wrong-password"})
+    error = e.value.args[0]
+    assert error.code() == KafkaError.INVALID_CONFIG, error
+    # The store and the password it is opened with: a bad MAC cannot tell them apart.
+    assert f"{prefix}.location" in error.str(), error
+    assert "ssl.keystore.password" in error.str(), error
+    assert "wrong-password" not in error.str(), error
+    assert served_serial(address(broker, "SSL"), pki["ca"]) == serial_of(pki["a"])
+    # The right password: B from then on, with no restart.
+    alter(broker, **b, **{f"{prefix}.password": "right-password"})
+    want = serial_of(pki["b"])
+    until(lambda: served_serial(address(broker, "SSL"), pki["ca"]) == want, ROTATION_S)
 
 
 def test_a_truststore_gaining_a_ca_accepts_its_clients(
