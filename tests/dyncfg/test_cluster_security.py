@@ -35,7 +35,7 @@ from kazoo.client import KazooClient
 
 from kafkalite.cluster import Cluster
 from kafkalite.controller import entity_configs
-from kafkalite.controller.password_encoder import PasswordEncoder
+from kafkalite.controller.password_encoder import PasswordEncoder, PasswordEncoderError
 from kafkalite.controller.zookeeper import free_port
 
 SECRET = "encoder-secret-for-tests"
@@ -349,6 +349,57 @@ def test_configs_written_before_a_broker_first_starts_are_what_it_starts_with(
         )
         assert client.list_topics(timeout=10).brokers
         assert b"carol-pw-Zk44" not in log.read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def test_rotating_the_encoder_secret_re_encrypts_stored_secrets_at_start(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    broker_id = 9
+    old_secret, new_secret = "encoder-secret-before", "encoder-secret-after"
+    key = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+    jaas = plain_jaas({"dave": "dave-pw-Zk45"})
+    mechanisms = "listener.name.sasl_plaintext.sasl.enabled.mechanisms"
+    stored = {key: PasswordEncoder(old_secret).encode(jaas), mechanisms: "PLAIN"}
+    entity_configs.set_keys(cluster.zk, "brokers", str(broker_id), stored)
+
+    sasl_port = free_port()
+    config = {
+        "broker.id": str(broker_id),
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{sasl_port},PLAINTEXT://127.0.0.1:{free_port()}",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(tmp_path / "data"),
+        "zookeeper.connect": cluster.zookeeper_connect,
+        "password.encoder.secret": new_secret,
+        "password.encoder.old.secret": old_secret,
+    }
+    cmd = [sys.executable, "-m", "kafkalite.cli", "broker"]
+    for k, v in config.items():
+        cmd += ["--override", f"{k}={v}"]
+    log = tmp_path / "broker.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        eventually(lambda: cluster.zk.exists(f"/brokers/ids/{broker_id}") is not None, 60)
+        # Re-encrypted under the new secret before the broker used it; the old one no
+        # longer opens it.
+        value = entity_configs.read(cluster.zk, "brokers", str(broker_id))[key]
+        assert PasswordEncoder(new_secret).decode(value) == jaas
+        with pytest.raises(PasswordEncoderError):
+            PasswordEncoder(old_secret).decode(value)
+        client = AdminClient(
+            {
+                "bootstrap.servers": f"127.0.0.1:{sasl_port}",
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "dave",
+                "sasl.password": "dave-pw-Zk45",
+            }
+        )
+        assert client.list_topics(timeout=10).brokers
+        assert b"dave-pw-Zk45" not in log.read_bytes()
     finally:
         proc.terminate()
         proc.wait(60)
