@@ -33,7 +33,8 @@ from confluent_kafka.admin import (
 )
 from kazoo.client import KazooClient
 
-from kafkalite.cluster import Cluster
+from kafkalite.bench import kafka_ref
+from kafkalite.cluster import Cluster, ClusterBroker
 from kafkalite.controller import entity_configs
 from kafkalite.controller.password_encoder import PasswordEncoder, PasswordEncoderError
 from kafkalite.controller.zookeeper import free_port
@@ -403,3 +404,55 @@ def test_rotating_the_encoder_secret_re_encrypts_stored_secrets_at_start(
     finally:
         proc.terminate()
         proc.wait(60)
+
+
+def cluster_configs(bootstrap: str, *args: str) -> str:
+    """Kafka 4.1's ``kafka-configs`` for broker entities, through ``bootstrap``."""
+    cmd = kafka_ref.tool_command(
+        kafka_ref.ensure_jars(),
+        "kafka.admin.ConfigCommand",
+        ["--bootstrap-server", bootstrap, "--entity-type", "brokers", *args],
+    )
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-3000:])
+    return done.stdout
+
+
+def cleaner_threads(broker: ClusterBroker) -> str | None:
+    """``log.cleaner.threads`` as the broker itself describes it."""
+    resource = ConfigResource(ResourceType.BROKER, str(broker.broker_id))
+    client = admin(broker.bootstrap_servers)  # kept alive until the answer is in
+    described = client.describe_configs([resource])
+    return next(iter(described.values())).result(timeout=20)["log.cleaner.threads"].value
+
+
+def test_kafka_configs_manages_every_broker_of_the_cluster(cluster: Cluster) -> None:
+    first, second, third = (b.bootstrap_servers for b in cluster.brokers)
+    secret = "jaas-secret-Zk46"
+    jaas = plain_jaas({"erin": secret})
+    key = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+    two = ("--entity-name", "2")
+    # Sent to broker 1, about broker 2: stored in ZooKeeper and described by broker 2.
+    cluster_configs(first, *two, "--alter", "--add-config", f"log.cleaner.threads=4,{key}=[{jaas}]")
+    try:
+        eventually(lambda: "log.cleaner.threads=4 " in cluster_configs(second, *two, "--describe"))
+        out = cluster_configs(second, *two, "--describe")
+        assert f"{key}=null sensitive=true" in out, out
+        assert secret not in out
+        stored = json.dumps(entity_configs.read(cluster.zk, "brokers", "2"))
+        assert "log.cleaner.threads" in stored and secret not in stored
+        eventually(lambda: sasl_ok(cluster, 2, "PLAIN", "erin", secret))
+        assert not sasl_ok(cluster, 3, "PLAIN", "erin", secret), "broker 2's only"
+
+        # The cluster-wide default, set through broker 3, reaches every broker.
+        cluster_configs(
+            third, "--entity-default", "--alter", "--add-config", "log.cleaner.threads=3"
+        )
+        for b in cluster.brokers:
+            want = "4" if b.broker_id == 2 else "3"
+            eventually(lambda b=b, want=want: cleaner_threads(b) == want)
+    finally:
+        cluster_configs(first, *two, "--alter", "--delete-config", f"log.cleaner.threads,{key}")
+        cluster_configs(
+            first, "--entity-default", "--alter", "--delete-config", "log.cleaner.threads"
+        )
