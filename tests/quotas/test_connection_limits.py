@@ -65,6 +65,27 @@ def test_overrides_and_listener_limit(kafkalite_broker_factory: Callable[..., Br
     first.close()
 
 
+def test_connection_limits_change_without_a_restart(
+    kafkalite_broker_factory: Callable[..., Broker],
+) -> None:
+    broker = kafkalite_broker_factory()
+    default = ("--entity-type", "brokers", "--entity-default", "--alter")
+    kafka_configs(broker.bootstrap_servers, *default, "--add-config", "max.connections.per.ip=2")
+    held = [connect(broker) for _ in range(2)]
+    for s in held:
+        assert api_versions(s)
+    extra = connect(broker)
+    assert closed_at_once(extra), "the new limit holds at once"
+    for s in [*held, extra]:
+        s.close()
+    time.sleep(0.2)
+    kafka_configs(broker.bootstrap_servers, *default, "--delete-config", "max.connections.per.ip")
+    five = [connect(broker) for _ in range(5)]
+    for s in five:
+        assert api_versions(s), "the limit is gone"
+        s.close()
+
+
 def test_max_connections_holds_the_next_until_one_closes(
     kafkalite_broker_factory: Callable[..., Broker],
 ) -> None:

@@ -104,6 +104,14 @@ pub fn applies_live(name: &str) -> bool {
     base_key(name).is_some_and(|(k, prefixed)| prefixed && is_security(k))
 }
 
+/// Whether `name` is a connection limit (`max.connections`, `max.connections.per.ip`,
+/// its overrides, `max.connection.creation.rate`; broker-wide or per listener): the
+/// acceptor applies a change at once.
+#[must_use]
+pub fn is_connection_limit(name: &str) -> bool {
+    base_key(name).is_some_and(|(k, _)| k.name.starts_with("max.connection"))
+}
+
 fn is_security(key: &ConfigKey) -> bool {
     key.name.starts_with("ssl.") || key.name.starts_with("sasl.")
 }

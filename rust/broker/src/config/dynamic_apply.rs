@@ -17,6 +17,7 @@ use super::dynamic::{self, hide_value, DynamicLayers, DEFAULT_ENTITY};
 use super::BrokerConfig;
 use crate::cluster::AdminOp;
 use crate::errors::{codes, ApiError};
+use crate::net::limits::ConnectionLimits;
 use crate::state::BrokerState;
 
 const LOGGER: &str = "kafkalite.server.DynamicBrokerConfig";
@@ -105,6 +106,14 @@ pub fn alter(
     } else {
         None
     };
+    // Connection limits are checked the same way, and applied once stored.
+    let limits = if touched.iter().any(|k| dynamic::is_connection_limit(k)) {
+        let config = effective(state, &layers)?;
+        ConnectionLimits::validate(&config).map_err(invalid_config)?;
+        Some(config)
+    } else {
+        None
+    };
     if validate_only {
         return Ok(());
     }
@@ -132,7 +141,11 @@ pub fn alter(
             "listener security reconfigured: new connections use the new settings",
         );
     }
-    for key in touched.iter().filter(|k| !dynamic::applies_live(k)) {
+    if let Some(config) = limits {
+        reconfigure_limits(state, &config);
+    }
+    let later = |k: &&String| !dynamic::applies_live(k) && !dynamic::is_connection_limit(k);
+    for key in touched.iter().filter(later) {
         kafkalite_core::logging::info(
             LOGGER,
             &format!("{key} changed dynamically; kafkalite applies it at the broker's next start"),
@@ -149,14 +162,22 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
     if old == layers {
         return;
     }
-    let changed_live = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
-        a.iter()
-            .filter(|(k, v)| b.get(*k) != Some(v))
-            .chain(b.iter().filter(|(k, _)| !a.contains_key(*k)))
-            .any(|(k, _)| dynamic::applies_live(k))
+    let changed = |test: fn(&str) -> bool| {
+        let differs = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
+            a.iter()
+                .filter(|(k, v)| b.get(*k) != Some(v))
+                .chain(b.iter().filter(|(k, _)| !a.contains_key(*k)))
+                .any(|(k, _)| test(k))
+        };
+        differs(&old.broker, &layers.broker) || differs(&old.default, &layers.default)
     };
-    let live =
-        changed_live(&old.broker, &layers.broker) || changed_live(&old.default, &layers.default);
+    let live = changed(dynamic::applies_live);
+    if changed(dynamic::is_connection_limit) {
+        match effective(state, &layers) {
+            Ok(config) => reconfigure_limits(state, &config),
+            Err(e) => kafkalite_core::logging::warn(LOGGER, &e.message),
+        }
+    }
     if live {
         let rebuilt = effective(state, &layers)
             .and_then(|c| state.security.check_listeners(&c).map_err(invalid_config));
@@ -174,6 +195,24 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
     }
     // In memory only (cluster mode): cannot fail.
     let _ = state.dynamic.set(layers);
+}
+
+/// Apply new connection limits; values that do not work are logged by key and the
+/// limits in force stay.
+fn reconfigure_limits(state: &BrokerState, config: &BrokerConfig) {
+    match state.security.connections.reconfigure(config) {
+        Ok(()) => kafkalite_core::logging::info(
+            LOGGER,
+            "connection limits reconfigured: the acceptors apply them from now on",
+        ),
+        Err(e) => kafkalite_core::logging::warn(
+            LOGGER,
+            &format!(
+                "the dynamic connection limits do not work here, keeping those in force: {}",
+                invalid_config(e).message
+            ),
+        ),
+    }
 }
 
 /// The broker's config with `layers` over server.properties, for building listeners.

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -43,7 +43,8 @@ struct Inner {
     freed: Notify,
 }
 
-pub struct ConnectionLimits {
+/// The configured limits: replaced whole when the dynamic configs change them.
+struct Limits {
     max_connections: usize,
     per_listener_max: HashMap<String, usize>,
     per_ip_max: usize,
@@ -53,6 +54,10 @@ pub struct ConnectionLimits {
     /// Exempt from the broker-wide limits (only when there are other listeners).
     protected_listener: Option<String>,
     windows: Windows,
+}
+
+pub struct ConnectionLimits {
+    limits: RwLock<Arc<Limits>>,
     started: Instant,
     inner: Arc<Inner>,
 }
@@ -127,8 +132,8 @@ fn parse_overrides(value: &str) -> anyhow::Result<HashMap<IpAddr, usize>> {
     Ok(out)
 }
 
-impl ConnectionLimits {
-    pub fn from_config(config: &BrokerConfig) -> anyhow::Result<ConnectionLimits> {
+impl Limits {
+    fn from_config(config: &BrokerConfig) -> anyhow::Result<Limits> {
         let s = &config.settings;
         let mut per_listener_max = HashMap::new();
         let mut per_listener_rate = HashMap::new();
@@ -149,7 +154,7 @@ impl ConnectionLimits {
         let protected_listener = (config.listeners.len() > 1)
             .then(|| s.get("inter.broker.listener.name"))
             .flatten();
-        Ok(ConnectionLimits {
+        Ok(Limits {
             max_connections: as_count(s.int("max.connections")),
             per_listener_max: per_listener_max
                 .into_iter()
@@ -170,12 +175,53 @@ impl ConnectionLimits {
                 samples: as_count(s.int("quota.window.num")).max(1),
                 window_ms: i64::from(s.int("quota.window.size.seconds")) * 1000,
             },
+        })
+    }
+}
+
+impl Limits {
+    fn protected(&self, listener: &str) -> bool {
+        self.protected_listener.as_deref() == Some(listener)
+    }
+}
+
+impl ConnectionLimits {
+    pub fn from_config(config: &BrokerConfig) -> anyhow::Result<ConnectionLimits> {
+        Ok(ConnectionLimits {
+            limits: RwLock::new(Arc::new(Limits::from_config(config)?)),
             started: Instant::now(),
             inner: Arc::new(Inner {
                 counts: Mutex::default(),
                 freed: Notify::new(),
             }),
         })
+    }
+
+    /// Whether `config`'s connection limits are valid (an error names the key).
+    pub fn validate(config: &BrokerConfig) -> anyhow::Result<()> {
+        Limits::from_config(config).map(|_| ())
+    }
+
+    /// Apply `config`'s limits from now on (dynamic `max.connections` and the like, as
+    /// Kafka's `ConnectionQuotas` reconfigures): open connections stay, and an acceptor
+    /// waiting for a slot looks again at once.
+    pub fn reconfigure(&self, config: &BrokerConfig) -> anyhow::Result<()> {
+        let limits = Arc::new(Limits::from_config(config)?);
+        *self
+            .limits
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = limits;
+        self.inner.freed.notify_waiters();
+        Ok(())
+    }
+
+    fn limits(&self) -> Arc<Limits> {
+        Arc::clone(
+            &self
+                .limits
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
@@ -185,18 +231,15 @@ impl ConnectionLimits {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn protected(&self, listener: &str) -> bool {
-        self.protected_listener.as_deref() == Some(listener)
-    }
-
     fn has_slot(&self, listener: &str) -> bool {
+        let l = self.limits();
         let c = self.counts();
         let on_listener = c.per_listener.get(listener).copied().unwrap_or(0);
-        let listener_ok = self
+        let listener_ok = l
             .per_listener_max
             .get(listener)
             .is_none_or(|max| on_listener < *max);
-        listener_ok && (self.protected(listener) || c.total < self.max_connections)
+        listener_ok && (l.protected(listener) || c.total < l.max_connections)
     }
 
     /// Wait until `listener` may accept one more connection (`max.connections`, the
@@ -219,15 +262,16 @@ impl ConnectionLimits {
     /// Count a new connection on the creation rates; how long to wait before the next.
     fn creation_throttle(&self, listener: &str) -> u64 {
         let now = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let windows = self.windows;
+        let l = self.limits();
+        let windows = l.windows;
         let mut c = self.counts();
         let mut throttle = 0;
-        if !self.protected(listener) && self.creation_rate < f64::from(i32::MAX) {
+        if !l.protected(listener) && l.creation_rate < f64::from(i32::MAX) {
             throttle = c
                 .broker_rate
-                .record_and_throttle(windows, self.creation_rate, 1.0, now);
+                .record_and_throttle(windows, l.creation_rate, 1.0, now);
         }
-        if let Some(rate) = self.per_listener_rate.get(listener) {
+        if let Some(rate) = l.per_listener_rate.get(listener) {
             let t = c
                 .listener_rates
                 .entry(listener.to_string())
@@ -258,7 +302,7 @@ impl ConnectionLimits {
     /// connection is closed.
     pub fn check_ip_rate(&self, ip: IpAddr, rate: f64) -> Result<(), Option<String>> {
         let now = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let windows = self.windows;
+        let windows = self.limits().windows;
         let mut c = self.counts();
         let throttle = c
             .ip_rates
@@ -270,7 +314,8 @@ impl ConnectionLimits {
         }
         Err(Self::refusal_line(&mut c, |n| {
             format!(
-                "Rejected connection from /{ip}: past its connection_creation_rate of {rate}                  per second; {n} refused since the last report"
+                "Rejected connection from /{ip}: past its connection_creation_rate of {rate} \
+                 per second; {n} refused since the last report"
             )
         }))
     }
@@ -278,11 +323,8 @@ impl ConnectionLimits {
     /// Take a slot for a connection from `ip` accepted on `listener`, or the line to log
     /// (if one is due this burst) when its address is at `max.connections.per.ip`.
     pub fn admit(&self, listener: &str, ip: IpAddr) -> Result<Slot, Option<String>> {
-        let max_ip = self
-            .per_ip_overrides
-            .get(&ip)
-            .copied()
-            .unwrap_or(self.per_ip_max);
+        let l = self.limits();
+        let max_ip = l.per_ip_overrides.get(&ip).copied().unwrap_or(l.per_ip_max);
         let mut c = self.counts();
         let on_ip = c.per_ip.get(&ip).copied().unwrap_or(0);
         if on_ip >= max_ip {
