@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
 import time
 import uuid
@@ -157,3 +159,41 @@ def test_consumer_byte_rate_throttles_a_consumer(broker: Broker) -> None:
     finally:
         fast.close()
     assert got == total and time.monotonic() - start < elapsed / 2
+
+
+def metadata_throttle_ms(sock: socket.socket, client_id: str, correlation_id: int) -> int:
+    """Send Metadata v4 (no topics) as ``client_id``; the answer's throttle_time_ms."""
+    name = client_id.encode()
+    header = struct.pack(">hhih", 3, 4, correlation_id, len(name)) + name
+    body = header + struct.pack(">ib", 0, 0)  # no topics, no auto-creation
+    sock.sendall(struct.pack(">i", len(body)) + body)
+    (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
+    answer = sock.recv(size, socket.MSG_WAITALL)
+    correlation, throttle_ms = struct.unpack(">ii", answer[:8])
+    assert correlation == correlation_id
+    return throttle_ms
+
+
+def test_request_percentage_is_reported_in_the_response(broker: Broker) -> None:
+    host, port = broker.bootstrap_servers.rsplit(":", 1)
+    kafka_configs(
+        broker.bootstrap_servers,
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "busy-client",
+        "--add-config",
+        "request_percentage=0.0001",
+    )
+    with socket.create_connection((host, int(port)), timeout=10) as busy:
+        throttles: list[int] = []
+        # Until three answers were throttled (each mutes the channel up to a second).
+        while len(throttles) < 60 and sum(t > 0 for t in throttles) < 3:
+            throttles.append(metadata_throttle_ms(busy, "busy-client", len(throttles)))
+    # A handler's few microseconds are far past 0.0001 % of a thread: throttled soon, and,
+    # as Kafka bounds a request-time throttle, never for more than one quota window.
+    assert sum(t > 0 for t in throttles) == 3, throttles
+    assert max(throttles) <= 1000, throttles
+    with socket.create_connection((host, int(port)), timeout=10) as free:
+        assert [metadata_throttle_ms(free, "free-client", i) for i in range(20)] == [0] * 20

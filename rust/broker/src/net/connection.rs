@@ -23,7 +23,7 @@ use super::framing::{self, Parsed};
 use super::transport::Transport;
 use crate::handlers::{self, api_versions};
 use crate::metrics::requests::Timing;
-use crate::response::ResponseBody;
+use crate::response::{throttle, ResponseBody};
 use crate::security::quotas::QuotaKind;
 use crate::security::sasl::exchange::{self, Next, Session};
 use crate::security::sasl::Authenticator;
@@ -194,7 +194,7 @@ async fn handle_frame(
     // The time spent in the handler's polls: its share of a thread, which
     // `request_percentage` bounds (waits — a long-poll fetch, acks=all — cost nothing).
     let mut busy = Duration::ZERO;
-    let body = {
+    let mut body = {
         let mut work = std::pin::pin!(handlers::dispatch(
             state,
             &ctx,
@@ -219,6 +219,10 @@ async fn handle_frame(
             percent,
         );
         throttle.at_least(t);
+        // Reported as Kafka reports it: the larger throttle in the response itself.
+        if let Some(body) = body.as_mut() {
+            throttle::raise(body, request.key, ctx.api_version, t);
+        }
     }
     Ok(body.map(|b| (header_version, correlation_id, b)))
 }

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
 use crate::security::quotas::rate::{Rate, Windows};
+use crate::security::quotas::window_ms_i32;
 
 const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -279,7 +280,8 @@ impl ConnectionLimits {
                 .record_and_throttle(windows, *rate, 1.0, now);
             throttle = throttle.max(t);
         }
-        u64::try_from(throttle).unwrap_or(0)
+        // Bounded at one quota window, as Kafka's ConnectionQuotas bounds it.
+        u64::try_from(throttle.min(window_ms_i32(windows))).unwrap_or(0)
     }
 
     /// The line to log for a refused connection, if one is due this burst.

@@ -2,6 +2,7 @@
 //! around record bytes that stay in their segment files.
 
 pub mod fetch;
+pub mod throttle;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::protocol::Encodable;

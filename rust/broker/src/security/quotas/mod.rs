@@ -40,6 +40,12 @@ impl QuotaKind {
     }
 }
 
+/// One quota window in ms, the bound of throttles Kafka bounds.
+#[must_use]
+pub fn window_ms_i32(windows: Windows) -> i32 {
+    i32::try_from(windows.window_ms).unwrap_or(i32::MAX)
+}
+
 /// Sensors idle this long are dropped (Kafka: an hour).
 const SENSOR_IDLE_MS: i64 = 3_600_000;
 
@@ -81,10 +87,16 @@ impl ClientQuotas {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.sweep(&mut sensors, now);
-        sensors
+        let throttle = sensors
             .entry((kind, m.user_tag, m.client_tag))
             .or_default()
-            .record_and_throttle(self.windows, m.limit, value, now)
+            .record_and_throttle(self.windows, m.limit, value, now);
+        match kind {
+            // Kafka's ClientRequestQuotaManager bounds a request-time throttle at one
+            // quota window; byte rates are not bounded.
+            QuotaKind::Request => throttle.min(window_ms_i32(self.windows)),
+            QuotaKind::Produce | QuotaKind::Fetch => throttle,
+        }
     }
 
     /// The `controller_mutation_rate` of one CreateTopics, CreatePartitions or
