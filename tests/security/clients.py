@@ -84,7 +84,12 @@ def kafka_python_round_trip(kwargs: dict[str, object], topic: str) -> list[str]:
         group_id=None,
         **kwargs,  # type: ignore[arg-type]
     )
-    got = [m.value.decode() for m in consumer]
+    got: list[str] = []
+    # Stop once everything is in; the timeout only ends a read that came up short.
+    for m in consumer:
+        got.append(m.value.decode())
+        if len(got) == len(VALUES):
+            break
     consumer.close()
     return got
 
