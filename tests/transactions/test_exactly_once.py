@@ -1,9 +1,11 @@
 """Consume-transform-produce with send_offsets_to_transaction, the transforming process
 SIGKILLed at random moments and restarted: under read_committed the output holds every
-input record exactly once, and the group's committed offsets match the output.
+input record exactly once, and the group's committed offsets match the output. The
+transformer is confluent-kafka (`eos_worker.py`) or the Java client (`EosWorker.java`,
+Kafka 4.1.1's kafka-clients).
 
-`KAFKALITE_EOS_KILLS` sets the number of kills (default 6 keeps CI short; the acceptance
-run uses 20)."""
+`KAFKALITE_EOS_KILLS` sets the number of kills (default 6 for confluent-kafka and 3 for
+the slower-starting Java client keeps CI short; the acceptance run uses 20)."""
 
 from __future__ import annotations
 
@@ -13,22 +15,31 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkalite import Broker
+from kafkalite.bench import kafka_ref
 from tests.transactions.helpers import create, drain
 
 PARTITIONS = 3
 RECORDS = 3000
 
 
-def _start(bootstrap: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.transactions.eos_worker", bootstrap],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+JAVA_WORKER = Path(__file__).with_name("EosWorker.java")
+
+
+def _command(client: str, bootstrap: str) -> list[str]:
+    if client == "java":
+        libs = kafka_ref.ensure_jars()
+        return ["java", "-Xmx256m", "-cp", kafka_ref.classpath(libs), str(JAVA_WORKER), bootstrap]
+    return [sys.executable, "-m", "tests.transactions.eos_worker", bootstrap]
+
+
+def _start(command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _committed(bootstrap: str) -> dict[int, int]:
@@ -38,16 +49,20 @@ def _committed(bootstrap: str) -> dict[int, int]:
     return {tp.partition: tp.offset for tp in got}
 
 
-def test_sigkilled_transformer_yields_every_record_exactly_once(broker: Broker) -> None:
+@pytest.mark.parametrize("client", ["confluent", "java"])
+def test_sigkilled_transformer_yields_every_record_exactly_once(
+    broker: Broker, client: str
+) -> None:
     bs = broker.bootstrap_servers
     create(bs, "in", PARTITIONS)
     create(bs, "out", PARTITIONS)
-    kills = int(os.environ.get("KAFKALITE_EOS_KILLS", "6"))
+    command = _command(client, bs)
+    kills = int(os.environ.get("KAFKALITE_EOS_KILLS", "3" if client == "java" else "6"))
     rng = random.Random(15)
     source = Producer({"bootstrap.servers": bs, "linger.ms": 5})
     per_partition: dict[int, int] = {p: 0 for p in range(PARTITIONS)}
     sent = 0
-    worker = _start(bs)
+    worker = _start(command)
     try:
         for _ in range(kills):
             # Feed more input while the worker runs, then kill it somewhere in its loop.
@@ -57,10 +72,11 @@ def test_sigkilled_transformer_yields_every_record_exactly_once(broker: Broker) 
                 per_partition[p] += 1
                 sent += 1
             source.flush()
-            time.sleep(rng.uniform(0.3, 2.0))
+            # The JVM takes a few seconds to start: kill it inside its loop too.
+            time.sleep(rng.uniform(*((1.5, 5.0) if client == "java" else (0.3, 2.0))))
             worker.send_signal(signal.SIGKILL)
             worker.wait()
-            worker = _start(bs)
+            worker = _start(command)
         # Let the last instance finish the input.
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
