@@ -160,10 +160,15 @@ def encode_arrow_batches(
     timestamp_ms: int | None = None,
 ) -> list[tuple[int, bytes, int]]: ...
 def decode_arrow_columns(
-    records: Buffer, start_offset: int, end_offset: int, include_headers: bool = False
+    records: Buffer,
+    start_offset: int,
+    end_offset: int,
+    include_headers: bool = False,
+    aborted: list[tuple[int, int]] = ...,
 ) -> dict[str, Any]:
     """Decode a Fetch partition's records section into Arrow column buffers, keeping
-    offsets in [start_offset, end_offset) and skipping control batches (GIL released)."""
+    offsets in [start_offset, end_offset) and skipping control batches and the batches of
+    the ``aborted`` transactions, (producer id, first offset) (GIL released)."""
 
 def conformance_run(
     kafkalite: str,
@@ -278,6 +283,8 @@ class FetchedPartition:
     def log_start_offset(self) -> int: ...
     @property
     def records(self) -> bytes: ...
+    @property
+    def aborted_transactions(self) -> list[tuple[int, int]]: ...
 
 class ProduceResult:
     @property
@@ -301,7 +308,9 @@ class KafkaClient:
     @property
     def bootstrap_servers(self) -> str: ...
     def metadata(self, topics: Sequence[str] | None = None) -> ClusterMetadata: ...
-    def list_offsets(self, wanted: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]: ...
+    def list_offsets(
+        self, wanted: Mapping[tuple[str, int], int], isolation_level: int = 0
+    ) -> dict[tuple[str, int], int]: ...
     def fetch(
         self,
         topic: str,

@@ -39,6 +39,7 @@ def read_partition(opts: SourceOptions, partition: InputPartition) -> Iterator[p
             opts.include_headers,
             opts.fail_on_data_loss,
             opts.fetch_max_bytes,
+            opts.isolation_level,
         )
 
 

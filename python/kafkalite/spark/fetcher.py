@@ -54,15 +54,19 @@ def read_range(
     include_headers: bool,
     fail_on_data_loss: bool,
     fetch_bytes: int,
+    isolation_level: int = 0,
 ) -> Iterator[pa.RecordBatch]:
     """Every record of `rng` once, in offset order, as RecordBatches in the source's schema
-    (gaps only where compaction removed records)."""
+    (gaps only where compaction removed records; with `isolation_level` 1, also where
+    aborted transactions' records and transaction markers lie)."""
     position = rng.start
     waited_polls = 0
     while position < rng.end:
         # After an empty answer, let the broker hold the next fetch until data arrives.
         wait_ms = WAIT_POLL_MS if waited_polls else 0
-        fetched = client.fetch(rng.topic, rng.partition, position, fetch_bytes, wait_ms)
+        fetched = client.fetch(
+            rng.topic, rng.partition, position, fetch_bytes, wait_ms, isolation_level
+        )
         out_of_range = fetched.error_code == OFFSET_OUT_OF_RANGE
         if out_of_range or (fetched.error_code == NONE and fetched.log_start_offset > position):
             if out_of_range:
@@ -84,7 +88,9 @@ def read_range(
                 f"error {fetched.error_code}",
                 fetched.error_code,
             )
-        columns = _core.decode_arrow_columns(fetched.records, position, rng.end, include_headers)
+        columns = _core.decode_arrow_columns(
+            fetched.records, position, rng.end, include_headers, fetched.aborted_transactions
+        )
         if columns["num_rows"]:
             yield record_batch(columns, rng.topic, rng.partition, include_headers)
         next_offset = columns["next_offset"]
@@ -95,10 +101,12 @@ def read_range(
         if len(fetched.records) and fetch_bytes < FETCH_BYTES_MAX:
             fetch_bytes *= 2  # only a partial batch came back: ask for more bytes
             continue
-        if fetched.high_watermark > position:
+        # What this reader may see ends at the last stable offset under read_committed.
+        visible_end = fetched.last_stable_offset if isolation_level else fetched.high_watermark
+        if visible_end > position:
             raise _broker_error(
                 f"fetch {rng.topic}[{rng.partition}] at offset {position} returned no "
-                f"complete batch below the high watermark {fetched.high_watermark}",
+                f"complete batch below the visible end {visible_end}",
                 -1,
             )
         # The range was planned past the current high watermark (a lagging follower, or

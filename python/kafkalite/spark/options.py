@@ -45,6 +45,9 @@ class SourceOptions:
     #: What a timestamp no record reaches resolves to: "error" (Spark's default) or "latest".
     by_timestamp_strategy: str = "error"
     fetch_max_bytes: int = 16 << 20
+    #: 0 read_uncommitted, 1 read_committed (Kafka's `isolation.level`): committed readers
+    #: plan up to the last stable offset and skip aborted transactions.
+    isolation_level: int = 0
 
 
 def _get(options: Mapping[str, str], name: str) -> str | None:
@@ -183,6 +186,23 @@ def _assign_as_offsets(value: str) -> str:
     return json.dumps(reshaped)
 
 
+ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}
+
+
+def _isolation_level(options: Mapping[str, str]) -> int:
+    """`kafka.isolation.level` (Spark passes `kafka.*` to its consumer) or
+    `isolation.level`."""
+    for name in ("kafka.isolation.level", "isolation.level"):
+        value = _get(options, name)
+        if value is None:
+            continue
+        level = ISOLATION_LEVELS.get(value.strip().lower())
+        if level is None:
+            raise ValueError(f"{name}: expected read_committed or read_uncommitted, got {value!r}")
+        return level
+    return 0
+
+
 def parse_source_options(options: Mapping[str, str], streaming: bool | None) -> SourceOptions:
     """Checked options; `streaming` None (not yet known) skips the mode-specific checks."""
     servers = _get(options, "kafka.bootstrap.servers")
@@ -216,6 +236,7 @@ def parse_source_options(options: Mapping[str, str], streaming: bool | None) -> 
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
         by_timestamp_strategy=strategy,
         fetch_max_bytes=_positive_int(options, "fetch.max.bytes") or (16 << 20),
+        isolation_level=_isolation_level(options),
         **_subscription(options),  # type: ignore[arg-type]
     )
 

@@ -92,8 +92,14 @@ def resolve(
         if spec.kind == "offsets":
             explicit = {tp: o for tp, o in wanted.items() if o >= 0}
             symbolic = {tp: o for tp, o in wanted.items() if o < 0}
-            return {**explicit, **client.list_offsets(symbolic)} if symbolic else explicit
-    found = client.list_offsets(wanted)
+            return (
+                {**explicit, **client.list_offsets(symbolic, opts.isolation_level)}
+                if symbolic
+                else explicit
+            )
+    # read_committed: latest is the last stable offset, so a range never ends inside an
+    # open transaction.
+    found = client.list_offsets(wanted, opts.isolation_level)
     if spec.kind in ("timestamp", "timestamps"):
         return _timestamp_fallbacks(client, found, spec, opts)
     return found
@@ -124,7 +130,7 @@ def _timestamp_fallbacks(
             + ", ".join(f"{t}[{p}]" for t, p in none)
             + " (set startingOffsetsByTimestampStrategy=latest to start at the end)"
         )
-    return {**found, **client.list_offsets(dict.fromkeys(none, LATEST))}
+    return {**found, **client.list_offsets(dict.fromkeys(none, LATEST), opts.isolation_level)}
 
 
 def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:

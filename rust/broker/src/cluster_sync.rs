@@ -6,9 +6,10 @@
 //! Topic config overrides are applied. Pushing a whole snapshot rather than deltas keeps
 //! the binding one call and makes it idempotent.
 //!
-//! `__consumer_offsets` is one of those topics; once the snapshot is in, the group
-//! coordinator follows its leaders (`cluster::coordination`): it loads the groups of the
-//! partitions this broker now leads and unloads those of the partitions it lost.
+//! `__consumer_offsets` and `__transaction_state` are among those topics; once the snapshot
+//! is in, the group and transaction coordinators follow their leaders
+//! (`cluster::coordination`): each loads the state of the partitions this broker now leads
+//! and unloads that of the partitions it lost.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -35,17 +36,13 @@ impl BrokerState {
             let _guard = self.admin_lock();
             let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
             for name in self.topics.names() {
-                // The transaction coordinator's log stays local until it follows leadership.
-                if name != INTERNAL_TXN_TOPIC && !wanted.contains(name.as_str()) {
+                if !wanted.contains(name.as_str()) {
                     let removed = self.topics.remove(&name)?;
                     TopicRegistry::delete_data(&removed);
                     deleted.push(name);
                 }
             }
             for t in &snapshot.topics {
-                if t.name == INTERNAL_TXN_TOPIC {
-                    continue;
-                }
                 // A bad override must not keep the rest of the cluster from this broker.
                 let log_config = self
                     .log_config(&t.configs)
@@ -152,6 +149,13 @@ impl BrokerState {
         follow_leadership(
             &self.groups,
             self.topics.get(INTERNAL_OFFSETS_TOPIC).as_ref(),
+            node,
+            link.runtime.get().cloned(),
+        );
+        // The transaction coordinator follows `__transaction_state`'s leaders likewise.
+        follow_leadership(
+            &self.transactions,
+            self.topics.get(INTERNAL_TXN_TOPIC).as_ref(),
             node,
             link.runtime.get().cloned(),
         );

@@ -123,8 +123,7 @@ impl BrokerState {
         partition_dirs::clean(&state.config.log_dirs, &stored.topics);
         for (name, record) in stored.topics {
             // In cluster mode the controller's first snapshot opens them.
-            // (except the transaction coordinator's log, still kept locally).
-            if state.cluster.is_some() && name != INTERNAL_TXN_TOPIC {
+            if state.cluster.is_some() {
                 continue;
             }
             let log_config = state.log_config(&record.configs)?;

@@ -44,6 +44,15 @@ impl BlockingClient {
         self.runtime.block_on(self.client.list_offsets(wanted))
     }
 
+    pub fn list_offsets_isolated(
+        &mut self,
+        wanted: &BTreeMap<TopicPartition, i64>,
+        isolation_level: i8,
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        self.runtime
+            .block_on(self.client.list_offsets_isolated(wanted, isolation_level))
+    }
+
     pub fn fetch(
         &mut self,
         topic: &str,

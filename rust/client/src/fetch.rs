@@ -27,6 +27,9 @@ pub struct FetchedPartition {
     pub log_start_offset: i64,
     /// The records section as sent.
     pub records: Bytes,
+    /// read_committed: the aborted transactions in the records, (producer id, first
+    /// offset); their batches are the reader's to skip.
+    pub aborted_transactions: Vec<(i64, i64)>,
 }
 
 impl Client {
@@ -82,6 +85,12 @@ impl Client {
             last_stable_offset: data.last_stable_offset,
             log_start_offset: data.log_start_offset,
             records: data.records.unwrap_or_default(),
+            aborted_transactions: data
+                .aborted_transactions
+                .unwrap_or_default()
+                .iter()
+                .map(|a| (a.producer_id.0, a.first_offset))
+                .collect(),
         })
     }
 }

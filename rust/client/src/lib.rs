@@ -2,8 +2,8 @@
 //! connection per broker with size-bounded response framing and ApiVersions negotiation,
 //! and the requests the broker's own outgoing traffic and the Spark source need —
 //! Metadata, ListOffsets, Fetch (raw record-batch bytes, no per-record work), Produce
-//! (raw batch bytes), InitProducerId (an idempotent producer's id and epoch) and
-//! FindCoordinator.
+//! (raw batch bytes), InitProducerId (an idempotent producer's id and epoch),
+//! FindCoordinator and WriteTxnMarkers (a transaction coordinator's markers).
 //!
 //! [`Client`] is async on tokio (the replication follower fetcher runs it inside the
 //! broker's runtime); [`BlockingClient`] wraps it in a current-thread runtime for callers
@@ -25,6 +25,7 @@ mod partitioner;
 mod produce;
 mod security;
 mod versions;
+mod write_txn_markers;
 
 pub use address::{parse_bootstrap, Address};
 pub use blocking::BlockingClient;
@@ -38,6 +39,7 @@ pub use list_offsets::{EARLIEST, LATEST};
 pub use partitioner::{murmur2, partition_for_key};
 pub use produce::Produced;
 pub use security::{ClientSecurity, SaslPlain, TlsSettings, Transport};
+pub use write_txn_markers::TxnMarker;
 
 /// (topic, partition).
 pub type TopicPartition = (String, i32);

@@ -30,6 +30,17 @@ impl Client {
         &mut self,
         wanted: &BTreeMap<TopicPartition, i64>,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
+        self.list_offsets_isolated(wanted, crate::READ_UNCOMMITTED)
+            .await
+    }
+
+    /// [`Client::list_offsets`] at an isolation level: with [`crate::READ_COMMITTED`],
+    /// [`LATEST`] is the last stable offset (the end of what committed readers may see).
+    pub async fn list_offsets_isolated(
+        &mut self,
+        wanted: &BTreeMap<TopicPartition, i64>,
+        isolation_level: i8,
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
         let mut by_leader: BTreeMap<Address, PartitionsByTopic<'_>> = BTreeMap::new();
         for ((topic, partition), &timestamp) in wanted {
             let leader = self.leader_of(topic, *partition).await?;
@@ -51,6 +62,7 @@ impl Client {
                     |_| {
                         ListOffsetsRequest::default()
                             .with_replica_id(BrokerId(-1))
+                            .with_isolation_level(isolation_level)
                             .with_topics(
                                 topics
                                     .iter()

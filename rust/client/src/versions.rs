@@ -18,6 +18,8 @@ pub(crate) const PRODUCE: VersionRange = VersionRange { min: 3, max: 9 };
 pub(crate) const INIT_PRODUCER_ID: VersionRange = VersionRange { min: 0, max: 4 };
 /// Up to v4: v5 and v6 only add error codes and key types this client does not ask about.
 pub(crate) const FIND_COORDINATOR: VersionRange = VersionRange { min: 0, max: 4 };
+/// v1 (flexible) only: Kafka 4 accepts nothing older.
+pub(crate) const WRITE_TXN_MARKERS: VersionRange = VersionRange { min: 1, max: 1 };
 
 /// A broker's supported range per API key.
 #[derive(Debug, Default, Clone)]

@@ -7,6 +7,7 @@
 use kafkalite_core::records::{
     validate_batch, visit_records, BatchHeader, RecordRef, TimestampType, LOG_OVERHEAD,
 };
+use kafkalite_core::storage::txn_index::{control_type, CONTROL_ABORT};
 use kafkalite_core::Error;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
@@ -155,8 +156,20 @@ impl Columns {
 
     /// Decode the complete batches of `data`, keeping records in [start, end). A trailing
     /// partial batch (a fetch response may end with one) is left for the next fetch.
-    fn decode(&mut self, data: &[u8], start: i64, end: i64) -> Result<(), Error> {
+    /// `aborted`: (producer id, first offset) of the aborted transactions a read_committed
+    /// Fetch named; their batches are skipped as Kafka's consumer skips them (a producer
+    /// counts as aborting from its first offset until its ABORT marker).
+    fn decode(
+        &mut self,
+        data: &[u8],
+        start: i64,
+        end: i64,
+        aborted: &[(i64, i64)],
+    ) -> Result<(), Error> {
         self.reserve(data.len());
+        let mut pending: Vec<(i64, i64)> = aborted.to_vec();
+        pending.sort_by_key(|&(_, first)| std::cmp::Reverse(first));
+        let mut aborting: std::collections::HashSet<i64> = std::collections::HashSet::new();
         let mut rest = data;
         while rest.len() >= LOG_OVERHEAD {
             let length = i32::from_be_bytes(rest[8..12].try_into().expect("4 bytes"));
@@ -180,6 +193,21 @@ impl Columns {
                 break;
             }
             self.next_offset = Some(header.last_offset() + 1);
+            if header.is_transactional() {
+                while pending
+                    .last()
+                    .is_some_and(|&(_, first)| first <= header.last_offset())
+                {
+                    aborting.insert(pending.pop().expect("checked").0);
+                }
+                if header.is_control() {
+                    if control_type(batch) == Some(CONTROL_ABORT) {
+                        aborting.remove(&header.producer_id);
+                    }
+                } else if aborting.contains(&header.producer_id) {
+                    continue;
+                }
+            }
             // Control batches (transaction markers) are not data; batches wholly before
             // `start` need no decoding at all.
             if header.is_control() || header.last_offset() < start {
@@ -237,7 +265,9 @@ fn put_binary(
 }
 
 /// Decode the records section of one Fetch partition response into Arrow column buffers,
-/// keeping only offsets in [start_offset, end_offset) and skipping control batches.
+/// keeping only offsets in [start_offset, end_offset) and skipping control batches and the
+/// batches of the `aborted` transactions ((producer id, first offset), as a read_committed
+/// Fetch names them).
 ///
 /// Returns a dict: `num_rows`; `next_offset` (the offset after the last complete batch, or
 /// None when `records` holds no complete batch); little-endian buffers `offset` (int64),
@@ -247,13 +277,14 @@ fn put_binary(
 /// `header_null_count` (a record without headers is a null list) and the same four entries
 /// for `header_key` and `header_value`.
 #[pyfunction]
-#[pyo3(signature = (records, start_offset, end_offset, include_headers=false))]
+#[pyo3(signature = (records, start_offset, end_offset, include_headers=false, aborted=Vec::new()))]
 pub fn decode_arrow_columns<'py>(
     py: Python<'py>,
     records: &Bound<'py, PyAny>,
     start_offset: i64,
     end_offset: i64,
     include_headers: bool,
+    aborted: Vec<(i64, i64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let buffer = PyBuffer::<u8>::get(records)?;
     let (raw, _) = borrow(&buffer)?;
@@ -262,7 +293,7 @@ pub fn decode_arrow_columns<'py>(
             // SAFETY: `buffer` lives on this stack frame until after the closure returns.
             let data = unsafe { raw.as_slice() };
             let mut columns = Columns::new(include_headers);
-            columns.decode(data, start_offset, end_offset)?;
+            columns.decode(data, start_offset, end_offset, &aborted)?;
             Ok::<_, Error>(columns)
         })
         .map_err(CoreError)?;
@@ -313,7 +344,7 @@ mod tests {
         let third = batch(20, 10, Compression::Lz4);
         data.extend(&third[..third.len() / 2]);
         let mut columns = Columns::new(true);
-        columns.decode(&data, 5, 15).expect("decode");
+        columns.decode(&data, 5, 15, &[]).expect("decode");
         assert_eq!(columns.offset, (5..15).collect::<Vec<_>>());
         assert_eq!(columns.next_offset, Some(20));
         assert_eq!(columns.timestamp[0], 1_005_000);
@@ -335,7 +366,7 @@ mod tests {
         control[17..21].copy_from_slice(&crc.to_be_bytes());
         control.extend(batch(1, 3, Compression::None));
         let mut columns = Columns::new(false);
-        columns.decode(&control, 0, 100).expect("decode");
+        columns.decode(&control, 0, 100, &[]).expect("decode");
         assert_eq!(columns.offset, vec![1, 2, 3]);
         assert_eq!(columns.next_offset, Some(4));
     }
@@ -345,7 +376,7 @@ mod tests {
         // As after compaction: the range is [3, 8) but the first batch left starts at 10.
         let data = batch(10, 5, Compression::None);
         let mut columns = Columns::new(false);
-        columns.decode(&data, 3, 8).expect("decode");
+        columns.decode(&data, 3, 8, &[]).expect("decode");
         assert!(columns.offset.is_empty());
         assert_eq!(columns.next_offset, Some(10));
     }
@@ -355,6 +386,6 @@ mod tests {
         let mut data = batch(0, 3, Compression::None);
         let last = data.len() - 1;
         data[last] ^= 0xff;
-        assert!(Columns::new(false).decode(&data, 0, 10).is_err());
+        assert!(Columns::new(false).decode(&data, 0, 10, &[]).is_err());
     }
 }

@@ -119,6 +119,9 @@ pub struct FetchedPartition {
     last_stable_offset: i64,
     log_start_offset: i64,
     records: Py<PyBytes>,
+    /// read_committed: (producer id, first offset) of the aborted transactions in
+    /// `records`.
+    aborted_transactions: Vec<(i64, i64)>,
 }
 
 /// What the leader did with a produced batch (-1s with acks=0).
@@ -191,14 +194,17 @@ impl KafkaClient {
     }
 
     /// For each (topic, partition) -> timestamp (-2 earliest, -1 latest), the offset the
-    /// leader answers; -1 when no record reaches the timestamp.
+    /// leader answers; -1 when no record reaches the timestamp. With `isolation_level` 1
+    /// (read_committed), latest is the last stable offset.
+    #[pyo3(signature = (wanted, isolation_level=0))]
     fn list_offsets(
         &self,
         py: Python<'_>,
         wanted: HashMap<(String, i32), i64>,
+        isolation_level: i8,
     ) -> PyResult<HashMap<(String, i32), i64>> {
         let wanted: BTreeMap<_, _> = wanted.into_iter().collect();
-        self.detached(py, |c| c.list_offsets(&wanted))
+        self.detached(py, |c| c.list_offsets_isolated(&wanted, isolation_level))
             .map(|found| found.into_iter().collect())
     }
 
@@ -232,6 +238,7 @@ impl KafkaClient {
             last_stable_offset: fetched.last_stable_offset,
             log_start_offset: fetched.log_start_offset,
             records: PyBytes::new(py, &fetched.records).unbind(),
+            aborted_transactions: fetched.aborted_transactions,
         })
     }
 

@@ -7,6 +7,7 @@
 //! - `partition`: one partition = log + producer state + leader-epoch cache + replica
 //!   state, with the high watermark kept apart from the log end;
 //! - `file_store`: the single-node source of topics, `topics.json`;
+//! - `partition_txns`: a partition's last stable offset and aborted transactions;
 //! - `partition_dirs`: partition dirs on disk (topic-id file, `-delete` renames, cleaning
 //!   what a crash left at start);
 //! - `replica_progress`: a leader's view of its followers (log ends, caught-up times);
@@ -14,17 +15,20 @@
 //! - `link`: cluster mode's snapshots from the controller and leadership checks;
 //! - `admin_bridge`: metadata-changing admin requests handed to the controller side;
 //! - `coordination`: coordinators partitioned over an internal topic (groups, and
-//!   transactions alike): placement of keys, loading and unloading on leadership changes.
+//!   transactions alike): placement of keys, loading and unloading on leadership changes;
+//! - `internal_log`: replaying and appending to those coordinators' internal topics.
 //!
 //! Nothing here reaches back into `state`: `BrokerState` composes these parts.
 
 pub mod admin_bridge;
 pub mod coordination;
 pub mod file_store;
+pub mod internal_log;
 pub mod link;
 pub mod metadata_view;
 pub mod partition;
 pub mod partition_dirs;
+mod partition_txns;
 pub mod producer_ids;
 pub mod replica_progress;
 pub mod topic;

@@ -26,7 +26,7 @@ use std::sync::{Mutex, RwLock};
 
 use kafkalite_core::records::BatchHeader;
 use kafkalite_core::storage::clock::now_ms;
-use kafkalite_core::storage::txn_index::marker_batch;
+use kafkalite_core::storage::txn_index::{self, marker_batch};
 use kafkalite_core::storage::{
     AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable, TxnIndex,
 };
@@ -77,10 +77,10 @@ pub struct Partition {
     /// Woken when the high watermark moves or the replica state changes.
     pub hw_moved: Notify,
     /// Open transactions and the aborted ones (`.txnindex`); changed under `log`.
-    txns: Mutex<TxnIndex>,
+    pub(super) txns: Mutex<TxnIndex>,
     /// First offset of the earliest open transaction (`i64::MAX`: none); set under `log`
     /// before the high watermark moves, so the LSO never runs ahead of it.
-    first_unstable: AtomicI64,
+    pub(super) first_unstable: AtomicI64,
 }
 
 impl Partition {
@@ -202,7 +202,8 @@ impl Partition {
             )));
         }
         let mut log = self.log.lock().expect("lock");
-        let info = log.append_shared(&batch, now_ms)?;
+        // Stamped like a leader's data batch: followers' epoch caches learn from it.
+        let info = log.append_shared_in_epoch(&batch, now_ms, Some(self.leader_epoch()))?;
         let segment = log
             .segment_base_offsets()
             .last()
@@ -224,48 +225,6 @@ impl Partition {
         }
         self.maybe_advance_high_watermark(&log);
         Ok(info.first_offset)
-    }
-
-    /// Offset below which every transaction is decided (Kafka's LSO): the first offset of
-    /// the earliest open transaction, or the high watermark.
-    #[must_use]
-    pub fn last_stable_offset(&self) -> i64 {
-        self.high_watermark()
-            .min(self.first_unstable.load(Ordering::SeqCst))
-    }
-
-    /// Aborted transactions whose data may lie in `[from, to)`: (producer id, first offset).
-    #[must_use]
-    pub fn aborted_between(&self, from: i64, to: i64) -> Vec<(i64, i64)> {
-        self.txns.lock().expect("lock").aborted_between(from, to)
-    }
-
-    /// The coordinator epoch of the producer's last marker here (DescribeProducers).
-    #[must_use]
-    pub fn coordinator_epoch(&self, producer_id: i64) -> Option<i32> {
-        self.txns
-            .lock()
-            .expect("lock")
-            .coordinator_epoch(producer_id)
-    }
-
-    /// What the cleaner needs about transactions: the aborted ones (producer id, first
-    /// offset, marker offset) and the first offset of the earliest open one.
-    #[must_use]
-    pub fn transactions_for_cleaner(&self) -> (Vec<(i64, i64, i64)>, Option<i64>) {
-        let txns = self.txns.lock().expect("lock");
-        (txns.aborted_ranges(), txns.first_unstable())
-    }
-
-    /// Open transactions here: (producer id, first offset).
-    #[must_use]
-    pub fn ongoing_transactions(&self) -> Vec<(i64, i64)> {
-        self.txns.lock().expect("lock").ongoing()
-    }
-
-    fn set_first_unstable(&self, txns: &TxnIndex) {
-        self.first_unstable
-            .store(txns.first_unstable().unwrap_or(i64::MAX), Ordering::SeqCst);
     }
 
     /// Delete what retention no longer keeps; epochs before the new log start go with it.
@@ -342,6 +301,32 @@ impl Partition {
                 -1,
                 now_ms,
             );
+            // Open and aborted transactions travel with the log too, so a follower that
+            // becomes leader knows its last stable offset and what read_committed skips.
+            if header.is_transactional() {
+                let mut txns = self.txns.lock().expect("lock");
+                if header.is_control() {
+                    let batch = &records[position..position + header.total_size()];
+                    let kind = txn_index::control_type(batch);
+                    if matches!(
+                        kind,
+                        Some(txn_index::CONTROL_ABORT | txn_index::CONTROL_COMMIT)
+                    ) {
+                        let segment = log
+                            .segment_base_offsets()
+                            .into_iter()
+                            .filter(|base| *base <= header.base_offset)
+                            .max()
+                            .unwrap_or(header.base_offset);
+                        let abort = kind == Some(txn_index::CONTROL_ABORT);
+                        txns.on_marker(header.producer_id, header.base_offset, abort, segment)?;
+                        producers.on_marker(header.producer_id, header.producer_epoch, now_ms);
+                    }
+                } else {
+                    txns.on_data(header.producer_id, header.base_offset);
+                }
+                self.set_first_unstable(&txns);
+            }
             position += header.total_size();
         }
         Ok(info)

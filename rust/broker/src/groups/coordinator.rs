@@ -29,10 +29,11 @@ use super::config::GroupConfig;
 use super::errors;
 use super::group::{Ctx, Effect, Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
 use super::member::{JoinResult, Reply, SyncResult};
-use super::offsets::Committed;
+use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::{OffsetsTopic, Write};
 use super::timers;
 use crate::cluster::coordination::Shards;
+use crate::cluster::internal_log::Placement;
 use crate::config::{BrokerConfig, ConfigError};
 use crate::errors::ApiError;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
@@ -57,6 +58,8 @@ pub struct GroupCoordinator {
     pub(super) store: RwLock<Option<Arc<OffsetsTopic>>>,
     /// Which groups this broker coordinates (all of them on a single node).
     pub(super) shards: Shards,
+    /// Offsets of open transactions, by producer id (`txn_offsets`).
+    pub(super) pending_txn: Mutex<HashMap<i64, Vec<PendingTxnOffset>>>,
     /// The broker whose registry holds `__consumer_offsets` (set by `open`).
     broker: OnceLock<Weak<BrokerState>>,
     creating: Mutex<()>,
@@ -87,6 +90,7 @@ impl GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
             store: RwLock::new(None),
             shards,
+            pending_txn: Mutex::new(HashMap::new()),
             broker: OnceLock::new(),
             creating: Mutex::new(()),
             started: AtomicBool::new(false),
@@ -110,12 +114,13 @@ impl GroupCoordinator {
         let Some(topic) = broker.topic(INTERNAL_OFFSETS_TOPIC) else {
             return Ok(());
         };
-        let store = OffsetsTopic::new(topic.id, topic.partition_slots());
+        let store = OffsetsTopic::new(topic.id, topic.partition_slots(), Placement::SingleNode);
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
+        *self.pending_txn.lock().expect("lock") = loaded.pending;
         let cx = self.ctx();
         let mut groups = self.groups.lock().expect("lock");
-        for (id, g) in loaded {
+        for (id, g) in loaded.groups {
             let group = Group::restore(&id, g.metadata, g.offsets, &cx);
             groups.insert(id, Arc::new(Mutex::new(group)));
         }
@@ -328,7 +333,11 @@ impl GroupCoordinator {
             self.config.offsets_topic_partitions,
             self.config.offsets_topic_configs(),
         )?;
-        let store = Arc::new(OffsetsTopic::new(topic.id, topic.partition_slots()));
+        let store = Arc::new(OffsetsTopic::new(
+            topic.id,
+            topic.partition_slots(),
+            Placement::SingleNode,
+        ));
         *self.store.write().expect("lock") = Some(Arc::clone(&store));
         Ok(store)
     }
@@ -349,7 +358,51 @@ impl GroupCoordinator {
                 None => return Ok(()),
             }
         };
-        store.append(group, writes, now_ms())
+        store.append(
+            group,
+            writes,
+            None,
+            now_ms(),
+            &self.broker_state()?.data_arrived,
+        )
+    }
+
+    /// Write a transaction's offsets for `group` as `producer`'s transactional batch.
+    pub(super) fn append_transactional(
+        &self,
+        group: &str,
+        writes: &[Write],
+        producer: (i64, i16),
+    ) -> Result<(), ApiError> {
+        let store = self.store()?;
+        let broker = self.broker_state()?;
+        store.append(
+            group,
+            writes,
+            Some(producer),
+            now_ms(),
+            &broker.data_arrived,
+        )
+    }
+
+    /// The `__consumer_offsets` partition of `group` (`None` before the topic exists).
+    #[must_use]
+    pub(super) fn index_of(&self, group: &str) -> Option<i32> {
+        self.current_store().map(|s| s.index_of(group))
+    }
+
+    /// This broker's node id (once bound to the broker).
+    pub(super) fn node_id(&self) -> Option<i32> {
+        self.broker_state().ok().map(|b| b.config.node_id)
+    }
+
+    fn broker_state(&self) -> Result<Arc<BrokerState>, ApiError> {
+        self.broker.get().and_then(Weak::upgrade).ok_or_else(|| {
+            ApiError::new(
+                errors::COORDINATOR_NOT_AVAILABLE,
+                "the broker is shutting down",
+            )
+        })
     }
 
     // -----------------------------------------------------------------------------------

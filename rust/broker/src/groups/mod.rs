@@ -4,6 +4,7 @@
 //! - `group`: one group's state machine; `member`: one member and its pending answers;
 //! - `offsets`: a group's committed offsets and their retention;
 //! - `offset_requests`: OffsetCommit, OffsetFetch, OffsetDelete and offset upkeep;
+//! - `txn_offsets`: offsets of open transactions (TxnOffsetCommit), settled by markers;
 //! - `records`: Kafka's key/value schemas of `__consumer_offsets`;
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
 //! - `placement`: in cluster mode, loading and unloading the groups of the partitions
@@ -24,6 +25,7 @@ pub mod offsets_topic;
 mod placement;
 pub mod records;
 mod timers;
+pub mod txn_offsets;
 
 pub use config::GroupConfig;
 pub use coordinator::{GroupCoordinator, ListedGroup};

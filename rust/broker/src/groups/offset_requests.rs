@@ -42,28 +42,6 @@ impl GroupCoordinator {
         .unwrap_or(Err(errors::ILLEGAL_GENERATION))
     }
 
-    /// Offsets a committed transaction carried (TxnOffsetCommit, made visible by the
-    /// transaction coordinator at commit): persisted, then visible, whatever the group's
-    /// generation now (the producer was checked when the offsets were sent).
-    pub fn commit_transactional(
-        self: &Arc<Self>,
-        group_id: &str,
-        commits: Vec<(String, i32, Committed)>,
-    ) -> Result<(), i16> {
-        self.with_group(group_id, true, |g, _| {
-            let writes: Vec<Write> = commits
-                .iter()
-                .map(|(t, p, c)| Write::Offset(t, *p, Some(c)))
-                .collect();
-            self.append(group_id, &writes, true).map_err(|e| e.code)?;
-            for (topic, partition, c) in commits {
-                g.offsets.insert(topic, partition, c);
-            }
-            Ok(())
-        })?
-        .unwrap_or(Err(errors::COORDINATOR_NOT_AVAILABLE))
-    }
-
     /// OffsetFetch: the requested partitions (`None`: everything the group committed), or
     /// a group-level error.
     pub fn fetch_offsets(

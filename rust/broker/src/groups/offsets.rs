@@ -166,3 +166,19 @@ mod tests {
         assert_eq!(o.by_topic().len(), 3);
     }
 }
+
+/// One offset of an open transaction.
+#[derive(Clone, Debug)]
+pub struct PendingTxnOffset {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub committed: Committed,
+}
+
+impl PendingTxnOffset {
+    #[must_use]
+    pub fn same_partition(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.group == group && self.topic == topic && self.partition == partition
+    }
+}

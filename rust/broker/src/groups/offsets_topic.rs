@@ -6,18 +6,16 @@
 //! metadata), so compaction keeps exactly the latest state; a null value deletes.
 
 use std::collections::HashMap;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use kafkalite_core::records::{
-    decode_records, encode_batch, BatchHeader, Compression, RecordInput,
-};
+use kafkalite_core::records::RecordInput;
 
-use super::offsets::{Committed, Offsets};
+use super::offsets::{Committed, Offsets, PendingTxnOffset};
 use super::records::{
     decode_group_value, decode_key, decode_offset_value, encode_group_key, encode_group_value,
     encode_offset_key, encode_offset_value, GroupRecord, RecordKey,
 };
+use crate::cluster::internal_log::{self, Entry, Placement};
 use crate::cluster::Partition;
 use crate::errors::ApiError;
 
@@ -37,19 +35,33 @@ pub struct LoadedGroup {
     pub offsets: Offsets,
 }
 
+/// What replay found: the groups, and the offsets of transactions still open (by producer
+/// id), which their markers will commit or drop.
+#[derive(Default)]
+pub struct Loaded {
+    pub groups: HashMap<String, LoadedGroup>,
+    pub pending: HashMap<i64, Vec<PendingTxnOffset>>,
+}
+
 pub struct OffsetsTopic {
     /// The topic's id: a recreated topic is a new store.
     pub topic_id: uuid::Uuid,
     /// By index; `None` where this broker hosts no replica (cluster mode).
     partitions: Vec<Option<Arc<Partition>>>,
+    placement: Placement,
 }
 
 impl OffsetsTopic {
     #[must_use]
-    pub fn new(topic_id: uuid::Uuid, partitions: Vec<Option<Arc<Partition>>>) -> OffsetsTopic {
+    pub fn new(
+        topic_id: uuid::Uuid,
+        partitions: Vec<Option<Arc<Partition>>>,
+        placement: Placement,
+    ) -> OffsetsTopic {
         OffsetsTopic {
             topic_id,
             partitions,
+            placement,
         }
     }
 
@@ -76,8 +88,7 @@ impl OffsetsTopic {
     /// The group's partition; NOT_COORDINATOR when this broker hosts no replica of it (the
     /// coordinator checks leadership first, so only a race with a move gets here).
     fn partition(&self, group: &str) -> Result<&Arc<Partition>, ApiError> {
-        let n = self.partitions.len() as i32;
-        self.partitions[partition_for(group, n) as usize]
+        self.partitions[self.index_of(group) as usize]
             .as_ref()
             .ok_or_else(|| {
                 ApiError::new(
@@ -87,8 +98,22 @@ impl OffsetsTopic {
             })
     }
 
+    /// The index of the partition holding `group`.
+    #[must_use]
+    pub fn index_of(&self, group: &str) -> i32 {
+        partition_for(group, self.partition_count())
+    }
+
     /// Append a group's records as one batch to its partition; all or nothing.
-    pub fn append(&self, group: &str, writes: &[Write], now_ms: i64) -> Result<(), ApiError> {
+    /// `producer`: a transaction's offsets (TxnOffsetCommit), committed by its marker.
+    pub fn append(
+        &self,
+        group: &str,
+        writes: &[Write],
+        producer: Option<(i64, i16)>,
+        now_ms: i64,
+        wake: &tokio::sync::Notify,
+    ) -> Result<(), ApiError> {
         if writes.is_empty() {
             return Ok(());
         }
@@ -110,64 +135,94 @@ impl OffsetsTopic {
                 }
             })
             .collect();
-        let batch = encode_batch(&records, Compression::None, 0)?;
-        // Replayed up to the log end, not the high watermark, so a commit counts once the
-        // leader has it. With followers (issue 13), Kafka also waits for the ISR (acks=all).
-        self.partition(group)?.append(&batch, now_ms)?;
-        Ok(())
+        internal_log::append(
+            self.partition(group)?,
+            &records,
+            producer,
+            now_ms,
+            self.placement,
+            wake,
+        )
     }
 
     /// Read every partition from its start and rebuild each group's latest metadata and
     /// offsets (tombstones delete). Records that do not decode are skipped.
-    pub fn replay(&self) -> anyhow::Result<HashMap<String, LoadedGroup>> {
-        let mut groups: HashMap<String, LoadedGroup> = HashMap::new();
+    pub fn replay(&self) -> anyhow::Result<Loaded> {
+        let mut loaded = Loaded::default();
         for partition in self.partitions.iter().flatten() {
-            replay_into(partition, &mut groups)?;
+            replay_into(partition, &mut loaded)?;
         }
-        groups.retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
-        Ok(groups)
+        loaded
+            .groups
+            .retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
+        Ok(loaded)
     }
 }
 
 /// Rebuild the groups stored in one partition (what a new coordinator of it loads).
-pub fn replay_partition(partition: &Partition) -> anyhow::Result<HashMap<String, LoadedGroup>> {
-    let mut groups: HashMap<String, LoadedGroup> = HashMap::new();
-    replay_into(partition, &mut groups)?;
-    groups.retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
-    Ok(groups)
+pub fn replay_partition(partition: &Partition) -> anyhow::Result<Loaded> {
+    let mut loaded = Loaded::default();
+    replay_into(partition, &mut loaded)?;
+    loaded
+        .groups
+        .retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
+    Ok(loaded)
 }
 
-fn replay_into(
-    partition: &Partition,
-    groups: &mut HashMap<String, LoadedGroup>,
-) -> anyhow::Result<()> {
-    let log = partition.log.lock().expect("lock");
-    let mut position = log.log_start_offset();
-    while let Some(slice) = log.read(position, 4 << 20, None)? {
-        let mut buf = vec![0u8; slice.len as usize];
-        slice.file.read_exact_at(&mut buf, slice.position)?;
-        let mut rest = &buf[..];
-        let mut advanced = false;
-        while let Ok(header) = BatchHeader::parse(rest) {
-            let size = header.total_size();
-            if size > rest.len() {
-                break;
+fn replay_into(partition: &Partition, loaded: &mut Loaded) -> anyhow::Result<()> {
+    internal_log::replay(partition, |entry| match entry {
+        Entry::Records {
+            producer_id: None,
+            records,
+        } => {
+            for record in records {
+                apply(
+                    &mut loaded.groups,
+                    record.key.as_deref(),
+                    record.value.as_deref(),
+                );
             }
-            position = position.max(header.last_offset() + 1);
-            advanced = true;
-            if !header.is_control() {
-                for record in decode_records(&rest[..size]).unwrap_or_default() {
-                    apply(groups, record.key.as_deref(), record.value.as_deref());
+        }
+        // A transaction's offsets wait for its marker (Kafka's pending transactional
+        // offsets); a later batch of the same transaction replaces a partition's offset.
+        Entry::Records {
+            producer_id: Some(producer_id),
+            records,
+        } => {
+            let pending = loaded.pending.entry(producer_id).or_default();
+            for record in records {
+                let Some(RecordKey::Offset {
+                    group,
+                    topic,
+                    partition,
+                }) = record.key.as_deref().and_then(decode_key)
+                else {
+                    continue;
+                };
+                let Some(committed) = record.value.as_deref().and_then(decode_offset_value) else {
+                    continue;
+                };
+                pending.retain(|p| !p.same_partition(&group, &topic, partition));
+                pending.push(PendingTxnOffset {
+                    group,
+                    topic,
+                    partition,
+                    committed,
+                });
+            }
+        }
+        Entry::Marker {
+            producer_id,
+            commit,
+        } => {
+            for p in loaded.pending.remove(&producer_id).unwrap_or_default() {
+                if commit {
+                    let group = loaded.groups.entry(p.group).or_default();
+                    group.offsets.insert(p.topic, p.partition, p.committed);
                 }
             }
-            rest = &rest[size..];
         }
-        if !advanced {
-            // Not even one whole batch: skip past it rather than loop.
-            position = position.max(slice.first_offset + 1);
-        }
-    }
-    Ok(())
+    })
 }
 
 fn apply(groups: &mut HashMap<String, LoadedGroup>, key: Option<&[u8]>, value: Option<&[u8]>) {

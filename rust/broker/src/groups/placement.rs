@@ -11,6 +11,7 @@ use super::coordinator::GroupCoordinator;
 use super::group::Group;
 use super::offsets_topic::{replay_partition, OffsetsTopic};
 use crate::cluster::coordination::{PartitionedCoordinator, Shards};
+use crate::cluster::internal_log::Placement;
 use crate::cluster::{Partition, Topic};
 use crate::state::INTERNAL_OFFSETS_TOPIC;
 
@@ -34,7 +35,12 @@ impl PartitionedCoordinator for GroupCoordinator {
                     .as_ref()
                     .is_some_and(|s| s.topic_id == topic.id && s.same_partitions(&partitions));
                 if !same {
-                    *store = Some(Arc::new(OffsetsTopic::new(topic.id, partitions)));
+                    let node = self.node_id().unwrap_or(-1);
+                    *store = Some(Arc::new(OffsetsTopic::new(
+                        topic.id,
+                        partitions,
+                        Placement::Cluster { node },
+                    )));
                 }
             }
         }
@@ -63,7 +69,12 @@ impl PartitionedCoordinator for GroupCoordinator {
                 return;
             }
             let cx = self.ctx();
-            for (id, g) in loaded {
+            let mut pending = self.pending_txn.lock().expect("lock");
+            for (producer_id, held) in loaded.pending {
+                pending.entry(producer_id).or_default().extend(held);
+            }
+            drop(pending);
+            for (id, g) in loaded.groups {
                 let cell = Arc::new(Mutex::new(Group::restore(&id, g.metadata, g.offsets, &cx)));
                 groups.insert(id, Arc::clone(&cell));
                 restored.push(cell);
@@ -89,7 +100,9 @@ impl PartitionedCoordinator for GroupCoordinator {
                 .filter(|id| self.shards.partition_of(id) == index)
                 .cloned()
                 .collect();
-            ids.iter().filter_map(|id| groups.remove(id)).collect()
+            let gone = ids.iter().filter_map(|id| groups.remove(id)).collect();
+            self.drop_pending_of(index);
+            gone
         };
         for cell in gone {
             cell.lock().expect("lock").unload();

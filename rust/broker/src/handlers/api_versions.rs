@@ -29,7 +29,7 @@ fn api_list() -> Vec<ApiVersion> {
 }
 
 pub fn handle(
-    _state: &Arc<BrokerState>,
+    state: &Arc<BrokerState>,
     _ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
@@ -54,14 +54,25 @@ pub fn handle(
                     .with_max_version(f.max_version)
             })
             .collect();
+        // In a cluster the leader of a partition is often not the transaction's
+        // coordinator, and adding a partition from Produce v12 (transaction version 2)
+        // would need a broker-to-broker AddPartitionsToTxn: there transaction version 2 is
+        // not finalized, so clients add partitions themselves.
+        let level = |f: &crate::features::Feature| {
+            if f.name == crate::features::TRANSACTION_VERSION && state.cluster.is_some() {
+                0
+            } else {
+                f.finalized
+            }
+        };
         let finalized = features
             .iter()
-            .filter(|f| f.finalized > 0)
+            .filter(|f| level(f) > 0)
             .map(|f| {
                 FinalizedFeatureKey::default()
                     .with_name(StrBytes::from_static_str(f.name))
-                    .with_min_version_level(f.finalized)
-                    .with_max_version_level(f.finalized)
+                    .with_min_version_level(level(f))
+                    .with_max_version_level(level(f))
             })
             .collect();
         response = response

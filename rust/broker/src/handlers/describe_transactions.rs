@@ -1,5 +1,6 @@
 //! DescribeTransactions (v0): each id's state, producer, timeout, start time and
-//! partitions; TRANSACTIONAL_ID_NOT_FOUND for an id this coordinator does not know.
+//! partitions; TRANSACTIONAL_ID_NOT_FOUND for an id this coordinator does not know,
+//! NOT_COORDINATOR for one another broker coordinates.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,6 +30,11 @@ pub async fn handle(
         .iter()
         .map(|id| {
             let out = TransactionState::default().with_transactional_id(id.clone());
+            if !state.transactions.coordinates(id) {
+                // Cluster mode: another broker leads the id's `__transaction_state`
+                // partition (or this one is still loading it).
+                return out.with_error_code(codes::NOT_COORDINATOR);
+            }
             let Some(meta) = state.transactions.describe(id) else {
                 // Kafka leaves the other fields at their defaults (0).
                 return out.with_error_code(codes::TRANSACTIONAL_ID_NOT_FOUND);

@@ -1,10 +1,9 @@
 //! FindCoordinator (v0-6, batched keys from v4): on a single node this broker coordinates
-//! every group; in a cluster the coordinator of a group is the leader of its
-//! `__consumer_offsets` partition (`cluster::coordination::locate`), and the first request
-//! asks the controller side to create that topic, as Kafka does, answering
-//! COORDINATOR_NOT_AVAILABLE meanwhile. Every transactional id (key type 1) is coordinated
-//! by this broker's transaction coordinator (`transactions`): its placement by
-//! `__transaction_state` leadership is still to come.
+//! every group and every transactional id; in a cluster the coordinator of a group (key
+//! type 0) is the leader of its `__consumer_offsets` partition, and that of a
+//! transactional id (key type 1) the leader of its `__transaction_state` partition
+//! (`cluster::coordination::locate`). The first request asks the controller side to create
+//! the internal topic, as Kafka does, answering COORDINATOR_NOT_AVAILABLE meanwhile.
 
 use std::sync::Arc;
 
@@ -35,8 +34,10 @@ pub async fn handle(
     let request = FindCoordinatorRequest::decode(&mut body, version)?;
     let answer = |key: &str| -> Result<BrokerNode, ApiError> {
         match request.key_type {
-            KEY_TYPE_GROUP => group_coordinator(state, ctx, key),
-            KEY_TYPE_TRANSACTION => Ok(this_node(state, ctx)),
+            KEY_TYPE_GROUP => coordinator_of(state, ctx, key, &state.groups, group_topic),
+            KEY_TYPE_TRANSACTION => {
+                coordinator_of(state, ctx, key, &state.transactions, transaction_topic)
+            }
             // Kafka: a key type it does not know (neither group nor transaction) is a bad
             // request.
             other => Err(ApiError::new(
@@ -83,39 +84,53 @@ pub async fn handle(
     encode(&response, version).map(Some)
 }
 
-/// The broker coordinating group `key`.
-fn group_coordinator(
+/// How a coordinator's internal topic is created: (partitions, replication factor,
+/// configs).
+type TopicSpec = (i32, i16, std::collections::BTreeMap<String, String>);
+
+fn group_topic(state: &BrokerState) -> TopicSpec {
+    let c = state.groups.config();
+    (
+        c.offsets_topic_partitions,
+        c.offsets_topic_replication_factor,
+        c.offsets_topic_configs(),
+    )
+}
+
+fn transaction_topic(state: &BrokerState) -> TopicSpec {
+    let c = state.transactions.config();
+    (
+        c.log_partitions,
+        c.log_replication_factor,
+        c.log_topic_configs(),
+    )
+}
+
+/// The broker coordinating `key` for `coordinator`.
+fn coordinator_of<C: PartitionedCoordinator>(
     state: &BrokerState,
     ctx: &RequestContext<'_>,
     key: &str,
+    coordinator: &Arc<C>,
+    spec: fn(&BrokerState) -> TopicSpec,
 ) -> Result<BrokerNode, ApiError> {
     let Some(link) = &state.cluster else {
-        // The address of the listener the client came in on (SSL, SASL_SSL, ...).
-        let (host, port) = state
-            .advertised_endpoint_on(ctx.listener_name())
-            .unwrap_or_default();
-        return Ok(BrokerNode {
-            node_id: state.config.node_id,
-            host,
-            port,
-            rack: None,
-            endpoints: Vec::new(),
-        });
+        return Ok(this_node(state, ctx));
     };
-    let groups = &state.groups;
-    let topic = state.topic(groups.topic_name());
+    let name = coordinator.topic_name();
+    let topic = state.topic(name);
     if topic.is_none()
-        && groups
+        && coordinator
             .shards()
             .should_ask_creation(kafkalite_core::storage::clock::now_ms())
     {
-        let config = groups.config();
+        let (partitions, replication_factor, configs) = spec(state);
         link.admin.submit(AdminOp::CreateTopic {
-            name: groups.topic_name().to_string(),
-            partitions: config.offsets_topic_partitions,
-            replication_factor: config.offsets_topic_replication_factor,
+            name: name.to_string(),
+            partitions,
+            replication_factor,
             assignments: Vec::new(),
-            configs: config.offsets_topic_configs(),
+            configs,
             validate_only: false,
         });
     }

@@ -61,7 +61,7 @@ pub async fn handle(
                                         let (offset, epoch, metadata) =
                                             fields(c.ok().flatten(), true);
                                         let unstable = request.require_stable
-                                            && state.transactions.has_pending_offsets(
+                                            && state.groups.has_pending_offsets(
                                                 &g.group_id,
                                                 &topic,
                                                 p,
@@ -112,7 +112,7 @@ pub async fn handle(
                                 let (offset, epoch, metadata) =
                                     fields(c.ok().flatten(), with_epoch);
                                 let unstable = request.require_stable
-                                    && state.transactions.has_pending_offsets(
+                                    && state.groups.has_pending_offsets(
                                         &request.group_id,
                                         &topic,
                                         p,

@@ -1,9 +1,12 @@
-//! TxnOffsetCommit (v0–5): offsets of a transaction, committed to the group when the
-//! transaction commits and dropped when it aborts. Unknown partitions get
-//! UNKNOWN_TOPIC_OR_PARTITION, metadata over `offset.metadata.max.bytes`
-//! OFFSET_METADATA_TOO_LARGE, the rest the coordinator's verdict (INVALID_TXN_STATE when the
-//! group was not added with AddOffsetsToTxn; PRODUCER_FENCED, INVALID_PRODUCER_EPOCH before
-//! v3 as Kafka maps it).
+//! TxnOffsetCommit (v0–5), sent to the group's coordinator: offsets of a transaction,
+//! written to `__consumer_offsets` as the producer's transactional batch and committed to
+//! the group when the transaction's marker commits them (dropped when it aborts;
+//! `groups::txn_offsets`). Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION, metadata
+//! over `offset.metadata.max.bytes` OFFSET_METADATA_TOO_LARGE, the rest one verdict:
+//! NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS from the group coordinator, and when this
+//! broker also coordinates the transactional id, the transaction coordinator's
+//! (INVALID_TXN_STATE when the group was not added with AddOffsetsToTxn; PRODUCER_FENCED,
+//! INVALID_PRODUCER_EPOCH before v3 as Kafka maps it).
 
 use std::sync::Arc;
 
@@ -20,7 +23,6 @@ use crate::groups::Committed;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
-use crate::transactions::state::PendingOffset;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -52,18 +54,17 @@ pub async fn handle(
                             if metadata.len() > max_metadata {
                                 return Some(codes::OFFSET_METADATA_TOO_LARGE);
                             }
-                            pending.push(PendingOffset {
-                                group: group.clone(),
-                                topic: topic.name.to_string(),
-                                partition: p.partition_index,
-                                committed: Committed {
+                            pending.push((
+                                topic.name.to_string(),
+                                p.partition_index,
+                                Committed {
                                     offset: p.committed_offset,
                                     leader_epoch: p.committed_leader_epoch,
                                     metadata,
                                     commit_ms: now,
                                     expire_ms: None,
                                 },
-                            });
+                            ));
                             None
                         }
                         _ => Some(codes::UNKNOWN_TOPIC_OR_PARTITION),
@@ -73,13 +74,15 @@ pub async fn handle(
         );
     }
     // v5 (transaction version 2): the group's offsets partition joins the transaction
-    // implicitly, as AddOffsetsToTxn did before.
-    let implicit = if version >= 5 {
+    // implicitly, as AddOffsetsToTxn did before (when this broker coordinates the id).
+    let id = request.transactional_id.as_str();
+    let (pid, epoch) = (request.producer_id.0, request.producer_epoch);
+    let implicit = if version >= 5 && state.transactions.coordinates(id) {
         let partitions = state.groups.config().offsets_topic_partitions;
         state.transactions.add_offsets(
-            &request.transactional_id,
-            request.producer_id.0,
-            request.producer_epoch,
+            id,
+            pid,
+            epoch,
             &group,
             (
                 INTERNAL_OFFSETS_TOPIC.to_string(),
@@ -89,16 +92,22 @@ pub async fn handle(
     } else {
         Ok(())
     };
-    let verdict = match implicit.and_then(|()| {
-        state.transactions.txn_offset_commit(
-            &request.transactional_id,
-            request.producer_id.0,
-            request.producer_epoch,
-            &group,
-            pending,
-        )
-    }) {
-        Ok(()) => codes::NONE,
+    let checked = implicit.and_then(|()| {
+        state
+            .transactions
+            .verify_offsets(id, pid, epoch, &group)
+            .unwrap_or(Ok(()))
+    });
+    let groups = std::sync::Arc::clone(&state.groups);
+    let commit = checked.map(|()| {
+        // Waits for the ISR in cluster mode: off the async workers.
+        tokio::task::spawn_blocking(move || groups.txn_offset_commit(&group, pid, epoch, pending))
+    });
+    let verdict = match commit {
+        Ok(task) => match task.await? {
+            Ok(()) => codes::NONE,
+            Err(code) => code,
+        },
         Err(codes::PRODUCER_FENCED) if version < 3 => codes::INVALID_PRODUCER_EPOCH,
         Err(code) => code,
     };

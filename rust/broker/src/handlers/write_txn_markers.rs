@@ -5,7 +5,9 @@
 //! TRANSACTION_COORDINATOR_FENCED for one from a coordinator epoch older than the
 //! producer's last marker here; markers
 //! to a partition with no open transaction of the producer are written (Kafka writes
-//! them too) and change nothing.
+//! them too) and change nothing. In cluster mode the answer waits until the ISR has the
+//! marker (Kafka appends markers with acks=all). A marker in `__consumer_offsets` settles
+//! the transaction's offsets held by the group coordinator.
 
 use std::sync::Arc;
 
@@ -15,13 +17,13 @@ use kafka_protocol::messages::write_txn_markers_response::{
 };
 use kafka_protocol::messages::{RequestHeader, WriteTxnMarkersRequest, WriteTxnMarkersResponse};
 use kafka_protocol::protocol::Decodable;
-use kafkalite_core::storage::clock::now_ms;
 
 use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
+use crate::transactions::markers::{write_local, Marker};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -86,20 +88,21 @@ fn write_one(
         Ok(partition) => partition,
         Err(code) => return code,
     };
-    if state.cluster.is_some() {
-        let code = check_leader(&partition.replica_state(), state.config.node_id, -1);
+    let node = state.cluster.as_ref().map(|_| state.config.node_id);
+    if let Some(node) = node {
+        let code = check_leader(&partition.replica_state(), node, -1);
         if code != codes::NONE {
             return code;
         }
     }
-    match partition.append_marker(
-        m.producer_id.0,
-        m.producer_epoch,
-        m.transaction_result,
-        m.coordinator_epoch,
-        now_ms(),
-    ) {
-        Ok(_) => codes::NONE,
-        Err(e) => e.kafka_code(),
+    let marker = Marker {
+        producer_id: m.producer_id.0,
+        epoch: m.producer_epoch,
+        commit: m.transaction_result,
+        coordinator_epoch: m.coordinator_epoch,
+    };
+    match write_local(state, &partition, &marker, node) {
+        Ok(()) => codes::NONE,
+        Err(code) => code,
     }
 }

@@ -2,13 +2,14 @@
 //! partitions with AddPartitionsToTxn; librdkafka, kafka-python, older Java clients) and
 //! version 2 (KIP-890, which ApiVersions finalizes for Kafka 4 clients: Produce v12 and
 //! TxnOffsetCommit v5 add partitions implicitly, EndTxn v5 bumps the epoch with every
-//! transaction). It keeps every transactional id of this node with its producer id, epoch, state and partitions, kept in
-//! memory and written to `__transaction_state` on every change, replayed at start.
+//! transaction). It keeps every transactional id of this node with its producer id,
+//! epoch, state and partitions, in memory and written to `__transaction_state` on every
+//! change, replayed at start.
 //!
 //! Completing a transaction (EndTxn, an InitProducerId that fences an open one, a
 //! timeout): the state becomes Prepare{Commit,Abort} and is written, the markers are written
-//! to every partition of the transaction (`markers`), offsets sent with TxnOffsetCommit are
-//! committed to the group coordinator (commit only), then the state becomes
+//! to every partition of the transaction (`markers`; the group's `__consumer_offsets`
+//! partition among them settles its offsets), then the state becomes
 //! Complete{Commit,Abort} and is written. Requests for the id meanwhile get
 //! CONCURRENT_TRANSACTIONS (retriable). A Prepare state found at start is completed then.
 //!
@@ -16,13 +17,17 @@
 //! written (a marker takes the partition's producer lock, which Produce holds while it asks
 //! `verify_produce`).
 //!
-//! Pending TxnOffsetCommit offsets live in memory only: a broker restart between
-//! TxnOffsetCommit and EndTxn loses them (the transaction itself is aborted or committed
-//! as its logged state says).
+//! Offsets sent with TxnOffsetCommit are the group coordinator's (`groups::txn_offsets`):
+//! written to `__consumer_offsets` as the producer's transactional batch and settled by the
+//! marker this coordinator writes to the group's partition.
+//!
+//! In cluster mode this broker coordinates the ids of the `__transaction_state`
+//! partitions it leads (`shards`, `placement`): every request first asks the shards
+//! (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), under the same lock an unload takes.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use kafkalite_core::error_codes as codes;
 use kafkalite_core::logging;
@@ -30,8 +35,10 @@ use kafkalite_core::storage::clock::now_ms;
 
 use super::config::TxnConfig;
 use super::log_topic::TxnLogTopic;
-use super::markers::write_markers;
-use super::state::{PendingOffset, TxnMeta, TxnStatus};
+use super::markers::{MarkerChannel, COORDINATOR_EPOCH};
+use super::state::{TxnMeta, TxnStatus};
+use crate::cluster::coordination::Shards;
+use crate::cluster::internal_log::Placement;
 use crate::config::{BrokerConfig, ConfigError};
 use crate::errors::ApiError;
 use crate::state::{BrokerState, INTERNAL_TXN_TOPIC};
@@ -49,7 +56,11 @@ pub(super) struct Inner {
 pub struct TransactionCoordinator {
     pub(super) config: TxnConfig,
     pub(super) inner: Mutex<Inner>,
-    store: OnceLock<TxnLogTopic>,
+    /// `__transaction_state` once it exists (in cluster mode: as the cluster has it).
+    pub(super) store: RwLock<Option<Arc<TxnLogTopic>>>,
+    /// Which ids this broker coordinates (all of them on a single node).
+    pub(super) shards: Shards,
+    pub(super) markers: MarkerChannel,
     broker: OnceLock<Weak<BrokerState>>,
     creating: Mutex<()>,
     pub(super) started: AtomicBool,
@@ -62,20 +73,31 @@ pub(super) struct Completion {
     pub(super) epoch: i16,
     pub(super) commit: bool,
     pub(super) partitions: BTreeSet<(String, i32)>,
-    pub(super) offsets: Vec<PendingOffset>,
 }
 
 impl TransactionCoordinator {
     pub fn new(config: &BrokerConfig) -> Result<Arc<TransactionCoordinator>, ConfigError> {
-        Ok(Self::with_config(TxnConfig::from_raw(&config.raw)?))
+        let shards = if config.zookeeper_connect.is_some() {
+            Shards::none()
+        } else {
+            Shards::everything()
+        };
+        Ok(Self::build(TxnConfig::from_raw(&config.raw)?, shards))
     }
 
+    /// A single node's coordinator (every id is its own).
     #[must_use]
     pub fn with_config(config: TxnConfig) -> Arc<TransactionCoordinator> {
+        Self::build(config, Shards::everything())
+    }
+
+    fn build(config: TxnConfig, shards: Shards) -> Arc<TransactionCoordinator> {
         Arc::new(TransactionCoordinator {
             config,
             inner: Mutex::new(Inner::default()),
-            store: OnceLock::new(),
+            store: RwLock::new(None),
+            shards,
+            markers: MarkerChannel::default(),
             broker: OnceLock::new(),
             creating: Mutex::new(()),
             started: AtomicBool::new(false),
@@ -88,42 +110,70 @@ impl TransactionCoordinator {
     }
 
     /// Bind to the broker and replay `__transaction_state` if it exists; transactions found
-    /// half-completed are completed now.
+    /// half-completed are completed now. In cluster mode ids are loaded partition by
+    /// partition as leadership arrives (`placement`).
     pub fn open(self: &Arc<Self>, broker: &Arc<BrokerState>) -> anyhow::Result<()> {
         let _ = self.broker.set(Arc::downgrade(broker));
+        if self.shards.is_cluster() {
+            return Ok(());
+        }
         let Some(topic) = broker.topic(INTERNAL_TXN_TOPIC) else {
             return Ok(());
         };
         // Kept locally in full (not placed by the controller): every partition is hosted.
-        let store = TxnLogTopic::new(topic.hosted());
+        let store = TxnLogTopic::new(topic.id, topic.partition_slots(), Placement::SingleNode);
         let loaded = store.replay()?;
-        let _ = self.store.set(store);
-        let mut pending = Vec::new();
-        {
+        *self.store.write().expect("lock") = Some(Arc::new(store));
+        let pending = {
             let mut inner = self.inner.lock().expect("lock");
-            for (id, record) in loaded {
-                let meta = TxnMeta::from_record(&id, record);
-                inner.by_producer.insert(meta.producer_id, id.clone());
-                if matches!(
-                    meta.status,
-                    TxnStatus::PrepareCommit | TxnStatus::PrepareAbort
-                ) {
-                    pending.push(Completion {
-                        id: id.clone(),
-                        producer_id: meta.producer_id,
-                        epoch: meta.epoch,
-                        commit: meta.status == TxnStatus::PrepareCommit,
-                        partitions: meta.partitions.clone(),
-                        offsets: Vec::new(),
-                    });
-                }
-                inner.ids.insert(id, meta);
-            }
-        }
+            Self::install(&mut inner, loaded)
+        };
         for c in pending {
             self.finish(broker, c);
         }
         Ok(())
+    }
+
+    /// Take replayed ids in; the transactions left half-completed, to complete.
+    pub(super) fn install(
+        inner: &mut Inner,
+        loaded: HashMap<String, super::records::TxnRecord>,
+    ) -> Vec<Completion> {
+        let mut pending = Vec::new();
+        for (id, record) in loaded {
+            let meta = TxnMeta::from_record(&id, record);
+            inner.by_producer.insert(meta.producer_id, id.clone());
+            if matches!(
+                meta.status,
+                TxnStatus::PrepareCommit | TxnStatus::PrepareAbort
+            ) {
+                pending.push(Completion {
+                    id: id.clone(),
+                    producer_id: meta.producer_id,
+                    epoch: meta.epoch,
+                    commit: meta.status == TxnStatus::PrepareCommit,
+                    partitions: meta.partitions.clone(),
+                });
+            }
+            inner.ids.insert(id, meta);
+        }
+        pending
+    }
+
+    /// The lock over every id, once the shards say this broker coordinates `id` now
+    /// (asked under the lock: an unload takes it too).
+    pub(super) fn lock_for(&self, id: &str) -> Result<MutexGuard<'_, Inner>, i16> {
+        let inner = self.inner.lock().expect("lock");
+        match self.shards.check(id) {
+            codes::NONE => Ok(inner),
+            code => Err(code),
+        }
+    }
+
+    /// Whether this broker coordinates `id` now.
+    #[must_use]
+    pub fn coordinates(&self, id: &str) -> bool {
+        self.shards.check(id) == codes::NONE
     }
 
     pub(super) fn broker(&self) -> Result<Arc<BrokerState>, i16> {
@@ -133,13 +183,17 @@ impl TransactionCoordinator {
             .ok_or(codes::COORDINATOR_NOT_AVAILABLE)
     }
 
-    /// The internal topic, created on first use.
-    pub(super) fn store(&self) -> Result<&TxnLogTopic, i16> {
-        if let Some(store) = self.store.get() {
+    /// The internal topic: created on first use on a single node; in cluster mode the
+    /// controller creates it (FindCoordinator asks) and `placement` attaches it.
+    pub(super) fn store(&self) -> Result<Arc<TxnLogTopic>, i16> {
+        if let Some(store) = self.store.read().expect("lock").clone() {
             return Ok(store);
         }
+        if self.shards.is_cluster() {
+            return Err(codes::NOT_COORDINATOR);
+        }
         let _creating = self.creating.lock().expect("lock");
-        if let Some(store) = self.store.get() {
+        if let Some(store) = self.store.read().expect("lock").clone() {
             return Ok(store);
         }
         let broker = self.broker()?;
@@ -156,18 +210,46 @@ impl TransactionCoordinator {
                 );
                 codes::COORDINATOR_NOT_AVAILABLE
             })?;
-        let partitions = topic.hosted();
-        Ok(self.store.get_or_init(|| TxnLogTopic::new(partitions)))
+        let store = Arc::new(TxnLogTopic::new(
+            topic.id,
+            topic.partition_slots(),
+            Placement::SingleNode,
+        ));
+        *self.store.write().expect("lock") = Some(Arc::clone(&store));
+        Ok(store)
     }
 
-    /// Write the id's state; the caller holds the lock.
+    /// Write the id's state; the caller holds the lock. In cluster mode the write waits
+    /// for the ISR and fails with NOT_COORDINATOR once this broker lost the partition.
     pub(super) fn persist(&self, meta: &TxnMeta) -> Result<(), i16> {
+        let broker = self.broker()?;
         self.store()?
-            .append(&meta.transactional_id, Some(&meta.record()), now_ms())
+            .append(
+                &meta.transactional_id,
+                Some(&meta.record()),
+                now_ms(),
+                &broker.data_arrived,
+            )
             .map_err(|e| {
                 logging::error(LOGGER, &format!("cannot write transaction state: {e:?}"));
-                codes::COORDINATOR_NOT_AVAILABLE
+                if e.code == codes::NOT_COORDINATOR {
+                    codes::NOT_COORDINATOR
+                } else {
+                    codes::COORDINATOR_NOT_AVAILABLE
+                }
             })
+    }
+
+    /// The epoch markers carry: the leader epoch of the id's `__transaction_state`
+    /// partition, so partitions refuse markers of a coordinator that was replaced.
+    pub(super) fn coordinator_epoch(&self, id: &str) -> i32 {
+        if !self.shards.is_cluster() {
+            return COORDINATOR_EPOCH;
+        }
+        self.store()
+            .ok()
+            .and_then(|s| s.partition(id).ok().map(|p| p.leader_epoch()))
+            .unwrap_or(COORDINATOR_EPOCH)
     }
 
     // -----------------------------------------------------------------------------------
@@ -188,7 +270,7 @@ impl TransactionCoordinator {
         let broker = self.broker()?;
         let now = now_ms();
         let fence = {
-            let mut inner = self.inner.lock().expect("lock");
+            let mut inner = self.lock_for(id)?;
             let Some(meta) = inner.ids.get(id).cloned() else {
                 let pid = broker
                     .allocate_producer_id()
@@ -203,7 +285,6 @@ impl TransactionCoordinator {
                     status: TxnStatus::Empty,
                     partitions: BTreeSet::new(),
                     groups: BTreeSet::new(),
-                    pending_offsets: Vec::new(),
                     start_ms: -1,
                     last_update_ms: now,
                 };
@@ -240,7 +321,6 @@ impl TransactionCoordinator {
                     epoch: meta.epoch,
                     commit: false,
                     partitions: meta.partitions.clone(),
-                    offsets: Vec::new(),
                 };
                 inner.ids.insert(id.to_string(), meta);
                 Some(completion)
@@ -248,7 +328,6 @@ impl TransactionCoordinator {
                 meta.status = TxnStatus::Empty;
                 meta.partitions.clear();
                 meta.groups.clear();
-                meta.pending_offsets.clear();
                 self.persist(&meta)?;
                 let out = (meta.producer_id, meta.epoch);
                 inner.ids.insert(id.to_string(), meta);
@@ -290,7 +369,7 @@ impl TransactionCoordinator {
     // AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit
 
     /// The id's state for a request of `producer_id`/`epoch`, checked as Kafka does.
-    fn checked<'a>(
+    pub(super) fn checked<'a>(
         inner: &'a mut Inner,
         id: &str,
         producer_id: i64,
@@ -323,7 +402,7 @@ impl TransactionCoordinator {
         verify_only: bool,
     ) -> Result<(), i16> {
         self.ensure_started();
-        let mut inner = self.inner.lock().expect("lock");
+        let mut inner = self.lock_for(id)?;
         let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
         if verify_only {
             let all = meta.status == TxnStatus::Ongoing
@@ -361,202 +440,32 @@ impl TransactionCoordinator {
         offsets_partition: (String, i32),
     ) -> Result<(), i16> {
         self.add_partitions(id, producer_id, epoch, &[offsets_partition], false)?;
-        let mut inner = self.inner.lock().expect("lock");
+        let mut inner = self.lock_for(id)?;
         let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
         meta.groups.insert(group.to_string());
         Ok(())
     }
 
-    /// TxnOffsetCommit: remember offsets to commit for `group` if the transaction commits.
-    pub fn txn_offset_commit(
+    /// TxnOffsetCommit's check, when this broker coordinates `id` (`None` otherwise: in a
+    /// cluster the group's coordinator trusts the producer's id and epoch, as Kafka's does
+    /// for transaction version 1): the transaction is ongoing and has the group.
+    #[must_use]
+    pub fn verify_offsets(
         &self,
         id: &str,
         producer_id: i64,
         epoch: i16,
         group: &str,
-        offsets: Vec<PendingOffset>,
-    ) -> Result<(), i16> {
-        let mut inner = self.inner.lock().expect("lock");
-        let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
-        if meta.status != TxnStatus::Ongoing || !meta.groups.contains(group) {
-            return Err(codes::INVALID_TXN_STATE);
-        }
-        meta.pending_offsets.retain(|o| {
-            !offsets
-                .iter()
-                .any(|n| n.group == o.group && n.topic == o.topic && n.partition == o.partition)
-        });
-        meta.pending_offsets.extend(offsets);
-        Ok(())
-    }
-
-    // -----------------------------------------------------------------------------------
-    // EndTxn and completion
-
-    /// EndTxn. `bump` (EndTxn v5, transaction version 2, KIP-890): the epoch is bumped
-    /// with every transaction, the markers carry the new one, and the answer is the
-    /// producer id and epoch for the next transaction.
-    pub fn end_txn(
-        self: &Arc<Self>,
-        id: &str,
-        producer_id: i64,
-        epoch: i16,
-        commit: bool,
-        bump: bool,
-    ) -> Result<(i64, i16), i16> {
-        self.ensure_started();
-        let broker = self.broker()?;
-        let completion = {
-            let mut inner = self.inner.lock().expect("lock");
-            if bump {
-                // A retry of an EndTxn whose answer was lost: the epoch before the bump.
-                if let Some(m) = inner.ids.get(id) {
-                    let done = matches!(
-                        (m.status, commit),
-                        (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false)
-                    );
-                    if done && m.producer_id == producer_id && m.last_epoch == epoch {
-                        return Ok((m.producer_id, m.epoch));
-                    }
+    ) -> Option<Result<(), i16>> {
+        let mut inner = self.lock_for(id).ok()?;
+        Some(
+            Self::checked(&mut inner, id, producer_id, epoch).and_then(|meta| {
+                if meta.status != TxnStatus::Ongoing || !meta.groups.contains(group) {
+                    Err(codes::INVALID_TXN_STATE)
+                } else {
+                    Ok(())
                 }
-            }
-            let mut meta = Self::checked(&mut inner, id, producer_id, epoch)?.clone();
-            match (meta.status, commit) {
-                (TxnStatus::Ongoing, _) => {}
-                // TV2 clients may abort without having sent anything: a new epoch only.
-                (
-                    TxnStatus::Empty | TxnStatus::CompleteCommit | TxnStatus::CompleteAbort,
-                    false,
-                ) if bump => {
-                    self.bump_epoch(&broker, &mut inner, &mut meta)?;
-                    meta.status = TxnStatus::CompleteAbort;
-                    meta.last_update_ms = now_ms();
-                    self.persist(&meta)?;
-                    let out = (meta.producer_id, meta.epoch);
-                    inner.ids.insert(id.to_string(), meta);
-                    return Ok(out);
-                }
-                // A retry of a completed EndTxn.
-                (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false) => {
-                    return Ok((meta.producer_id, meta.epoch))
-                }
-                _ => return Err(codes::INVALID_TXN_STATE),
-            }
-            let marker_pid = meta.producer_id;
-            if bump {
-                self.bump_epoch(&broker, &mut inner, &mut meta)?;
-            }
-            // A new producer id (the epoch was exhausted) leaves the markers on the old one.
-            let marker_epoch = if meta.producer_id == marker_pid {
-                meta.epoch
-            } else {
-                meta.last_epoch
-            };
-            meta.status = if commit {
-                TxnStatus::PrepareCommit
-            } else {
-                TxnStatus::PrepareAbort
-            };
-            meta.last_update_ms = now_ms();
-            self.persist(&meta)?;
-            let completion = Completion {
-                id: id.to_string(),
-                producer_id: marker_pid,
-                epoch: marker_epoch,
-                commit,
-                partitions: meta.partitions.clone(),
-                offsets: std::mem::take(&mut meta.pending_offsets),
-            };
-            inner.ids.insert(id.to_string(), meta);
-            completion
-        };
-        self.finish(&broker, completion);
-        let inner = self.inner.lock().expect("lock");
-        let meta = inner
-            .ids
-            .get(id)
-            .ok_or(codes::INVALID_PRODUCER_ID_MAPPING)?;
-        Ok((meta.producer_id, meta.epoch))
-    }
-
-    /// Produce v12 (transaction version 2): the partition of a transactional batch joins
-    /// the producer's transaction implicitly (Kafka's broker sends AddPartitionsToTxn).
-    pub fn add_partition_implicitly(
-        self: &Arc<Self>,
-        producer_id: i64,
-        epoch: i16,
-        topic: &str,
-        partition: i32,
-    ) -> Result<(), (i16, String)> {
-        let id = {
-            let inner = self.inner.lock().expect("lock");
-            inner.by_producer.get(&producer_id).cloned()
-        };
-        let Some(id) = id else {
-            return Err((
-                codes::INVALID_TXN_STATE,
-                format!("producer {producer_id} has no transactional id"),
-            ));
-        };
-        self.add_partitions(
-            &id,
-            producer_id,
-            epoch,
-            &[(topic.to_string(), partition)],
-            false,
+            }),
         )
-        .map_err(|code| {
-            let code = if code == codes::PRODUCER_FENCED {
-                codes::INVALID_PRODUCER_EPOCH
-            } else {
-                code
-            };
-            (
-                code,
-                format!("{topic}-{partition} cannot join the transaction of {id}"),
-            )
-        })
-    }
-
-    /// Markers, offsets, then the Complete state (module docs).
-    pub(super) fn finish(&self, broker: &Arc<BrokerState>, c: Completion) {
-        write_markers(broker, c.producer_id, c.epoch, c.commit, &c.partitions);
-        if c.commit {
-            let mut by_group: HashMap<String, Vec<_>> = HashMap::new();
-            for o in c.offsets {
-                by_group
-                    .entry(o.group)
-                    .or_default()
-                    .push((o.topic, o.partition, o.committed));
-            }
-            for (group, commits) in by_group {
-                if let Err(code) = broker.groups.commit_transactional(&group, commits) {
-                    logging::error(
-                        LOGGER,
-                        &format!("offsets of transaction {} for group {group} not committed: error {code}", c.id),
-                    );
-                }
-            }
-        }
-        let mut inner = self.inner.lock().expect("lock");
-        if let Some(meta) = inner.ids.get_mut(&c.id) {
-            let mut updated = meta.clone();
-            updated.status = if c.commit {
-                TxnStatus::CompleteCommit
-            } else {
-                TxnStatus::CompleteAbort
-            };
-            updated.partitions.clear();
-            updated.groups.clear();
-            updated.pending_offsets.clear();
-            updated.last_update_ms = now_ms();
-            if self.persist(&updated).is_ok() {
-                *meta = updated;
-            } else {
-                // Still done in the partitions; memory says so even if the log could not.
-                meta.status = updated.status;
-                meta.partitions.clear();
-            }
-        }
     }
 }

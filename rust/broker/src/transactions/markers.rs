@@ -1,47 +1,245 @@
-//! Writing a transaction's COMMIT or ABORT markers into its partitions (what Kafka's
-//! coordinator sends as WriteTxnMarkers to each partition leader). On a single node every
-//! partition is local; a partition whose topic was deleted meanwhile is skipped.
+//! Writing a transaction's COMMIT or ABORT markers into its partitions (Kafka's
+//! `TransactionMarkerChannelManager`). A partition this broker leads (every partition on a
+//! single node) gets its marker appended here; in a cluster the others get theirs through
+//! WriteTxnMarkers to their leader, sent with the project's client. Leaders move: a
+//! retriable answer (or an unreachable broker) sends the marker again, to whoever leads
+//! the partition by then, until it is written or the coordinator is no longer this
+//! broker (its successor completes the transaction from the logged Prepare state). A
+//! partition whose topic was deleted is skipped; an answer saying the marker is stale
+//! (fenced epoch) is final.
+//!
+//! A marker in `__consumer_offsets` also settles the offsets the transaction committed
+//! there (`GroupCoordinator::complete_txn_offsets`), here or on the partition's leader.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::Duration;
 
+use kafkalite_client::{Address, Client, ClientConfig, TxnMarker};
+use kafkalite_core::error_codes as codes;
 use kafkalite_core::logging;
 use kafkalite_core::storage::clock::now_ms;
 
-use crate::state::BrokerState;
+use crate::cluster::internal_log;
+use crate::cluster::Partition;
+use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
-/// The coordinator epoch written into markers (a single node never changes coordinator).
+/// The coordinator epoch of a single node (it never changes coordinator).
 pub const COORDINATOR_EPOCH: i32 = 0;
-/// Attempts per partition before the failure is logged and the partition skipped.
+/// Local append attempts per partition before the failure is logged and it is skipped.
 const ATTEMPTS: usize = 3;
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+const LOGGER: &str = "kafkalite.coordinator.transaction.TransactionMarkerChannelManager";
 
-pub fn write_markers(
-    broker: &BrokerState,
-    producer_id: i64,
-    epoch: i16,
-    commit: bool,
-    partitions: &BTreeSet<(String, i32)>,
-) {
-    let now = now_ms();
+/// One transaction's marker.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker {
+    pub producer_id: i64,
+    pub epoch: i16,
+    pub commit: bool,
+    pub coordinator_epoch: i32,
+}
+
+/// Connections to the other brokers, kept between transactions.
+#[derive(Default)]
+pub struct MarkerChannel {
+    client: Mutex<Option<Client>>,
+}
+
+impl MarkerChannel {
+    /// Write every marker; false when the coordinator stopped being this broker's
+    /// (`still_ours` said so) before all were written.
+    pub fn write(
+        &self,
+        broker: &BrokerState,
+        m: &Marker,
+        partitions: &BTreeSet<(String, i32)>,
+        still_ours: &dyn Fn() -> bool,
+    ) -> bool {
+        let Some(link) = &broker.cluster else {
+            write_local_all(broker, m, partitions);
+            return true;
+        };
+        let node = broker.config.node_id;
+        let mut left: BTreeSet<(String, i32)> = partitions.clone();
+        let mut backoff = RETRY_BACKOFF;
+        loop {
+            // Where each partition is now: here, on another leader, or nowhere yet.
+            let mut remote: BTreeMap<Address, Vec<(String, i32)>> = BTreeMap::new();
+            let brokers = link.info().brokers;
+            for (topic, index) in left.clone() {
+                let Some(partition) = broker.partition(&topic, index) else {
+                    // The topic was deleted: nothing to mark.
+                    left.remove(&(topic, index));
+                    continue;
+                };
+                let leader = partition.replica_state().leader;
+                if leader == node {
+                    match write_local(broker, &partition, m, Some(node)) {
+                        Ok(()) => {
+                            left.remove(&(topic, index));
+                        }
+                        Err(code) if retriable(code) => {}
+                        Err(code) => {
+                            give_up(m, &topic, index, code);
+                            left.remove(&(topic, index));
+                        }
+                    }
+                    continue;
+                }
+                let address = brokers.iter().find(|b| b.node_id == leader).and_then(|b| {
+                    Some(Address {
+                        host: b.host.clone(),
+                        port: u16::try_from(b.port).ok()?,
+                    })
+                });
+                if let Some(address) = address {
+                    remote.entry(address).or_default().push((topic, index));
+                }
+            }
+            for (address, partitions) in remote {
+                let marker = TxnMarker {
+                    producer_id: m.producer_id,
+                    producer_epoch: m.epoch,
+                    commit: m.commit,
+                    coordinator_epoch: m.coordinator_epoch,
+                    partitions,
+                };
+                match self.send(&address, &marker) {
+                    Ok(results) => {
+                        for ((topic, index), code) in results {
+                            if code == codes::NONE {
+                                left.remove(&(topic, index));
+                            } else if !retriable(code) {
+                                give_up(m, &topic, index, code);
+                                left.remove(&(topic, index));
+                            }
+                        }
+                    }
+                    Err(e) => logging::warn(
+                        LOGGER,
+                        &format!("markers to {address} not sent (will retry): {e}"),
+                    ),
+                }
+            }
+            if left.is_empty() {
+                broker.data_arrived.notify_waiters();
+                return true;
+            }
+            if !still_ours() {
+                return false;
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    fn send(
+        &self,
+        address: &Address,
+        marker: &TxnMarker,
+    ) -> kafkalite_client::Result<Vec<((String, i32), i16)>> {
+        let mut client = self.client.lock().expect("lock");
+        let client = client.get_or_insert_with(|| {
+            // The bootstrap list is never used: every request names its broker.
+            Client::new(&address.to_string(), ClientConfig::default())
+                .expect("an address from the cluster view parses")
+        });
+        let call = client.write_txn_markers(address, marker);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle.block_on(call),
+            Err(_) => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|source| kafkalite_client::Error::Io {
+                    broker: address.to_string(),
+                    source,
+                })?
+                .block_on(call),
+        }
+    }
+}
+
+/// Answers after which the same marker may succeed later (a leader that moved, a
+/// replica set catching up).
+fn retriable(code: i16) -> bool {
+    matches!(
+        code,
+        codes::NOT_LEADER_OR_FOLLOWER
+            | codes::UNKNOWN_TOPIC_OR_PARTITION
+            | codes::LEADER_NOT_AVAILABLE
+            | codes::NOT_ENOUGH_REPLICAS
+            | codes::NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            | codes::REQUEST_TIMED_OUT
+            | codes::KAFKA_STORAGE_ERROR
+            | codes::NOT_COORDINATOR
+    )
+}
+
+fn give_up(m: &Marker, topic: &str, index: i32, code: i16) {
+    logging::error(
+        LOGGER,
+        &format!(
+            "marker for producer {} not written to {topic}-{index}: error {code}",
+            m.producer_id
+        ),
+    );
+}
+
+fn write_local_all(broker: &BrokerState, m: &Marker, partitions: &BTreeSet<(String, i32)>) {
     for (topic, index) in partitions {
         let Some(partition) = broker.partition(topic, *index) else {
             continue;
         };
-        let mut last_error = None;
+        let mut last = codes::NONE;
         for _ in 0..ATTEMPTS {
-            match partition.append_marker(producer_id, epoch, commit, COORDINATOR_EPOCH, now) {
-                Ok(_) => {
-                    last_error = None;
-                    break;
-                }
-                Err(e) => last_error = Some(e),
+            last = match write_local(broker, &partition, m, None) {
+                Ok(()) => codes::NONE,
+                Err(code) => code,
+            };
+            if last == codes::NONE {
+                break;
             }
         }
-        if let Some(e) = last_error {
-            logging::error(
-                "kafkalite.coordinator.transaction.TransactionMarkerChannelManager",
-                &format!("marker for producer {producer_id} not written to {topic}-{index}: {e}"),
-            );
+        if last != codes::NONE {
+            give_up(m, topic, *index, last);
         }
     }
     broker.data_arrived.notify_waiters();
+}
+
+/// Append the marker to a partition this broker leads; in a cluster (`node`), wait until
+/// the ISR has it, as Kafka appends markers with acks=all.
+pub fn write_local(
+    broker: &BrokerState,
+    partition: &Partition,
+    m: &Marker,
+    node: Option<i32>,
+) -> Result<(), i16> {
+    let offset = partition
+        .append_marker(
+            m.producer_id,
+            m.epoch,
+            m.commit,
+            m.coordinator_epoch,
+            now_ms(),
+        )
+        .map_err(|e| e.kafka_code())?;
+    if partition.topic == INTERNAL_OFFSETS_TOPIC {
+        broker
+            .groups
+            .complete_txn_offsets(partition.index, m.producer_id, m.commit);
+    }
+    if let Some(node) = node {
+        partition.advance_leader_high_watermark();
+        broker.data_arrived.notify_waiters();
+        internal_log::wait_replicated(partition, node, offset + 1).map_err(|e| {
+            if e.code == codes::NOT_COORDINATOR {
+                codes::NOT_LEADER_OR_FOLLOWER
+            } else {
+                e.code
+            }
+        })?;
+    }
+    Ok(())
 }

@@ -1,6 +1,5 @@
 //! What other parts of the broker ask the coordinator: Produce's verification of a
-//! transactional batch, OffsetFetch's `require_stable`, DescribeTransactions and
-//! ListTransactions.
+//! transactional batch, DescribeTransactions and ListTransactions.
 
 use kafkalite_core::error_codes as codes;
 
@@ -55,17 +54,6 @@ impl TransactionCoordinator {
             ));
         }
         Ok(())
-    }
-
-    /// Does an open transaction carry offsets for this group partition (OffsetFetch with
-    /// `require_stable`)?
-    #[must_use]
-    pub fn has_pending_offsets(&self, group: &str, topic: &str, partition: i32) -> bool {
-        self.inner.lock().expect("lock").ids.values().any(|m| {
-            m.pending_offsets
-                .iter()
-                .any(|o| o.group == group && o.topic == topic && o.partition == partition)
-        })
     }
 
     /// The state of `id`, for DescribeTransactions.

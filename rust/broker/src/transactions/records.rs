@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use super::state::TxnStatus;
+use super::status::TxnStatus;
 
 const KEY_VERSION: i16 = 0;
 const VALUE_VERSION: i16 = 0;

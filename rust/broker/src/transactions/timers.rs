@@ -80,7 +80,6 @@ impl TransactionCoordinator {
                     epoch: meta.epoch,
                     commit: false,
                     partitions: meta.partitions.clone(),
-                    offsets: Vec::new(),
                 });
                 inner.ids.insert(id, meta);
             }
@@ -98,7 +97,7 @@ impl TransactionCoordinator {
                     .collect();
                 for id in expired {
                     if let Ok(store) = self.store() {
-                        if store.append(&id, None, now).is_err() {
+                        if store.append(&id, None, now, &broker.data_arrived).is_err() {
                             continue;
                         }
                     }

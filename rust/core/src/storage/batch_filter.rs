@@ -91,6 +91,26 @@ pub fn filter_batch(
     Ok((filtered, counts))
 }
 
+/// `batch` whole, stamped with `delete_horizon` (a control batch of an emptied
+/// transaction: its marker may go once the horizon has passed, as a tombstone does).
+pub fn stamp_delete_horizon(
+    batch: &[u8],
+    header: &BatchHeader,
+    delete_horizon: i64,
+) -> Result<Filtered> {
+    let Ok(data) = records_section(header, batch) else {
+        return Ok(Filtered::Unparseable);
+    };
+    let Ok(records) = parse_records(&data, header.records_count) else {
+        return Ok(Filtered::Unparseable);
+    };
+    let kept: Vec<&RecordView<'_>> = records.iter().collect();
+    Ok(match rebuild(header, &kept, Some(delete_horizon))? {
+        Some(bytes) => Filtered::Rewritten(bytes),
+        None => Filtered::Unparseable,
+    })
+}
+
 /// A batch holding `kept`, with `horizon` as its new delete horizon if given. `None` when a
 /// record's timestamp cannot be expressed against the horizon (nonsense timestamps).
 fn rebuild(

@@ -114,6 +114,27 @@ pub fn marker_batch(
     Ok(b)
 }
 
+/// A transactional data batch of `producer_id`/`producer_epoch` (base sequence -1: the
+/// coordinators' own writes, such as transactional offset commits in `__consumer_offsets`,
+/// are not idempotent batches), as Kafka's group coordinator writes TxnOffsetCommit.
+pub fn transactional_batch(
+    records: &[RecordInput],
+    producer_id: i64,
+    producer_epoch: i16,
+) -> Result<Vec<u8>> {
+    let producer = BatchProducer {
+        id: producer_id,
+        epoch: producer_epoch,
+        base_sequence: -1,
+    };
+    let mut b = encode_producer_batch(records, Compression::None, 0, producer)?;
+    let attributes = i16::from_be_bytes([b[21], b[22]]) | ATTR_TRANSACTIONAL;
+    b[21..23].copy_from_slice(&attributes.to_be_bytes());
+    let crc = crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    Ok(b)
+}
+
 /// The control record type of a control batch (`batch` holds the whole batch).
 #[must_use]
 pub fn control_type(batch: &[u8]) -> Option<i16> {

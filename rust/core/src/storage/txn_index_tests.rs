@@ -157,3 +157,56 @@ fn compaction_drops_aborted_batches_and_keeps_markers() {
     assert_eq!(values, vec![(0, b"committed".to_vec())]);
     assert_eq!(controls, 1);
 }
+
+/// Kafka's cleaner and markers: the marker of a transaction with no data left (aborted
+/// here) is stamped with a delete horizon by the first pass and removed by a pass after
+/// `delete.retention.ms`; the marker of a transaction whose data is still there stays.
+#[test]
+fn compaction_removes_markers_of_emptied_transactions_after_delete_retention() {
+    use crate::storage::{compact_shared_with_transactions, CleanupPolicy};
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        cleanup_policy: CleanupPolicy {
+            delete: false,
+            compact: true,
+        },
+        delete_retention_ms: 1_000,
+        ..LogConfig::default()
+    };
+    let mut log = PartitionLog::open(dir.path(), config).unwrap();
+    log.append_shared(&txn_batch(9, 0, 2), 0).unwrap(); // 0..=1, aborted
+    log.append_shared(&marker_batch(9, 0, false, 0, 0).unwrap(), 0)
+        .unwrap(); // 2
+    log.append_shared(&txn_batch(8, 0, 1), 0).unwrap(); // 3, committed, key k
+    log.append_shared(&marker_batch(8, 0, true, 0, 0).unwrap(), 0)
+        .unwrap(); // 4
+    log.roll().unwrap();
+    let log = std::sync::Mutex::new(log);
+    let controls = |log: &std::sync::Mutex<PartitionLog>| {
+        let log = log.lock().unwrap();
+        let slice = log.read(0, 1 << 20, None).unwrap().unwrap();
+        let mut buf = vec![0u8; slice.len as usize];
+        slice.file.read_exact_at(&mut buf, slice.position).unwrap();
+        let mut out = Vec::new();
+        let mut rest = &buf[..];
+        while let Ok(h) = BatchHeader::parse(rest) {
+            if h.is_control() && h.records_count > 0 {
+                out.push((h.base_offset, h.producer_id, h.has_delete_horizon()));
+            }
+            rest = &rest[h.total_size()..];
+        }
+        out
+    };
+    let now = 1_000_000;
+    let aborted = vec![(9, 0, 2)];
+    compact_shared_with_transactions(&log, now, true, aborted.clone(), None).unwrap();
+    // First pass: the aborted data goes, its marker is stamped (now + 1 s) and stays.
+    assert_eq!(controls(&log), vec![(2, 9, true), (4, 8, false)]);
+    // Before the horizon nothing more goes.
+    compact_shared_with_transactions(&log, now + 500, true, aborted.clone(), None).unwrap();
+    assert_eq!(controls(&log), vec![(2, 9, true), (4, 8, false)]);
+    // After it the emptied transaction's marker goes; the committed one keeps its marker.
+    compact_shared_with_transactions(&log, now + 1_001, true, aborted, None).unwrap();
+    assert_eq!(controls(&log), vec![(4, 8, false)]);
+}

@@ -1,13 +1,16 @@
 //! Phase 2 of a pass, `CompactionJob::run`: map key -> latest offset over the dirty
 //! section, then filter each group of closed segments into one `.cleaned` file.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::records::batch::emptied_batch;
 use crate::records::{validate_batch, BatchHeader, BATCH_HEADER_LEN};
-use crate::storage::batch_filter::{filter_batch, FilterCounts, Filtered, Verdict};
+use crate::storage::batch_filter::{
+    filter_batch, stamp_delete_horizon, FilterCounts, Filtered, Verdict,
+};
 use crate::storage::clean_files::{suffixed_path, CLEANED_SUFFIX};
 use crate::storage::config::LogConfig;
 use crate::storage::offset_map::OffsetMap;
@@ -74,11 +77,15 @@ impl CompactionJob {
         let map_end = self.build_map(&mut map, &mut stats)?;
         let to_clean = self.segments.partition_point(|s| s.base_offset < map_end);
         let mut groups = Vec::new();
+        // Per producer: whether its current transaction kept any data in this pass.
+        let mut txn_data: HashMap<i64, bool> = HashMap::new();
         for group in group_segments(&self.segments[..to_clean], &self.config) {
             let size: u64 = group.iter().map(|s| s.size).sum();
             stats.bytes_before += size;
             stats.bytes_after += size;
-            if let Some(cleaned) = self.clean_group(group, &map, map_end, &mut stats)? {
+            if let Some(cleaned) =
+                self.clean_group(group, &map, map_end, &mut txn_data, &mut stats)?
+            {
                 groups.push(cleaned);
             }
         }
@@ -135,6 +142,7 @@ impl CompactionJob {
         group: &[SegmentSnapshot],
         map: &OffsetMap,
         map_end: i64,
+        txn_data: &mut HashMap<i64, bool>,
         stats: &mut CompactionStats,
     ) -> Result<Option<CleanedGroup>> {
         let base = group[0].base_offset;
@@ -163,7 +171,9 @@ impl CompactionJob {
         for segment in group {
             stats.bytes_read += segment.size;
             for_each_batch(segment, |header, batch| {
-                let (filtered, counts) = if header.is_control() {
+                let (filtered, counts) = if header.is_control() && header.is_transactional() {
+                    self.marker_verdict(header, batch, horizon, txn_data)?
+                } else if header.is_control() {
                     (Filtered::Unchanged, kept_all(header))
                 } else if self.is_aborted(header) {
                     let removed = u64::try_from(header.records_count).unwrap_or(0);
@@ -179,6 +189,10 @@ impl CompactionJob {
                         self.verdict(map, map_end, header, offset, record)
                     })?
                 };
+                if header.is_transactional() && !header.is_control() {
+                    let kept = !matches!(filtered, Filtered::Empty);
+                    *txn_data.entry(header.producer_id).or_insert(false) |= kept;
+                }
                 add_counts(&mut cleaned.counts, counts);
                 if !matches!(filtered, Filtered::Empty) {
                     trailing_empty = None;
@@ -223,6 +237,39 @@ impl CompactionJob {
             &self.config,
         ));
         Ok(Some(cleaned))
+    }
+
+    /// A transaction marker, as Kafka's cleaner treats it: kept while any data of its
+    /// transaction is left in the log; once none is (an aborted transaction, or a
+    /// committed one compacted away), the first pass stamps it with a delete horizon
+    /// (now + `delete.retention.ms`), and a pass after the horizon removes it, so a
+    /// consumer reading at the time still saw the marker close the transaction.
+    fn marker_verdict(
+        &self,
+        header: &BatchHeader,
+        batch: &[u8],
+        horizon: i64,
+        txn_data: &mut HashMap<i64, bool>,
+    ) -> Result<(Filtered, FilterCounts)> {
+        let had_data = txn_data.remove(&header.producer_id).unwrap_or(false);
+        if had_data {
+            return Ok((Filtered::Unchanged, kept_all(header)));
+        }
+        if !header.has_delete_horizon() {
+            let stamped = stamp_delete_horizon(batch, header, horizon)?;
+            return Ok((stamped, kept_all(header)));
+        }
+        if header.base_timestamp <= self.now_ms {
+            let removed = u64::try_from(header.records_count).unwrap_or(0);
+            return Ok((
+                Filtered::Empty,
+                FilterCounts {
+                    removed,
+                    ..FilterCounts::default()
+                },
+            ));
+        }
+        Ok((Filtered::Unchanged, kept_all(header)))
     }
 
     /// Kafka's retention rule for one record (`LogCleaner.shouldRetainRecord`).

@@ -1,0 +1,107 @@
+//! Offsets committed inside a transaction (TxnOffsetCommit), as Kafka's group coordinator
+//! keeps them: written at once to the group's `__consumer_offsets` partition as a
+//! transactional batch of the producer, held aside (not visible to OffsetFetch) until the
+//! transaction's marker reaches that partition, then made the group's committed offsets
+//! (COMMIT) or dropped (ABORT). Being in the log, they survive a restart or a move of the
+//! coordinator: replay holds them aside again until their marker (`offsets_topic`).
+
+use std::sync::Arc;
+
+use super::coordinator::GroupCoordinator;
+use super::errors;
+use super::offsets::{Committed, PendingTxnOffset};
+use super::offsets_topic::Write;
+
+impl GroupCoordinator {
+    /// TxnOffsetCommit of already validated partitions: persisted as the producer's
+    /// transactional batch, then held until the transaction ends. The group is created if
+    /// it does not exist (Kafka does the same).
+    pub fn txn_offset_commit(
+        self: &Arc<Self>,
+        group_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        commits: Vec<(String, i32, Committed)>,
+    ) -> Result<(), i16> {
+        self.with_group(group_id, true, |_, _| {
+            if commits.is_empty() {
+                return Ok(());
+            }
+            let writes: Vec<Write> = commits
+                .iter()
+                .map(|(t, p, c)| Write::Offset(t, *p, Some(c)))
+                .collect();
+            self.append_transactional(group_id, &writes, (producer_id, producer_epoch))
+                .map_err(|e| e.code)?;
+            let mut pending = self.pending_txn.lock().expect("lock");
+            let held = pending.entry(producer_id).or_default();
+            for (topic, partition, committed) in commits {
+                held.retain(|p| !p.same_partition(group_id, &topic, partition));
+                held.push(PendingTxnOffset {
+                    group: group_id.to_string(),
+                    topic,
+                    partition,
+                    committed,
+                });
+            }
+            Ok(())
+        })?
+        .unwrap_or(Err(errors::COORDINATOR_NOT_AVAILABLE))
+    }
+
+    /// A marker of `producer_id` was written to `__consumer_offsets` partition `index`:
+    /// its offsets for the groups of that partition become committed (or are dropped).
+    pub fn complete_txn_offsets(self: &Arc<Self>, index: i32, producer_id: i64, commit: bool) {
+        let settled: Vec<PendingTxnOffset> = {
+            let mut pending = self.pending_txn.lock().expect("lock");
+            let Some(held) = pending.get_mut(&producer_id) else {
+                return;
+            };
+            let (here, elsewhere): (Vec<_>, Vec<_>) = held
+                .drain(..)
+                .partition(|p| self.index_of(&p.group) == Some(index));
+            *held = elsewhere;
+            if held.is_empty() {
+                pending.remove(&producer_id);
+            }
+            here
+        };
+        if !commit {
+            return;
+        }
+        let mut by_group: std::collections::BTreeMap<String, Vec<PendingTxnOffset>> =
+            std::collections::BTreeMap::new();
+        for p in settled {
+            by_group.entry(p.group.clone()).or_default().push(p);
+        }
+        for (group, offsets) in by_group {
+            // Already in the log, made committed by the marker: only memory changes.
+            let _ = self.with_group(&group, true, |g, _| {
+                for p in offsets {
+                    g.offsets.insert(p.topic, p.partition, p.committed);
+                }
+            });
+        }
+    }
+
+    /// Does an open transaction hold an offset for this group partition (OffsetFetch with
+    /// `require_stable` answers UNSTABLE_OFFSET_COMMIT then)?
+    #[must_use]
+    pub fn has_pending_offsets(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.pending_txn
+            .lock()
+            .expect("lock")
+            .values()
+            .flatten()
+            .any(|p| p.same_partition(group, topic, partition))
+    }
+
+    /// Forget the held offsets of the groups of partition `index` (it was unloaded).
+    pub(super) fn drop_pending_of(&self, index: i32) {
+        let mut pending = self.pending_txn.lock().expect("lock");
+        for held in pending.values_mut() {
+            held.retain(|p| self.index_of(&p.group) != Some(index));
+        }
+        pending.retain(|_, held| !held.is_empty());
+    }
+}
