@@ -66,5 +66,5 @@ def test_isolation_level_option_is_checked() -> None:
     assert parse_source_options(base, False).isolation_level == 0
     opts = {**base, "kafka.isolation.level": "READ_COMMITTED"}
     assert parse_source_options(opts, False).isolation_level == 1
-    with pytest.raises(ValueError, match="kafka.isolation.level.*'serializable'"):
+    with pytest.raises(ValueError, match=r"kafka\.isolation\.level: .*'serializable'"):
         parse_source_options({**base, "kafka.isolation.level": "serializable"}, False)

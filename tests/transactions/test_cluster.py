@@ -193,4 +193,4 @@ def test_coordinator_sigkill_mid_run_completes_or_aborts_cleanly(cluster: Cluste
     p.produce("fo", value=b"after", partition=0)
     p.commit_transaction(90)
     got = [m.value() for m in drain(c.bootstrap_servers, "fo", 3, "read_committed", settle_s=3.0)]
-    assert sorted(got) == sorted(committed + [b"after"])
+    assert sorted(got) == sorted([*committed, b"after"])
