@@ -89,13 +89,15 @@ pub enum Placement {
     Cluster { node: i32 },
 }
 
-/// Append `records` as one batch (transactional for `Some((producer id, epoch))`).
+/// Append `records` as one batch (transactional for `Some((producer id, epoch))`);
+/// `replicated`: in cluster mode, return once the ISR has it.
 pub fn append(
     partition: &Partition,
     records: &[RecordInput],
     producer: Option<(i64, i16)>,
     now_ms: i64,
     placement: Placement,
+    replicated: bool,
     wake: &tokio::sync::Notify,
 ) -> Result<(), ApiError> {
     let batch = match producer {
@@ -114,6 +116,9 @@ pub fn append(
     partition.advance_leader_high_watermark();
     // Followers long-poll on this: they come for the batch at once.
     wake.notify_waiters();
+    if !replicated {
+        return Ok(());
+    }
     wait_replicated(partition, node, info.last_offset + 1)
 }
 

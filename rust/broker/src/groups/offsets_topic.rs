@@ -135,12 +135,15 @@ impl OffsetsTopic {
                 }
             })
             .collect();
+        // Transactional offsets wait for the ISR (a marker settles them later); plain commits
+        // keep the group coordinator's answer-on-leader-append.
         internal_log::append(
             self.partition(group)?,
             &records,
             producer,
             now_ms,
             self.placement,
+            producer.is_some(),
             wake,
         )
     }

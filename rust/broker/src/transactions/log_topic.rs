@@ -96,6 +96,7 @@ impl TxnLogTopic {
             None,
             now_ms,
             self.placement,
+            true,
             wake,
         )
     }
