@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaProducer
 
 from kafkalite import _core
 from kafkalite.cluster import Cluster
@@ -20,11 +21,15 @@ from kafkalite.errors import KafkaliteError
 from tests.cluster.conftest import settled, wait_for
 from tests.cluster.test_group_coordinator import java_partition
 from tests.transactions.helpers import drain
+from tests.transactions.test_java_and_kafka_python import _transactions
 
 TXN_TOPIC = "__transaction_state"
 TXN_PARTITIONS = 6
 # Data partitions led by brokers 1, 2 and 3, each replicated to all three.
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+# One replica each: the coordinator hosts no log of the partitions other brokers lead, and
+# their markers still reach them.
+SINGLE_REPLICAS = [[1], [2], [3]]
 
 
 @pytest.fixture
@@ -57,9 +62,9 @@ def txn_coordinator(bootstrap: str, txn_id: str) -> int:
     return wait_for(ask, timeout=40)
 
 
-def create_spread(bootstrap: str, topic: str) -> None:
+def create_spread(bootstrap: str, topic: str, assignment: list[list[int]] = ASSIGNMENT) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(topic, num_partitions=len(ASSIGNMENT), replica_assignment=ASSIGNMENT)
+    new = NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)
     admin.create_topics([new], operation_timeout=30)[topic].result(30)
 
 
@@ -89,7 +94,7 @@ def test_coordinator_placement_and_markers_on_every_leader(cluster: Cluster) -> 
     # Replicated like __consumer_offsets: transaction.state.log.replication.factor (3).
     assert all(sorted(p.replicas) == [1, 2, 3] for p in meta.values())
 
-    create_spread(c.bootstrap_servers, "spread")
+    create_spread(c.bootstrap_servers, "spread", SINGLE_REPLICAS)
     settled(bootstraps, "spread", 3)
     p = producer(c.bootstrap_servers, "placed-0")
     p.begin_transaction()
@@ -194,3 +199,62 @@ def test_coordinator_sigkill_mid_run_completes_or_aborts_cleanly(cluster: Cluste
     p.commit_transaction(90)
     got = [m.value() for m in drain(c.bootstrap_servers, "fo", 3, "read_committed", settle_s=3.0)]
     assert sorted(got) == sorted([*committed, b"after"])
+
+
+def test_kafka_python_and_kafka_transactions_tool_on_a_cluster(cluster: Cluster) -> None:
+    """kafka-python's transactional producer and Kafka's ``kafka-transactions`` (list,
+    describe, describe-producers, abort) against three brokers, over partitions each led
+    (and hosted) by one broker only."""
+    c = cluster
+    bs = c.bootstrap_servers
+    bootstraps = [b.bootstrap_servers for b in c.brokers]
+    coordinator = txn_coordinator(bootstraps[0], "kp-tx")
+    settled(bootstraps, TXN_TOPIC, TXN_PARTITIONS, timeout=40)
+    create_spread(bs, "kp", SINGLE_REPLICAS)
+    settled(bootstraps, "kp", 3)
+
+    p = KafkaProducer(bootstrap_servers=bs, transactional_id="kp-tx")
+    p.init_transactions()
+    p.begin_transaction()
+    for i in range(6):
+        p.send("kp", value=b"kept-%d" % i, partition=i % 3)
+    p.commit_transaction()
+    p.begin_transaction()
+    for i in range(3):
+        p.send("kp", value=b"dropped-%d" % i, partition=i)
+    p.flush()
+    p.abort_transaction()
+    p.close()
+    got = sorted(m.value() for m in drain(bs, "kp", 3, "read_committed", 1.0))
+    assert got == [b"kept-%d" % i for i in range(6)]
+    assert len(drain(bs, "kp", 3, "read_uncommitted", 1.0)) == 9
+
+    # ListTransactions goes to every broker; only the coordinator knows the id.
+    assert "kp-tx" in _transactions(bs, "list")
+    described = _transactions(bs, "describe", "--transactional-id", "kp-tx")
+    row = described.splitlines()[1].split()
+    assert (int(row[0]), row[1], row[4]) == (coordinator, "kp-tx", "CompleteAbort"), described
+
+    # An open transaction on a partition led by another broker than its coordinator:
+    # describe-producers asks that leader, abort writes the marker there.
+    stuck_coordinator = txn_coordinator(bootstraps[0], "stuck-tx")
+    index = next(i for i, r in enumerate(SINGLE_REPLICAS) if r[0] != stuck_coordinator)
+    stuck = Producer({"bootstrap.servers": bs, "transactional.id": "stuck-tx"})
+    stuck.init_transactions(30)
+    stuck.begin_transaction()
+    stuck.produce("kp", value=b"hanging", partition=index)
+    stuck.flush(30)
+    producers = _transactions(bs, "describe-producers", "--topic", "kp", "--partition", str(index))
+    rows = [line.split() for line in producers.splitlines()[1:] if line.strip()]
+    start = next(r[-1] for r in rows if r[-1] not in ("None", "-1"))  # open txn start
+    # After 2 kept records (0, 1), their marker (2), 1 aborted record (3), its marker (4).
+    assert start == "5", producers
+    _transactions(bs, "abort", "--topic", "kp", "--partition", str(index), "--start-offset", start)
+    consumer = Consumer(
+        {"bootstrap.servers": bs, "group.id": "s", "isolation.level": "read_committed"}
+    )
+    _, lso = consumer.get_watermark_offsets(TopicPartition("kp", index), timeout=10, cached=False)
+    consumer.close()
+    assert lso == 7  # past the hanging record and the tool's ABORT marker
+    got = sorted(m.value() for m in drain(bs, "kp", 3, "read_committed", 1.0))
+    assert got == [b"kept-%d" % i for i in range(6)]

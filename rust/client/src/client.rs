@@ -14,12 +14,15 @@ use crate::cluster::Metadata;
 use crate::config::ClientConfig;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::security::ClientSecurity;
 
 pub struct Client {
     bootstrap: Vec<Address>,
     bootstrap_servers: String,
     pub(crate) config: ClientConfig,
     connections: BTreeMap<Address, Connection>,
+    /// TLS and/or SASL for every connection (a broker's inter-broker listener).
+    security: ClientSecurity,
     /// The last Metadata answer, for routing requests to partition leaders.
     pub(crate) metadata: Option<Metadata>,
 }
@@ -32,8 +35,20 @@ impl Client {
             bootstrap_servers: bootstrap_servers.to_string(),
             config,
             connections: BTreeMap::new(),
+            security: ClientSecurity::default(),
             metadata: None,
         })
+    }
+
+    /// `new`, with every connection secured as `security` says.
+    pub fn with_security(
+        bootstrap_servers: &str,
+        config: ClientConfig,
+        security: ClientSecurity,
+    ) -> Result<Client> {
+        let mut client = Client::new(bootstrap_servers, config)?;
+        client.security = security;
+        Ok(client)
     }
 
     /// Close every connection (they reopen on the next request).
@@ -44,7 +59,7 @@ impl Client {
     /// An open connection to `address`, opening it when needed.
     pub(crate) async fn connection(&mut self, address: &Address) -> Result<&mut Connection> {
         if !self.connections.contains_key(address) {
-            let conn = Connection::open(address, &self.config).await?;
+            let conn = Connection::open_secured(address, &self.config, &self.security).await?;
             self.connections.insert(address.clone(), conn);
         }
         Ok(self.connections.get_mut(address).expect("just inserted"))

@@ -68,13 +68,26 @@ impl MarkerChannel {
             let mut remote: BTreeMap<Address, Vec<(String, i32)>> = BTreeMap::new();
             let brokers = link.info().brokers;
             for (topic, index) in left.clone() {
-                let Some(partition) = broker.partition(&topic, index) else {
+                // The leader as the controller says, whether or not this broker hosts a
+                // replica of the partition (logs are opened only where replicas live).
+                let Some(t) = broker.topic(&topic) else {
                     // The topic was deleted: nothing to mark.
                     left.remove(&(topic, index));
                     continue;
                 };
-                let leader = partition.replica_state().leader;
+                let Some(replica) = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| t.replica_states().get(i).cloned())
+                else {
+                    left.remove(&(topic, index));
+                    continue;
+                };
+                let leader = replica.leader;
                 if leader == node {
+                    // Led here but not opened yet: the next round writes it.
+                    let Some(partition) = t.partition(index) else {
+                        continue;
+                    };
                     match write_local(broker, &partition, m, Some(node)) {
                         Ok(()) => {
                             left.remove(&(topic, index));
@@ -87,10 +100,20 @@ impl MarkerChannel {
                     }
                     continue;
                 }
+                // Brokers reach each other on the inter-broker listener, as the replica
+                // fetchers do.
                 let address = brokers.iter().find(|b| b.node_id == leader).and_then(|b| {
+                    let (host, port) = match inter_broker(broker) {
+                        Some(ib) => b
+                            .endpoints
+                            .iter()
+                            .find(|(name, _, _)| *name == ib.listener)
+                            .map(|(_, h, p)| (h.clone(), *p))?,
+                        None => (b.host.clone(), b.port),
+                    };
                     Some(Address {
-                        host: b.host.clone(),
-                        port: u16::try_from(b.port).ok()?,
+                        host,
+                        port: u16::try_from(port).ok()?,
                     })
                 });
                 if let Some(address) = address {
@@ -105,7 +128,7 @@ impl MarkerChannel {
                     coordinator_epoch: m.coordinator_epoch,
                     partitions,
                 };
-                match self.send(&address, &marker) {
+                match self.send(broker, &address, &marker) {
                     Ok(results) => {
                         for ((topic, index), code) in results {
                             if code == codes::NONE {
@@ -136,13 +159,17 @@ impl MarkerChannel {
 
     fn send(
         &self,
+        broker: &BrokerState,
         address: &Address,
         marker: &TxnMarker,
     ) -> kafkalite_client::Result<Vec<((String, i32), i16)>> {
         let mut client = self.client.lock().expect("lock");
         let client = client.get_or_insert_with(|| {
             // The bootstrap list is never used: every request names its broker.
-            Client::new(&address.to_string(), ClientConfig::default())
+            let security = inter_broker(broker)
+                .map(|ib| ib.security.clone())
+                .unwrap_or_default();
+            Client::with_security(&address.to_string(), ClientConfig::default(), security)
                 .expect("an address from the cluster view parses")
         });
         let call = client.write_txn_markers(address, marker);
@@ -158,6 +185,11 @@ impl MarkerChannel {
                 .block_on(call),
         }
     }
+}
+
+/// The inter-broker listener and its TLS / SASL (cluster mode).
+fn inter_broker(broker: &BrokerState) -> Option<&crate::replication::inter_broker::InterBroker> {
+    broker.fetchers.as_ref().map(|f| &f.inter_broker)
 }
 
 /// Answers after which the same marker may succeed later (a leader that moved, a
