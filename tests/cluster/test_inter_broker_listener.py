@@ -59,6 +59,8 @@ def _cluster(protocol: str, pki: dict[str, str], data_dir: Path) -> Cluster:
         "listener.name.client.plain.sasl.jaas.config": _jaas(),
         "zookeeper.session.timeout.ms": 6000,
         "replica.lag.time.max.ms": 10000,
+        # Few partitions: the transaction coordinator's topic is created in the test.
+        "transaction.state.log.num.partitions": 3,
     }
     if "SSL" in protocol:
         overrides.update(pki)
@@ -146,3 +148,39 @@ def test_replicas_fetch_over_the_inter_broker_listener(secured: tuple[str, Clust
         for p in range(3):
             logs = list((b.data_dir / "logs" / f"replicated-{p}").glob("*.log"))
             assert sum(f.stat().st_size for f in logs) > 0, (b.broker_id, p)
+    _markers_cross_the_inter_broker_listener(c, protocol)
+
+
+def _markers_cross_the_inter_broker_listener(c: Cluster, protocol: str) -> None:
+    """A transaction over the three partitions (each led by another broker): the
+    coordinator sends the markers of the two it does not lead to their leaders with
+    WriteTxnMarkers on the inter-broker listener (TLS / SASL as configured); a marker
+    that did not arrive leaves that partition's LSO stuck and its records unread."""
+    producer = Producer(
+        {"bootstrap.servers": c.bootstrap_servers, "transactional.id": f"tx-{protocol}", **ALICE}
+    )
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    for p in range(3):
+        producer.produce("replicated", b"txn-%d" % p, partition=p)
+    producer.commit_transaction(60)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": c.bootstrap_servers,
+            "group.id": f"committed-{protocol}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            **ALICE,
+        }
+    )
+    consumer.assign([TopicPartition("replicated", p, 0) for p in range(3)])
+    seen: set[bytes] = set()
+
+    def committed_read() -> bool:
+        m = consumer.poll(0.5)
+        if m is not None and m.error() is None and m.value().startswith(b"txn-"):
+            seen.add(m.value())
+        return len(seen) == 3
+
+    wait_for(committed_read, 30, 0)
+    consumer.close()
