@@ -67,6 +67,16 @@ fn api_versions(s: &mut Session) -> Result<[Ranges; 2], String> {
             ApiVersionsRequest::default()
         };
         s.script = "api_versions".into();
+        if v >= 3 {
+            // A client software name outside Kafka's pattern: INVALID_REQUEST and no
+            // list (fuzzer-found: kafkalite answered it in full).
+            let bad = request
+                .clone()
+                .with_client_software_name(StrBytes::from_static_str("bad name!"));
+            let _ = s.play("client software name outside the pattern", v, |_| {
+                bad.clone()
+            });
+        }
         let answers = s.play("ranges", v, |_| request.clone());
         if v == 4 {
             for (side, answer) in answers.iter().enumerate() {

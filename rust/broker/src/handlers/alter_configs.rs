@@ -31,7 +31,6 @@ pub async fn handle(
         .iter()
         .map(|r| {
             let names = r.configs.iter().map(|c| c.name.as_str());
-            // Kafka's legacy API drops null values: the key is then simply not in the set.
             let configs: BTreeMap<String, String> = r
                 .configs
                 .iter()
@@ -39,7 +38,8 @@ pub async fn handle(
                 .collect();
             let op = authz::operation::ALTER_CONFIGS;
             let allowed = authz::configs(state, ctx, op, r.resource_type, &r.resource_name);
-            let outcome = allowed.and_then(|()| no_duplicates(names)).and_then(|()| {
+            let outcome = allowed.and_then(|()| no_duplicates(names));
+            let outcome = outcome.and_then(|()| no_null_value(r)).and_then(|()| {
                 apply(
                     state,
                     r.resource_type,
@@ -69,6 +69,20 @@ pub fn no_duplicates<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
         Some(dup) => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("error due to duplicate config keys: {dup}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Kafka 4.1.1 refuses a null value in the legacy API with INVALID_REQUEST rather than
+/// dropping the key (the conformance fuzzer found kafkalite dropping it).
+fn no_null_value(
+    resource: &kafka_protocol::messages::alter_configs_request::AlterConfigsResource,
+) -> Result<(), ApiError> {
+    match resource.configs.iter().find(|c| c.value.is_none()) {
+        Some(c) => Err(ApiError::new(
+            codes::INVALID_REQUEST,
+            format!("Null value not supported for : {}", c.name.as_str()),
         )),
         None => Ok(()),
     }

@@ -35,8 +35,25 @@ pub fn handle(
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<ResponseBody> {
-    // The body carries only client software name/version; a malformed one is still answered.
-    let _ = ApiVersionsRequest::decode(&mut body, version);
+    // As Kafka 4.1.1 (found by the conformance fuzzer): a body that does not parse closes
+    // the connection; from v3 a client software name or version that is not Kafka's
+    // pattern (invalid UTF-8 included: Java decodes it to U+FFFD, which fails it) is
+    // INVALID_REQUEST with no API list.
+    let valid = match ApiVersionsRequest::decode(&mut body, version) {
+        Ok(r) => {
+            version < 3
+                || (software_token(&r.client_software_name)
+                    && software_token(&r.client_software_version))
+        }
+        Err(e) if e.to_string().contains("utf-8") => false,
+        Err(e) => anyhow::bail!("ApiVersions v{version} body does not parse: {e}"),
+    };
+    if !valid {
+        let response = ApiVersionsResponse::default()
+            .with_error_code(codes::INVALID_REQUEST)
+            .with_finalized_features_epoch(-1);
+        return encode(&response, version);
+    }
     let mut response = ApiVersionsResponse::default()
         .with_error_code(0)
         .with_api_keys(api_list());
@@ -83,10 +100,47 @@ pub fn handle(
     encode(&response, version)
 }
 
+/// Kafka's pattern for a client software name or version (KIP-511):
+/// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn software_token(text: &str) -> bool {
+    let b = text.as_bytes();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && b.iter().all(inner)
+        }
+        _ => false,
+    }
+}
+
 /// The answer to an ApiVersions request at a version we do not know.
 pub fn unsupported_version_response() -> anyhow::Result<ResponseBody> {
     let response = ApiVersionsResponse::default()
         .with_error_code(codes::UNSUPPORTED_VERSION)
         .with_api_keys(api_list());
     encode(&response, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::software_token;
+
+    #[test]
+    fn software_token_follows_kafkas_pattern() {
+        for ok in ["a", "librdkafka", "apache-kafka-java", "2.15.0", "1"] {
+            assert!(software_token(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            ".1",
+            "bad name",
+            "kafk\u{fffd}",
+            "a_b",
+            "\u{11}",
+        ] {
+            assert!(!software_token(bad), "{bad:?}");
+        }
+    }
 }

@@ -12,6 +12,8 @@
 //!   ongoing transaction of the old epoch is aborted first); INVALID_TRANSACTION_TIMEOUT
 //!   for a timeout above `transaction.max.timeout.ms`; PRODUCER_FENCED for a stale
 //!   producer (INVALID_PRODUCER_EPOCH before v4, as Kafka maps it).
+//! - a producer id without an epoch or an epoch without an id (either -1, the other not):
+//!   INVALID_REQUEST, as Kafka answers.
 
 use std::sync::Arc;
 
@@ -38,10 +40,14 @@ pub async fn handle(
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = InitProducerIdRequest::decode(&mut body, version)?;
     let mut response = InitProducerIdResponse::default();
-    let (error, producer_id, epoch) = if request
-        .transactional_id
-        .as_ref()
-        .is_some_and(|t| t.0.is_empty())
+    // Kafka: a producer id comes with its epoch or neither is given (-1, -1); one without
+    // the other is INVALID_REQUEST (the conformance fuzzer found kafkalite ignoring it).
+    let half_given = (request.producer_id.0 == -1) != (request.producer_epoch == -1);
+    let (error, producer_id, epoch) = if half_given
+        || request
+            .transactional_id
+            .as_ref()
+            .is_some_and(|t| t.0.is_empty())
     {
         // Kafka: an empty transactional id is neither idempotent (null) nor a valid id.
         (codes::INVALID_REQUEST, -1, -1)

@@ -13,6 +13,8 @@
 //!
 //! Offsets found carry timestamp -1 for EARLIEST/LATEST (as Kafka) and the partition's
 //! leader epoch (0, the single node's only epoch); nothing found is offset -1, timestamp -1, leader epoch -1.
+//! A negative timestamp that is none of these, or one newer than the request's version,
+//! is UNSUPPORTED_VERSION (35) for its partition, as Kafka answers.
 //! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
 //! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. The request's
 //! current leader epoch is not checked (there is only epoch 0). v10's `timeout_ms` bounds
@@ -77,6 +79,11 @@ pub async fn handle(
             }
             if !allowed {
                 out.error_code = codes::TOPIC_AUTHORIZATION_FAILED;
+                partitions.push(out);
+                continue;
+            }
+            if !timestamp_supported(p.timestamp, version) {
+                out.error_code = codes::UNSUPPORTED_VERSION;
                 partitions.push(out);
                 continue;
             }
@@ -160,6 +167,22 @@ pub async fn handle(
     Ok(Some(encode(&response, version)?))
 }
 
+/// Whether `version` knows `timestamp`: a real time (>= 0), or a special value no newer
+/// than the version that introduced it (MAX_TIMESTAMP v7, EARLIEST_LOCAL v8, LATEST_TIERED
+/// v9). Kafka 4.1.1 answers any other negative value UNSUPPORTED_VERSION for the
+/// partition, before looking the topic up (the conformance fuzzer found kafkalite reading
+/// it as a time before every record).
+#[must_use]
+pub fn timestamp_supported(timestamp: i64, version: i16) -> bool {
+    match timestamp {
+        0.. | LATEST_TIMESTAMP | EARLIEST_TIMESTAMP => true,
+        MAX_TIMESTAMP => version >= 7,
+        EARLIEST_LOCAL_TIMESTAMP => version >= 8,
+        LATEST_TIERED_TIMESTAMP => version >= 9,
+        _ => false,
+    }
+}
+
 /// (offset, timestamp) for a ListOffsets timestamp, `None` when nothing matches. LATEST is
 /// the high watermark (what a consumer may read up to).
 pub fn lookup(
@@ -176,5 +199,23 @@ pub fn lookup(
         LATEST_TIMESTAMP => Ok(Some((high_watermark, -1))),
         MAX_TIMESTAMP => log.max_timestamp_offset(),
         ts => log.offset_for_timestamp(ts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timestamp_supported;
+
+    #[test]
+    fn special_timestamps_need_their_version() {
+        assert!(
+            timestamp_supported(0, 1) && timestamp_supported(-1, 1) && timestamp_supported(-2, 1)
+        );
+        assert!(!timestamp_supported(-3, 6) && timestamp_supported(-3, 7));
+        assert!(!timestamp_supported(-4, 7) && timestamp_supported(-4, 8));
+        assert!(!timestamp_supported(-5, 8) && timestamp_supported(-5, 9));
+        for ts in [-6, -7, -100, i64::MIN] {
+            assert!(!timestamp_supported(ts, 10), "{ts}");
+        }
     }
 }

@@ -12,6 +12,8 @@
 //!   Kafka's `ProduceRequest.validateRecords` rules for v3+; a batch that does not parse or
 //!   overruns the field: CORRUPT_MESSAGE (2);
 //! - zstd before v7: UNSUPPORTED_COMPRESSION_TYPE (76);
+//! - a batch whose base offset is not 0: INVALID_RECORD (87), with the log start offset
+//!   and no message, as Kafka's log answers;
 //! - control batches from a client: INVALID_RECORD (87);
 //! - transactional batches: the transaction coordinator verifies that the partition is
 //!   part of the producer's ongoing transaction (KIP-890 part 1): INVALID_TXN_STATE (48)
@@ -85,6 +87,9 @@ struct Failed {
     code: i16,
     message: String,
     record_errors: Vec<(i32, String)>,
+    /// Raised by the log's own checks of an append: Kafka answers these with the
+    /// partition's log start offset and no error message.
+    from_log: bool,
 }
 
 impl Failed {
@@ -93,6 +98,7 @@ impl Failed {
             code,
             message: message.into(),
             record_errors: Vec::new(),
+            from_log: false,
         }
     }
 }
@@ -123,12 +129,14 @@ impl From<CoreError> for Failed {
                         )
                     })
                     .collect(),
+                from_log: false,
             },
             // Kafka names each record whose timestamp is out of range in record_errors.
             CoreError::TimestampsOutOfRange { records } => Failed {
                 code: codes::INVALID_TIMESTAMP,
                 message: "One or more records have been rejected due to invalid timestamp".into(),
                 record_errors: records,
+                from_log: false,
             },
             e => Failed::new(e.kafka_code(), e.to_string()),
         }
@@ -239,7 +247,7 @@ pub async fn handle(
                     out.base_offset = -1;
                     // Kafka's RecordValidationException (records named in record_errors)
                     // still reports the partition's log start offset; other failures -1.
-                    if !f.record_errors.is_empty() {
+                    if !f.record_errors.is_empty() || f.from_log {
                         if let Some(p) = topic.as_ref().and_then(|t| t.partition(data.index)) {
                             out.log_start_offset = p.log.lock().expect("lock").log_start_offset();
                         }
@@ -247,7 +255,9 @@ pub async fn handle(
                     if version >= 8 {
                         // Kafka sends a message only with a record its validator rejected
                         // (KIP-467: INVALID_RECORD, INVALID_TIMESTAMP); other errors carry none.
-                        if f.code == codes::INVALID_RECORD || f.code == codes::INVALID_TIMESTAMP {
+                        let validated =
+                            f.code == codes::INVALID_RECORD || f.code == codes::INVALID_TIMESTAMP;
+                        if validated && !f.from_log {
                             out.error_message = Some(StrBytes::from_string(f.message));
                         }
                         out.record_errors = f
@@ -356,6 +366,20 @@ fn produce_partition(
     let records = records.unwrap_or_default();
     let header = check_single_batch(&records, version)?;
     let cluster = state.cluster.is_some();
+    // Kafka's log refuses a client's batch whose base offset is not 0 (the offsets are the
+    // broker's to assign); the conformance fuzzer found kafkalite accepting it.
+    if header.base_offset != 0 {
+        return Err(Failed {
+            from_log: true,
+            ..Failed::new(
+                codes::INVALID_RECORD,
+                format!(
+                    "the base offset of a client's record batch must be 0, not {}",
+                    header.base_offset
+                ),
+            )
+        });
+    }
     if header.is_control() {
         return Err(Failed::new(
             codes::INVALID_RECORD,

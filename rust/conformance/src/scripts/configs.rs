@@ -134,6 +134,9 @@ fn alter_configs(s: &mut Session, v: i16) {
     s.play("unknown key", v, |_| r.clone());
     let r = request("ac-unknown", &[("retention.ms", Some("5000"))], false);
     s.play("unknown topic", v, |_| r.clone());
+    // A null value: INVALID_REQUEST, not a dropped key (fuzzer-found).
+    let r = request(&name, &[("retention.ms", None)], false);
+    s.play("null value", v, |_| r.clone());
     let r = AlterConfigsRequest::default();
     s.play("empty request", v, |_| r.clone());
 }

@@ -82,6 +82,14 @@ fn produce_script(s: &mut Session, v: i16) {
         with_produce_ids(side, r.clone())
     });
 
+    // A base offset other than 0 (outside the CRC): INVALID_RECORD (fuzzer-found).
+    let mut offset = batch(1, 8).to_vec();
+    offset[..8].copy_from_slice(&5_i64.to_be_bytes());
+    let r = produce_request(&name, 0, Some(offset.into()));
+    s.play("batch base offset not 0", v, |side| {
+        with_produce_ids(side, r.clone())
+    });
+
     let compact = format!("pr-compact-v{v}");
     create_topic(s, &compact, 1, &[("cleanup.policy", "compact")]);
     let keyless = kafkalite_core::records::encode_batch(
@@ -234,6 +242,20 @@ fn list_offsets(s: &mut Session, v: i16) {
         let r = list_offsets_request(v, &[(&name, 0, -1)]).with_timeout_ms(1_000);
         s.play("with a timeout", v, |_| r.clone());
     }
+    // A negative timestamp the version does not know: UNSUPPORTED_VERSION, even for an
+    // unknown topic (found by the conformance fuzzer).
+    let newest_special = [(7, -3), (8, -4), (9, -5)]
+        .iter()
+        .filter(|(since, _)| v < *since)
+        .map(|(_, ts)| *ts)
+        .next()
+        .unwrap_or(-6);
+    let r = list_offsets_request(v, &[(&name, 0, newest_special)]);
+    s.play("timestamp unknown to the version", v, |_| r.clone());
+    let r = list_offsets_request(v, &[("lo-unknown", 0, -7)]);
+    s.play("timestamp unknown to the version, unknown topic", v, |_| {
+        r.clone()
+    });
     let r = list_offsets_request(v, &[(&name, 4, -1)]);
     s.play("unknown partition", v, |_| r.clone());
     let r = list_offsets_request(v, &[("lo-unknown", 0, -1)]);
@@ -261,4 +283,11 @@ fn init_producer_id(s: &mut Session, v: i16) {
     // The codec's default transactional id is "" (the field has no null default).
     let r = r.with_transactional_id(Some(Default::default()));
     s.play("empty transactional id", v, |_| r.clone());
+    // A producer id without an epoch, or an epoch without an id: INVALID_REQUEST.
+    if v >= 3 {
+        let bad = r.clone().with_transactional_id(None).with_producer_epoch(4);
+        s.play("epoch without a producer id", v, |_| bad.clone());
+        let bad = bad.with_producer_id(1000.into()).with_producer_epoch(-1);
+        s.play("producer id without an epoch", v, |_| bad.clone());
+    }
 }

@@ -143,6 +143,12 @@ fn delete_topics(s: &mut Session, v: i16) {
             r.with_topic_names(names.iter().map(|n| topic(n)).collect())
         }
     };
+    if v >= 6 {
+        // Named by both name and id: INVALID_REQUEST, nothing deleted (fuzzer-found).
+        let mut r = request(&[&name]);
+        r.topics[0].topic_id = uuid::Uuid::from_u128(0x0400_0000_0000_0000_0000);
+        s.play("name and id both", v, |_| r.clone());
+    }
     let r = request(&[&name]);
     s.play("success", v, |_| r.clone());
     let r = request(&["dt-unknown"]);
@@ -224,6 +230,13 @@ fn metadata(s: &mut Session, v: i16) {
         r.unknown_tagged_fields
             .insert(999, bytes::Bytes::from_static(b"unknown tag"));
         s.play("unknown tagged field", v, |_| r.clone());
+    }
+    if v >= 12 {
+        // An unknown topic id next to a known name: the id is looked up (fuzzer-found).
+        let mut r = request(Some(&[&name]), false);
+        r.topics.as_mut().expect("one topic")[0].topic_id =
+            uuid::Uuid::from_u128(0x0001_0000_0000_0000_0000_0000);
+        s.play("unknown topic id next to a name", v, |_| r.clone());
     }
     let r = request(Some(&[]), false);
     s.play("no topics", v, |_| r.clone());
