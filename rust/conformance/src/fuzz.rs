@@ -1,7 +1,9 @@
 //! A mutation fuzzer seeded from the requests the scripts recorded: each round takes a
 //! seed frame, mutates it (bit flips, byte overwrites, length-field edits, truncation,
 //! splices) and sends it to kafkalite and to Kafka on fresh connections. A case is saved
-//! when kafkalite dies, hangs (no answer and no close while Kafka did one or the other),
+//! when kafkalite dies, hangs (no answer and no close while Kafka did one or the other,
+//! and none again when asked on a fresh connection: one it answers there is counted as
+//! `slow`, a stall of a busy broker rather than a frame that hangs it),
 //! or accepts (answers with every error code 0) what Kafka refuses (closes or answers an
 //! error). Answers are decoded with the same codec as the runner's.
 
@@ -43,9 +45,14 @@ pub struct Case {
     pub kafka: Option<Outcome>,
     /// The mutated frame, hex (header + body, no size prefix).
     pub frame_hex: String,
+    /// The mutated request as the codec reads it (`triage::request_debug`): what the
+    /// fuzz allowlist's patterns match.
+    pub request: String,
     /// For a crash: the frames sent to kafkalite just before (oldest first), since the one
     /// that killed it may be any of them.
     pub previous_hex: Vec<String>,
+    /// Seconds into the run: cases bunched in time point at the broker, not the frame.
+    pub at_seconds: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -56,11 +63,15 @@ pub struct FuzzReport {
     pub crashes: u64,
     pub hangs: u64,
     pub accepted_where_kafka_refuses: u64,
+    /// Frames kafkalite held past the wait on its kept connection but answered (or closed
+    /// on) when asked again on a fresh one: the broker was busy, the frame did not hang it.
+    pub slow: u64,
     pub cases: Vec<Case>,
     pub seconds: f64,
 }
 
 /// xorshift64*: a reproducible stream from `seed`, no dependency.
+#[derive(Clone)]
 struct Rng(u64);
 
 impl Rng {
@@ -126,7 +137,7 @@ fn mutate(rng: &mut Rng, frame: &[u8], seeds: &[Seed]) -> Vec<u8> {
     out
 }
 
-fn resolve(bootstrap: &str) -> Result<SocketAddr, String> {
+pub(crate) fn resolve(bootstrap: &str) -> Result<SocketAddr, String> {
     bootstrap
         .to_socket_addrs()
         .map_err(|e| format!("{bootstrap}: {e}"))?
@@ -136,7 +147,7 @@ fn resolve(bootstrap: &str) -> Result<SocketAddr, String> {
 
 /// Close without TIME_WAIT (an RST): a million short connections from one host would
 /// otherwise use up the ephemeral ports.
-fn close_hard(stream: TcpStream) {
+pub(crate) fn close_hard(stream: TcpStream) {
     use std::os::fd::AsRawFd;
     let linger = libc::linger {
         l_onoff: 1,
@@ -154,7 +165,7 @@ fn close_hard(stream: TcpStream) {
     }
 }
 
-fn connect(addr: SocketAddr) -> Option<TcpStream> {
+pub(crate) fn connect(addr: SocketAddr) -> Option<TcpStream> {
     let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3)).ok()?;
     let _ = stream.set_read_timeout(Some(ANSWER_WAIT));
     let _ = stream.set_nodelay(true);
@@ -197,11 +208,20 @@ fn send_on(
 }
 
 fn exchange(stream: &mut TcpStream, api: ApiKey, version: i16, frame: &[u8]) -> Outcome {
+    match exchange_raw(stream, frame) {
+        Ok(body) => classify(api, version, body),
+        Err(outcome) => outcome,
+    }
+}
+
+/// Send one frame and read one answer's bytes (response header and body), or what
+/// happened instead.
+pub(crate) fn exchange_raw(stream: &mut TcpStream, frame: &[u8]) -> Result<Vec<u8>, Outcome> {
     let mut out = Vec::with_capacity(frame.len() + 4);
     out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
     out.extend_from_slice(frame);
     if stream.write_all(&out).is_err() {
-        return Outcome::Closed;
+        return Err(Outcome::Closed);
     }
     let mut size = [0u8; 4];
     match stream.read_exact(&mut size) {
@@ -212,25 +232,25 @@ fn exchange(stream: &mut TcpStream, api: ApiKey, version: i16, frame: &[u8]) -> 
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
             ) =>
         {
-            return Outcome::Hung
+            return Err(Outcome::Hung)
         }
-        Err(_) => return Outcome::Closed,
+        Err(_) => return Err(Outcome::Closed),
     }
     let len = i32::from_be_bytes(size);
     let Ok(len) = usize::try_from(len) else {
-        return Outcome::Undecodable;
+        return Err(Outcome::Undecodable);
     };
     if len > FRAME_BYTES_MAX {
-        return Outcome::Undecodable;
+        return Err(Outcome::Undecodable);
     }
     let mut body = vec![0u8; len];
     if stream.read_exact(&mut body).is_err() {
-        return Outcome::Closed;
+        return Err(Outcome::Closed);
     }
-    classify(api, version, body)
+    Ok(body)
 }
 
-fn classify(api: ApiKey, version: i16, body: Vec<u8>) -> Outcome {
+pub(crate) fn classify(api: ApiKey, version: i16, body: Vec<u8>) -> Outcome {
     let mut bytes = bytes::Bytes::from(body);
     if ResponseHeader::decode(&mut bytes, api.response_header_version(version)).is_err() {
         return Outcome::Undecodable;
@@ -256,7 +276,7 @@ fn classify(api: ApiKey, version: i16, body: Vec<u8>) -> Outcome {
 
 /// The `Debug` rendering of a decoded `api` response: the APIs kafkalite serves (the
 /// codec's `ResponseKind` needs a feature the other crates do not build with).
-fn debug_of(api: ApiKey, bytes: &mut bytes::Bytes, version: i16) -> Option<String> {
+pub(crate) fn debug_of(api: ApiKey, bytes: &mut bytes::Bytes, version: i16) -> Option<String> {
     fn render<T: Decodable + std::fmt::Debug>(
         bytes: &mut bytes::Bytes,
         version: i16,
@@ -337,8 +357,8 @@ pub fn fuzz(
     }
     let (ours, theirs) = (resolve(kafkalite)?, resolve(kafka)?);
     let started = Instant::now();
-    let counters: [AtomicU64; 5] = Default::default();
-    let [sent_ours, sent_theirs, crashes, hangs, accepted] = &counters;
+    let counters: [AtomicU64; 6] = Default::default();
+    let [sent_ours, sent_theirs, crashes, hangs, accepted, slow] = &counters;
     let stop = AtomicBool::new(false);
     let cases: Mutex<Vec<Case>> = Mutex::new(Vec::new());
     let hex = |frame: &[u8]| frame.iter().map(|b| format!("{b:02x}")).collect::<String>();
@@ -348,20 +368,44 @@ pub fn fuzz(
         let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
         while started.elapsed() < duration && !stop.load(Relaxed) {
             let s = &seeds[rng.below(seeds.len())];
+            let before = rng.clone();
             let frame = mutate(&mut rng, &s.frame, seeds);
+            // Kafka gets the same mutation of its own request (its topic ids, member ids):
+            // kafkalite's ids would only be unknown there. Where the two requests differ
+            // in length the same mutation cannot be applied, and Kafka is not asked.
+            let theirs_frame = (s.kafka_frame.len() == s.frame.len()).then(|| {
+                if s.kafka_frame == s.frame {
+                    frame.clone()
+                } else {
+                    mutate(&mut before.clone(), &s.kafka_frame, seeds)
+                }
+            });
             let ours_did = send_on(&mut conn, ours, s.api, s.version, &frame);
             let n = sent_ours.fetch_add(1, Relaxed) + 1;
             let compare = n.is_multiple_of(compare_every.max(1));
             // A frame kafkalite holds is always asked of Kafka too: a JoinGroup waiting for
             // its rebalance or a Produce with acks=0 holds there just the same.
-            let ask_kafka = compare || ours_did == Outcome::Hung;
-            let theirs_did = ask_kafka.then(|| send(theirs, s.api, s.version, &frame));
+            let ask_kafka = theirs_frame.is_some() && (compare || ours_did == Outcome::Hung);
+            let theirs_did = theirs_frame
+                .as_ref()
+                .filter(|_| ask_kafka)
+                .map(|f| send(theirs, s.api, s.version, f));
             if ask_kafka {
                 sent_theirs.fetch_add(1, Relaxed);
             }
+            // A frame kafkalite held on the kept connection while Kafka answered or closed is
+            // asked again on a fresh connection, as Kafka was: if kafkalite now answers or
+            // closes, it was busy (a stall under the fuzzer's load), not hung on the frame.
+            let stalled = matches!((&ours_did, &theirs_did), (Outcome::Hung, Some(t)) if *t != Outcome::Hung)
+                && send(ours, s.api, s.version, &frame) != Outcome::Hung;
+            if stalled {
+                slow.fetch_add(1, Relaxed);
+            }
             let why = match (&ours_did, &theirs_did) {
                 (Outcome::Unreachable, _) => Some("kafkalite unreachable: crashed"),
-                (Outcome::Hung, Some(t)) if *t != Outcome::Hung => Some("kafkalite hung"),
+                (Outcome::Hung, Some(t)) if *t != Outcome::Hung && !stalled => {
+                    Some("kafkalite hung")
+                }
                 (Outcome::Answered { accepted: true }, Some(t)) if refused(t) => {
                     Some("kafkalite accepted what Kafka refused")
                 }
@@ -384,11 +428,13 @@ pub fn fuzz(
                         kafkalite: ours_did.clone(),
                         kafka: theirs_did.clone(),
                         frame_hex: hex(&frame),
+                        request: crate::triage::request_debug(&frame),
                         previous_hex: if matches!(ours_did, Outcome::Unreachable) {
                             recent.iter().cloned().collect()
                         } else {
                             Vec::new()
                         },
+                        at_seconds: started.elapsed().as_secs_f64(),
                     });
                 }
                 if matches!(ours_did, Outcome::Unreachable) {
@@ -417,6 +463,7 @@ pub fn fuzz(
         crashes: crashes.load(Relaxed),
         hangs: hangs.load(Relaxed),
         accepted_where_kafka_refuses: accepted.load(Relaxed),
+        slow: slow.load(Relaxed),
         cases: cases.into_inner().unwrap_or_default(),
         seconds: started.elapsed().as_secs_f64(),
     })

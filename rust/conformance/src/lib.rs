@@ -12,6 +12,7 @@ pub mod runner;
 pub mod scripts;
 pub mod session;
 pub mod tree;
+pub mod triage;
 
 pub use runner::{run, Options, Report};
 pub use session::Injection;

@@ -84,6 +84,9 @@ pub struct Seed {
     pub api: ApiKey,
     pub version: i16,
     pub frame: Vec<u8>,
+    /// The same step as sent to Kafka: it differs where the request names what each
+    /// broker assigned (topic ids, member ids, producer ids).
+    pub kafka_frame: Vec<u8>,
 }
 
 /// What a step got back from one side.
@@ -212,10 +215,12 @@ impl Session {
             ApiKey::try_from(R::KEY),
             encode_frame(&requests[0], version),
         ) {
+            let kafka_frame = encode_frame(&requests[1], version).unwrap_or_default();
             self.corpus.push(Seed {
                 api: key,
                 version,
                 frame,
+                kafka_frame,
             });
         }
         let answers = [

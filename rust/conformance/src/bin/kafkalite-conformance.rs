@@ -1,5 +1,5 @@
 //! `kafkalite-conformance KAFKALITE_BOOTSTRAP KAFKA_BOOTSTRAP [--quick] [API...]` (or
-//! `--fuzz SECONDS`; `--sasl KAFKALITE,KAFKA` names their SASL_PLAINTEXT listeners; `--record DIR` also writes every request played, one file each, as
+//! `--fuzz SECONDS`, or `--replay HEX|@CASES.json` to replay saved fuzz cases; `--sasl KAFKALITE,KAFKA` names their SASL_PLAINTEXT listeners; `--record DIR` also writes every request played, one file each, as
 //! the coverage-guided fuzzer's seed corpus): the
 //! runner against two brokers already running; prints the report data as JSON. The
 //! `kafkalite conformance` command starts both brokers and calls the same runner.
@@ -9,6 +9,10 @@ fn main() {
     if args.len() < 2 {
         eprintln!("usage: kafkalite-conformance KAFKALITE KAFKA [--quick] [--sasl A,B] [--record DIR] [API...]");
         std::process::exit(2);
+    }
+    if let Some(hex) = flag_value(&args, "--replay") {
+        replay(&args[0], &args[1], &hex);
+        return;
     }
     if let Some(i) = args.iter().position(|a| a == "--fuzz") {
         let seconds: u64 = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(60);
@@ -73,4 +77,32 @@ fn write_corpus(
         std::fs::write(dir.join(name), &seed.frame)?;
     }
     Ok(())
+}
+
+/// `--replay HEX`: one saved case's frame (or `@FILE`, a fuzz-cases.json whose every case
+/// is replayed), sent to both brokers; the request and both answers, one JSON line each.
+fn replay(kafkalite: &str, kafka: &str, arg: &str) {
+    let frames: Vec<String> = match arg.strip_prefix('@') {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+                eprintln!("conformance: {path}: {e}");
+                std::process::exit(1);
+            });
+            let cases: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
+            cases
+                .iter()
+                .filter_map(|c| c["frame_hex"].as_str().map(str::to_string))
+                .collect()
+        }
+        None => vec![arg.to_string()],
+    };
+    for hex in frames {
+        let frame: Vec<u8> = (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        match kafkalite_conformance::triage::replay(kafkalite, kafka, &frame) {
+            Ok(r) => println!("{}", serde_json::to_string(&r).expect("serialisable")),
+            Err(e) => eprintln!("conformance replay: {e}"),
+        }
+    }
 }
