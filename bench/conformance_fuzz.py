@@ -6,7 +6,10 @@ Starts kafkalite's daemon and Apache Kafka 4.1.1 side by side (the conformance r
 brokers and settings), records the requests of the quick conformance scripts, then mutates
 them for the given time: every mutated frame goes to kafkalite, every Nth also to Kafka.
 Saved cases (kafkalite crashed, hung, or accepted what Kafka refused) go to
-``fuzz-cases.json`` in the output directory; the last line is JSON with the counts.
+``fuzz-cases.json`` in the output directory; hangs and accepted cases that a ``[[fuzz]]``
+entry of the conformance allowlist covers are listed with its reason, the rest are
+unlisted. The last line is JSON with the counts; the exit status is 1 on a crash or an
+unlisted case.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 from kafkalite import _core
+from kafkalite.conformance import allowlist
 from kafkalite.conformance.brokers import KAFKA_VERSION, running_pair
 
 
@@ -28,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-every", type=int, default=10)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--kafka-version", default=KAFKA_VERSION)
+    parser.add_argument(
+        "--allowlist",
+        type=Path,
+        default=allowlist.DEFAULT_PATH,
+        help="TOML file whose [[fuzz]] entries list the cases that may stay",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-results") / "conformance-fuzz")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -39,15 +49,30 @@ def main(argv: list[str] | None = None) -> int:
     report = json.loads(raw)
     cases = report.pop("cases")
     (args.out / "fuzz-cases.json").write_text(json.dumps(cases, indent=1))
+    listed, unlisted = allowlist.judge_fuzz(cases, allowlist.load_fuzz(args.allowlist))
     rate = report["kafkalite_requests"] / max(report["seconds"], 1e-9)
     print(
         f"{report['kafkalite_requests']} mutated requests to kafkalite ({rate:.0f}/s), "
         f"{report['kafka_requests']} also to Kafka; {report['crashes']} crashes, "
-        f"{report['hangs']} hangs, {report['accepted_where_kafka_refuses']} accepted where "
+        f"{report['hangs']} hangs ({report['slow']} more answered when asked again: slow, "
+        f"not hung), {report['accepted_where_kafka_refuses']} accepted where "
         f"Kafka refused; cases in {args.out / 'fuzz-cases.json'}"
     )
-    print(json.dumps({**report, "seed": args.seed}))
-    return 1 if report["crashes"] or report["hangs"] else 0
+    for entry, count in listed.items():
+        print(f"  listed ({count}): {entry.api} {entry.why} /{entry.request}/: {entry.reason}")
+    for case in unlisted[:20]:
+        request = case.get("request", "")[:300]
+        print(f"  UNLISTED {case['why']}: {case['api']} v{case['version']}: {request}")
+    # Cases past the saved ones cannot be judged: they count as unlisted.
+    unsaved = max(0, report["hangs"] + report["accepted_where_kafka_refuses"] - len(cases))
+    summary = {
+        **report,
+        "listed": sum(listed.values()),
+        "unlisted": len(unlisted) + unsaved,
+        "seed": args.seed,
+    }
+    print(json.dumps(summary))
+    return 1 if report["crashes"] or summary["unlisted"] else 0
 
 
 if __name__ == "__main__":

@@ -95,3 +95,65 @@ def load(path: Path = DEFAULT_PATH) -> list[Entry]:
             )
         )
     return entries
+
+
+@dataclass(eq=False)
+class FuzzEntry:
+    """A class of fuzz cases that stays, each with its reason: the case's API, the kind of
+    case (``why`` glob on the fuzzer's reason, e.g. ``*accepted*``) and a regular
+    expression searched in the mutated request as the codec reads it."""
+
+    api: str
+    why: str
+    request: str
+    reason: str
+    used: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        self._why_re = re.compile(_glob(self.why))
+        self._request_re = re.compile(self.request)
+
+    def covers(self, case: dict) -> bool:  # type: ignore[type-arg]
+        return (
+            case["api"] == self.api
+            and bool(self._why_re.fullmatch(case["why"]))
+            and bool(self._request_re.search(case.get("request", "")))
+        )
+
+
+def load_fuzz(path: Path = DEFAULT_PATH) -> list[FuzzEntry]:
+    """The ``[[fuzz]]`` entries: fuzz cases that are deliberate differences."""
+    data = tomllib.loads(path.read_text())
+    entries = []
+    for i, item in enumerate(data.get("fuzz", [])):
+        missing = {"api", "request", "reason"} - item.keys()
+        if missing:
+            raise ValueError(f"{path}: fuzz entry {i} lacks {', '.join(sorted(missing))}")
+        entries.append(
+            FuzzEntry(
+                api=item["api"],
+                why=item.get("why", "*"),
+                request=item["request"],
+                reason=item["reason"],
+            )
+        )
+    return entries
+
+
+def judge_fuzz(
+    cases: list[dict],  # type: ignore[type-arg]
+    entries: list[FuzzEntry],
+) -> tuple[dict[FuzzEntry, int], list[dict]]:  # type: ignore[type-arg]
+    """Split saved fuzz cases into listed (a count per entry) and unlisted; a crash is
+    never listed."""
+    listed: dict[FuzzEntry, int] = {}
+    unlisted = []
+    for case in cases:
+        entry = None
+        if "crash" not in case["why"]:
+            entry = next((e for e in entries if e.covers(case)), None)
+        if entry is None:
+            unlisted.append(case)
+        else:
+            listed[entry] = listed.get(entry, 0) + 1
+    return listed, unlisted
