@@ -1,6 +1,8 @@
 //! CreateTopics: partitions and configs validated as Kafka does; a single node only takes
 //! replication factor 1, and manual assignments only onto itself. In cluster mode the
 //! controller side assigns replicas over the live brokers (`BrokerState::ask_controller`).
+//! A `timeout_ms` of 0 or less is REQUEST_TIMED_OUT for every topic and creates nothing, as
+//! Kafka 4.1.1 answers.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -101,6 +103,16 @@ pub async fn handle(
                     codes::TOPIC_AUTHORIZATION_FAILED,
                     "Authorization failed.",
                 ))
+            } else if request.timeout_ms <= 0 {
+                // Kafka 4.1.1's controller gives up on a request whose deadline has passed
+                // before creating (or validating) anything: REQUEST_TIMED_OUT, no message,
+                // nothing created (the conformance fuzzer found kafkalite creating it).
+                return CreatableTopicResult::default()
+                    .with_name(topic.name.clone())
+                    .with_error_code(codes::REQUEST_TIMED_OUT)
+                    .with_error_message(None)
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1);
             } else {
                 create_one(state, topic, request.validate_only, &mut budget, &mut quota)
             };

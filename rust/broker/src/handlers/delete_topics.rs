@@ -1,5 +1,6 @@
 //! DeleteTopics: by name, or by topic id from v6 (a topic named by both is INVALID_REQUEST,
-//! as Kafka answers).
+//! as Kafka answers). A `timeout_ms` of 0 or less is REQUEST_TIMED_OUT for every topic and
+//! deletes nothing, as Kafka 4.1.1 answers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -56,7 +57,16 @@ pub async fn handle(
             .mutations(&ctx.principal().name, ctx.client_id, version >= 5);
     let responses = targets
         .iter()
-        .map(|t| delete_one(state, ctx, t, counts[t] > 1, &mut quota))
+        .map(|t| {
+            // Kafka 4.1.1's controller gives up on a request whose deadline has passed
+            // before deleting anything: REQUEST_TIMED_OUT with no message (fuzzer-found).
+            if request.timeout_ms <= 0 && counts[t] == 1 {
+                if let Some(result) = timed_out(t) {
+                    return result;
+                }
+            }
+            delete_one(state, ctx, t, counts[t] > 1, &mut quota)
+        })
         .collect();
     ctx.throttle.at_least(quota.throttle_ms());
     encode(
@@ -66,6 +76,21 @@ pub async fn handle(
         version,
     )
     .map(Some)
+}
+
+/// The answer for `target` in a request whose timeout has passed (a topic named by both
+/// name and id is refused first, as Kafka does).
+fn timed_out(target: &Target) -> Option<DeletableTopicResult> {
+    let result = DeletableTopicResult::default()
+        .with_error_code(codes::REQUEST_TIMED_OUT)
+        .with_error_message(None);
+    match target {
+        Target::Name(n) => {
+            Some(result.with_name(Some(TopicName(StrBytes::from_string(n.clone())))))
+        }
+        Target::Id(id) => Some(result.with_name(None).with_topic_id(*id)),
+        Target::Both(..) => None,
+    }
 }
 
 fn delete_one(

@@ -86,6 +86,15 @@ fn create_topics(s: &mut Session, v: i16) {
     s.play("topic already exists", v, |_| ok.clone());
     let r = request(vec![creatable(&format!("{name}-vo"), 2, 1, &[])], true);
     s.play("validate only", v, |_| r.clone());
+    // A timeout of 0 or less: REQUEST_TIMED_OUT and nothing created, so the same topic
+    // is then created afresh (fuzzer-found: kafkalite created it at once).
+    let late = vec![creatable(&format!("{name}-t0"), 1, 1, &[])];
+    let r = request(late.clone(), false).with_timeout_ms(0);
+    s.play("timeout 0", v, |_| r.clone());
+    let r = request(late.clone(), true).with_timeout_ms(-1);
+    s.play("negative timeout, validate only", v, |_| r.clone());
+    let r = request(late, false);
+    s.play("created after the timed-out request", v, |_| r.clone());
     let r = request(
         vec![
             creatable(
@@ -149,6 +158,9 @@ fn delete_topics(s: &mut Session, v: i16) {
         r.topics[0].topic_id = uuid::Uuid::from_u128(0x0400_0000_0000_0000_0000);
         s.play("name and id both", v, |_| r.clone());
     }
+    // A timeout of 0 or less: REQUEST_TIMED_OUT, nothing deleted (fuzzer-found).
+    let r = request(&[&name, "dt-unknown"]).with_timeout_ms(0);
+    s.play("timeout 0", v, |_| r.clone());
     let r = request(&[&name]);
     s.play("success", v, |_| r.clone());
     let r = request(&["dt-unknown"]);
