@@ -259,7 +259,11 @@ fn config<'a>(r: &'a DescribeConfigsResult, key: &str) -> (&'a str, i8) {
 fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
     let b = start();
     let mut c = b.client();
-    let r: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    // From v3 the client names its software (KIP-511); Kafka refuses an empty name.
+    let request = ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("kafkalite-test"))
+        .with_client_software_version(StrBytes::from_static_str("1.0"));
+    let r: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &request);
     assert_eq!(r.error_code, 0);
     let range = |key: ApiKey| {
         r.api_keys
@@ -549,12 +553,15 @@ fn delete_topics_by_name_and_by_id() {
 
     let id = b.broker.state().topic("d2").unwrap().id;
     let unknown = uuid::Uuid::from_u128(7);
-    let request = DeleteTopicsRequest::default().with_topics(vec![
-        DeleteTopicState::default().with_topic_id(id),
-        DeleteTopicState::default().with_topic_id(unknown),
-        DeleteTopicState::default().with_name(Some(topic_name("d3"))),
-        DeleteTopicState::default().with_name(Some(topic_name("__consumer_offsets"))),
-    ]);
+    // A timeout of 0 (the codec's default) would be REQUEST_TIMED_OUT, as in Kafka.
+    let request = DeleteTopicsRequest::default()
+        .with_timeout_ms(1000)
+        .with_topics(vec![
+            DeleteTopicState::default().with_topic_id(id),
+            DeleteTopicState::default().with_topic_id(unknown),
+            DeleteTopicState::default().with_name(Some(topic_name("d3"))),
+            DeleteTopicState::default().with_name(Some(topic_name("__consumer_offsets"))),
+        ]);
     let r: DeleteTopicsResponse = c.call(ApiKey::DeleteTopics, 6, &request);
     let d2 = &r.responses[0];
     assert_eq!((d2.error_code, d2.topic_id), (0, id));
