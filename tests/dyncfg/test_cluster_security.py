@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -322,37 +323,53 @@ def test_configs_written_before_a_broker_first_starts_are_what_it_starts_with(
     assert "carol-pw-Zk44" not in json.dumps(stored) and SECRET not in json.dumps(stored)
     assert stored["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "PLAIN"
 
+    with running_broker(cluster, broker_id, tmp_path, SECRET) as (sasl_port, log):
+        client = sasl_plain_admin(sasl_port, "carol", "carol-pw-Zk44")
+        assert client.list_topics(timeout=10).brokers
+        assert b"carol-pw-Zk44" not in log.read_bytes()
+
+
+@contextmanager
+def running_broker(
+    cluster: Cluster, broker_id: int, tmp: Path, secret: str, **settings: str
+) -> Iterator[tuple[int, Path]]:
+    """A broker of ``cluster`` started by the CLI with only its listeners and
+    ``password.encoder.secret`` (plus ``settings``), once registered: (its SASL_PLAINTEXT
+    port, its log file). Stopped on exit."""
     sasl_port = free_port()
     config = {
         "broker.id": str(broker_id),
         "listeners": f"SASL_PLAINTEXT://127.0.0.1:{sasl_port},PLAINTEXT://127.0.0.1:{free_port()}",
         "inter.broker.listener.name": "PLAINTEXT",
-        "log.dirs": str(tmp_path / "data"),
+        "log.dirs": str(tmp / "data"),
         "zookeeper.connect": cluster.zookeeper_connect,
-        "password.encoder.secret": SECRET,
+        "password.encoder.secret": secret,
+        **settings,
     }
     cmd = [sys.executable, "-m", "kafkalite.cli", "broker"]
     for k, v in config.items():
         cmd += ["--override", f"{k}={v}"]
-    log = tmp_path / "broker.log"
+    log = tmp / "broker.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     try:
         eventually(lambda: cluster.zk.exists(f"/brokers/ids/{broker_id}") is not None, 60)
-        client = AdminClient(
-            {
-                "bootstrap.servers": f"127.0.0.1:{sasl_port}",
-                "security.protocol": "SASL_PLAINTEXT",
-                "sasl.mechanism": "PLAIN",
-                "sasl.username": "carol",
-                "sasl.password": "carol-pw-Zk44",
-            }
-        )
-        assert client.list_topics(timeout=10).brokers
-        assert b"carol-pw-Zk44" not in log.read_bytes()
+        yield sasl_port, log
     finally:
         proc.terminate()
         proc.wait(60)
+
+
+def sasl_plain_admin(port: int, user: str, password: str) -> AdminClient:
+    return AdminClient(
+        {
+            "bootstrap.servers": f"127.0.0.1:{port}",
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": user,
+            "sasl.password": password,
+        }
+    )
 
 
 def test_rotating_the_encoder_secret_re_encrypts_stored_secrets_at_start(
@@ -366,44 +383,16 @@ def test_rotating_the_encoder_secret_re_encrypts_stored_secrets_at_start(
     stored = {key: PasswordEncoder(old_secret).encode(jaas), mechanisms: "PLAIN"}
     entity_configs.set_keys(cluster.zk, "brokers", str(broker_id), stored)
 
-    sasl_port = free_port()
-    config = {
-        "broker.id": str(broker_id),
-        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{sasl_port},PLAINTEXT://127.0.0.1:{free_port()}",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "log.dirs": str(tmp_path / "data"),
-        "zookeeper.connect": cluster.zookeeper_connect,
-        "password.encoder.secret": new_secret,
-        "password.encoder.old.secret": old_secret,
-    }
-    cmd = [sys.executable, "-m", "kafkalite.cli", "broker"]
-    for k, v in config.items():
-        cmd += ["--override", f"{k}={v}"]
-    log = tmp_path / "broker.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        eventually(lambda: cluster.zk.exists(f"/brokers/ids/{broker_id}") is not None, 60)
+    settings = {"password.encoder.old.secret": old_secret}
+    with running_broker(cluster, broker_id, tmp_path, new_secret, **settings) as (port, log):
         # Re-encrypted under the new secret before the broker used it; the old one no
         # longer opens it.
         value = entity_configs.read(cluster.zk, "brokers", str(broker_id))[key]
         assert PasswordEncoder(new_secret).decode(value) == jaas
         with pytest.raises(PasswordEncoderError):
             PasswordEncoder(old_secret).decode(value)
-        client = AdminClient(
-            {
-                "bootstrap.servers": f"127.0.0.1:{sasl_port}",
-                "security.protocol": "SASL_PLAINTEXT",
-                "sasl.mechanism": "PLAIN",
-                "sasl.username": "dave",
-                "sasl.password": "dave-pw-Zk45",
-            }
-        )
-        assert client.list_topics(timeout=10).brokers
+        assert sasl_plain_admin(port, "dave", "dave-pw-Zk45").list_topics(timeout=10).brokers
         assert b"dave-pw-Zk45" not in log.read_bytes()
-    finally:
-        proc.terminate()
-        proc.wait(60)
 
 
 def cluster_configs(bootstrap: str, *args: str) -> str:
