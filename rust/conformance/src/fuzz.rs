@@ -45,7 +45,7 @@ pub struct Case {
     pub kafka: Option<Outcome>,
     /// The mutated frame, hex (header + body, no size prefix).
     pub frame_hex: String,
-    /// The mutated request as the codec reads it (`triage::request_debug`): what the
+    /// The mutated request as the codec reads it (`request_text::request_debug`): what the
     /// fuzz allowlist's patterns match.
     pub request: String,
     /// For a crash: the frames sent to kafkalite just before (oldest first), since the one
@@ -434,7 +434,7 @@ pub fn fuzz(
                         kafkalite: ours_did.clone(),
                         kafka: theirs_did.clone(),
                         frame_hex: hex(&frame),
-                        request: crate::triage::request_debug(&frame),
+                        request: crate::request_text::request_debug(&frame),
                         previous_hex: if matches!(ours_did, Outcome::Unreachable) {
                             recent.iter().cloned().collect()
                         } else {

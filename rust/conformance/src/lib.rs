@@ -8,6 +8,7 @@
 
 pub mod fuzz;
 pub mod normalize;
+pub mod request_text;
 pub mod runner;
 pub mod scripts;
 pub mod session;

@@ -9,6 +9,7 @@ use kafka_protocol::protocol::Decodable;
 use serde::Serialize;
 
 use crate::fuzz::{self, Outcome};
+use crate::request_text::request_debug;
 
 /// One replayed frame: what each broker did, and the request and answers decoded.
 #[derive(Clone, Debug, Serialize)]
@@ -18,82 +19,6 @@ pub struct Replay {
     pub kafkalite_answer: Option<String>,
     pub kafka: Outcome,
     pub kafka_answer: Option<String>,
-}
-
-/// The request in `frame` (header and body, no size) as the codec reads it at the
-/// header's own key and version, or why it cannot.
-#[must_use]
-pub fn request_debug(frame: &[u8]) -> String {
-    let mut bytes = bytes::Bytes::copy_from_slice(frame);
-    if frame.len() < 4 {
-        return format!("{} bytes: shorter than api key and version", frame.len());
-    }
-    let key = i16::from_be_bytes([frame[0], frame[1]]);
-    let version = i16::from_be_bytes([frame[2], frame[3]]);
-    let Ok(api) = ApiKey::try_from(key) else {
-        return format!("unknown api key {key}");
-    };
-    let header = match RequestHeader::decode(&mut bytes, api.request_header_version(version)) {
-        Ok(h) => h,
-        Err(e) => return format!("{api:?} v{version}: header does not decode: {e}"),
-    };
-    let left = bytes.len();
-    let body = match body_debug(api, &mut bytes, version) {
-        Some(Ok(text)) if bytes.is_empty() => text,
-        Some(Ok(text)) => format!("{text} (+{} trailing bytes)", bytes.len()),
-        Some(Err(e)) => format!("body ({left} bytes) does not decode: {e}"),
-        None => format!("body of {left} bytes (no request decoder listed)"),
-    };
-    format!("{api:?} v{version} corr {} {body}", header.correlation_id)
-}
-
-fn body_debug(
-    api: ApiKey,
-    bytes: &mut bytes::Bytes,
-    version: i16,
-) -> Option<Result<String, String>> {
-    fn render<T: Decodable + std::fmt::Debug>(
-        bytes: &mut bytes::Bytes,
-        version: i16,
-    ) -> Option<Result<String, String>> {
-        Some(
-            T::decode(bytes, version)
-                .map(|r| format!("{r:?}"))
-                .map_err(|e| e.to_string()),
-        )
-    }
-    match api {
-        ApiKey::Produce => render::<ProduceRequest>(bytes, version),
-        ApiKey::Fetch => render::<FetchRequest>(bytes, version),
-        ApiKey::ListOffsets => render::<ListOffsetsRequest>(bytes, version),
-        ApiKey::Metadata => render::<MetadataRequest>(bytes, version),
-        ApiKey::OffsetCommit => render::<OffsetCommitRequest>(bytes, version),
-        ApiKey::OffsetFetch => render::<OffsetFetchRequest>(bytes, version),
-        ApiKey::FindCoordinator => render::<FindCoordinatorRequest>(bytes, version),
-        ApiKey::JoinGroup => render::<JoinGroupRequest>(bytes, version),
-        ApiKey::Heartbeat => render::<HeartbeatRequest>(bytes, version),
-        ApiKey::LeaveGroup => render::<LeaveGroupRequest>(bytes, version),
-        ApiKey::SyncGroup => render::<SyncGroupRequest>(bytes, version),
-        ApiKey::DescribeGroups => render::<DescribeGroupsRequest>(bytes, version),
-        ApiKey::ListGroups => render::<ListGroupsRequest>(bytes, version),
-        ApiKey::ApiVersions => render::<ApiVersionsRequest>(bytes, version),
-        ApiKey::CreateTopics => render::<CreateTopicsRequest>(bytes, version),
-        ApiKey::DeleteTopics => render::<DeleteTopicsRequest>(bytes, version),
-        ApiKey::DeleteRecords => render::<DeleteRecordsRequest>(bytes, version),
-        ApiKey::InitProducerId => render::<InitProducerIdRequest>(bytes, version),
-        ApiKey::OffsetForLeaderEpoch => render::<OffsetForLeaderEpochRequest>(bytes, version),
-        ApiKey::DescribeConfigs => render::<DescribeConfigsRequest>(bytes, version),
-        ApiKey::AlterConfigs => render::<AlterConfigsRequest>(bytes, version),
-        ApiKey::CreatePartitions => render::<CreatePartitionsRequest>(bytes, version),
-        ApiKey::IncrementalAlterConfigs => render::<IncrementalAlterConfigsRequest>(bytes, version),
-        ApiKey::DescribeCluster => render::<DescribeClusterRequest>(bytes, version),
-        ApiKey::DeleteGroups => render::<DeleteGroupsRequest>(bytes, version),
-        ApiKey::OffsetDelete => render::<OffsetDeleteRequest>(bytes, version),
-        ApiKey::DescribeProducers => render::<DescribeProducersRequest>(bytes, version),
-        ApiKey::DescribeLogDirs => render::<DescribeLogDirsRequest>(bytes, version),
-        ApiKey::DescribeTopicPartitions => render::<DescribeTopicPartitionsRequest>(bytes, version),
-        _ => None,
-    }
 }
 
 /// Send `frame` to both brokers, each on a fresh connection.
