@@ -24,8 +24,10 @@ const FRAME_BYTES_MAX: usize = 64 << 20;
 /// What one broker did with one frame.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Outcome {
-    /// Decoded; `accepted` when every error code in it is 0.
-    Answered { accepted: bool },
+    /// Decoded; `accepted` when every error code in it is 0. `errors`: the distinct
+    /// non-zero codes, so a saved case says how Kafka refused without a replay (its state
+    /// may have moved on by then).
+    Answered { accepted: bool, errors: Vec<i16> },
     /// An answer the codec cannot decode at that version.
     Undecodable,
     /// The broker closed the connection.
@@ -264,14 +266,24 @@ pub(crate) fn classify(api: ApiKey, version: i16, body: Vec<u8>) -> Outcome {
     let Some(rendering) = decoded else {
         return Outcome::Undecodable;
     };
-    let accepted = match tree::parse(&rendering) {
-        Ok(node) => tree::flatten(&node)
-            .iter()
-            .filter(|(path, _)| crate::normalize::field_of(path) == "error_code")
-            .all(|(_, v)| v == "0"),
-        Err(_) => false,
+    let Ok(node) = tree::parse(&rendering) else {
+        return Outcome::Answered {
+            accepted: false,
+            errors: Vec::new(),
+        };
     };
-    Outcome::Answered { accepted }
+    let mut errors: Vec<i16> = tree::flatten(&node)
+        .iter()
+        .filter(|(path, _)| crate::normalize::field_of(path) == "error_code")
+        .filter(|(_, v)| v != "0")
+        .map(|(_, v)| v.parse().unwrap_or(i16::MIN))
+        .collect();
+    errors.sort_unstable();
+    errors.dedup();
+    Outcome::Answered {
+        accepted: errors.is_empty(),
+        errors,
+    }
 }
 
 /// The `Debug` rendering of a decoded `api` response: the APIs kafkalite serves (the
@@ -323,7 +335,12 @@ fn kafka_did_something(o: &Outcome) -> bool {
 fn refused(o: &Outcome) -> bool {
     matches!(
         o,
-        Outcome::Closed | Outcome::Answered { accepted: false } | Outcome::Undecodable
+        Outcome::Closed
+            | Outcome::Answered {
+                accepted: false,
+                ..
+            }
+            | Outcome::Undecodable
     )
 }
 
@@ -412,7 +429,7 @@ pub fn fuzz(
                 (Outcome::Hung, Some(t)) if kafka_did_something(t) && !stalled => {
                     Some("kafkalite hung")
                 }
-                (Outcome::Answered { accepted: true }, Some(t)) if refused(t) => {
+                (Outcome::Answered { accepted: true, .. }, Some(t)) if refused(t) => {
                     Some("kafkalite accepted what Kafka refused")
                 }
                 _ => None,

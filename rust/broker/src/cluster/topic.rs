@@ -134,10 +134,12 @@ impl Topic {
 }
 
 /// Whether this broker may serve a client's read or write of a partition in `replica`
-/// state: Kafka checks the client's leader epoch first (-1: the client does not say),
-/// then leadership.
+/// state: Kafka checks the client's leader epoch first (-1: the client does not say; any
+/// other negative epoch is older than every leader's, so fenced, as in Kafka's ListOffsets
+/// and OffsetForLeaderEpoch — Fetch maps every negative epoch to -1 before asking), then
+/// leadership.
 pub fn check_leader(replica: &ReplicaState, node_id: i32, current_leader_epoch: i32) -> i16 {
-    if current_leader_epoch >= 0 {
+    if current_leader_epoch != -1 {
         if current_leader_epoch < replica.leader_epoch {
             return codes::FENCED_LEADER_EPOCH;
         }
@@ -167,6 +169,7 @@ mod tests {
         };
         assert_eq!(check_leader(&r, 2, 5), codes::NONE);
         assert_eq!(check_leader(&r, 2, -1), codes::NONE);
+        assert_eq!(check_leader(&r, 2, -5), codes::FENCED_LEADER_EPOCH);
         assert_eq!(check_leader(&r, 2, 4), codes::FENCED_LEADER_EPOCH);
         assert_eq!(check_leader(&r, 2, 6), codes::UNKNOWN_LEADER_EPOCH);
         assert_eq!(check_leader(&r, 1, 5), codes::NOT_LEADER_OR_FOLLOWER);

@@ -26,8 +26,9 @@
 //!
 //! Fetch sessions (KIP-227, v7+): none are created. Every full request (session epoch 0 or
 //! -1) is answered in full with session id 0, which both the Java client ("session not
-//! created", next request full again) and librdkafka (sessionless) accept; an incremental
-//! request (epoch > 0) cannot refer to a session of ours, so it gets
+//! created", next request full again) and librdkafka (sessionless) accept; any other
+//! epoch (an incremental request, or a negative one Kafka does not know) cannot refer to
+//! a session of ours, so it gets
 //! FETCH_SESSION_ID_NOT_FOUND (70) and the client falls back to a full fetch. Forgotten
 //! topics are ignored.
 //!
@@ -69,6 +70,12 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let mut request = FetchRequest::decode(&mut body, version)?;
+    if version >= 4 && !matches!(request.isolation_level, 0 | 1) {
+        let result = unknown_isolation_level(&request, version);
+        return Ok(Some(ResponseBody::Pieces(fetch_response::encode(
+            result, version,
+        )?)));
+    }
     if version >= 15 {
         request.replica_id = request.replica_state.replica_id;
     }
@@ -78,7 +85,9 @@ pub async fn handle(
         Vec::new()
     };
     let denied = authz::fetch_denied(state, ctx, &mut request);
-    if version >= 7 && request.session_epoch > 0 {
+    // Only 0 (open a session) and -1 (sessionless) stand alone; any other epoch names a
+    // session of ours, and there are none.
+    if version >= 7 && !matches!(request.session_epoch, 0 | -1) {
         let result = FetchResult {
             error_code: codes::FETCH_SESSION_ID_NOT_FOUND,
             ..FetchResult::default()
@@ -138,6 +147,36 @@ pub async fn handle(
 
 /// Name every topic of a v13+ request from its id; the topics whose id is unknown leave
 /// the request and come back as answers (UNKNOWN_TOPIC_ID for each partition).
+/// An isolation level other than READ_UNCOMMITTED (0) and READ_COMMITTED (1): Kafka fails
+/// the whole request with UNKNOWN_SERVER_ERROR (its `IsolationLevel.forId` throws), in its
+/// generic error shape — below v13 every requested partition listed with the error, from
+/// v13 the top-level code alone. Answered the same, so clients see what Kafka sends.
+fn unknown_isolation_level(request: &FetchRequest, version: i16) -> FetchResult {
+    let topics = if version < 13 {
+        request
+            .topics
+            .iter()
+            .map(|t| TopicResult {
+                name: t.topic.0.to_string(),
+                topic_id: t.topic_id,
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| PartitionResult::error(p.partition, codes::UNKNOWN_SERVER_ERROR))
+                    .collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    FetchResult {
+        throttle_time_ms: 0,
+        error_code: codes::UNKNOWN_SERVER_ERROR,
+        session_id: request.session_id,
+        topics,
+    }
+}
+
 fn resolve_topic_ids(state: &BrokerState, request: &mut FetchRequest) -> Vec<TopicResult> {
     let mut unknown = Vec::new();
     request
@@ -206,10 +245,12 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
         let t = state.topic(name);
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for fp in &topic.partitions {
+            // Kafka's Fetch reads every negative epoch as "not given".
+            let client_epoch = fp.current_leader_epoch.max(-1);
             let found = t
                 .as_ref()
                 .map_or(Err(codes::UNKNOWN_TOPIC_OR_PARTITION), |t| {
-                    t.hosted_or_code(fp.partition, state.config.node_id, fp.current_leader_epoch)
+                    t.hosted_or_code(fp.partition, state.config.node_id, client_epoch)
                 });
             let partition = match found {
                 Ok(partition) => partition,
@@ -222,7 +263,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             };
             if state.cluster.is_some() {
                 let replica = partition.replica_state();
-                let code = check_leader(&replica, state.config.node_id, fp.current_leader_epoch);
+                let code = check_leader(&replica, state.config.node_id, client_epoch);
                 if code != codes::NONE {
                     immediate = true;
                     partitions.push(PartitionResult::error(fp.partition, code));

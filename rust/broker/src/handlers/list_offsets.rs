@@ -16,9 +16,12 @@
 //! A negative timestamp that is none of these, or one newer than the request's version,
 //! is UNSUPPORTED_VERSION (35) for its partition, as Kafka answers.
 //! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
-//! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. The request's
-//! current leader epoch is not checked (there is only epoch 0). v10's `timeout_ms` bounds
-//! remote-storage lookups, which never happen here.
+//! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. A current leader
+//! epoch (v4+) other than -1 must be the partition's: older (any other negative included)
+//! is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH. A consumer's isolation level other
+//! than 0 and 1 fails every partition with UNKNOWN_SERVER_ERROR (-1): Kafka's parse of it
+//! throws, and its generic error answer is that. v10's `timeout_ms` bounds remote-storage
+//! lookups, which never happen here.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -61,6 +64,8 @@ pub async fn handle(
             }
         }
     }
+    let unknown_isolation =
+        version >= 2 && request.replica_id.0 == -1 && !matches!(request.isolation_level, 0 | 1);
     let mut topics = Vec::with_capacity(request.topics.len());
     for t in &request.topics {
         let topic = state.topic(t.name.as_str());
@@ -72,6 +77,11 @@ pub async fn handle(
             out.timestamp = -1;
             out.offset = -1;
             out.leader_epoch = -1;
+            if unknown_isolation {
+                out.error_code = codes::UNKNOWN_SERVER_ERROR;
+                partitions.push(out);
+                continue;
+            }
             if duplicates.contains(&(t.name.as_str(), p.partition_index)) {
                 out.error_code = codes::INVALID_REQUEST;
                 partitions.push(out);
@@ -107,9 +117,10 @@ pub async fn handle(
                 }
             };
             // A leader epoch the client names (v4+, -1 = none) must be the leader's: a
-            // newer one is unknown here, an older one fenced (Kafka's order of checks).
+            // newer one is unknown here, an older one (any other negative too) fenced
+            // (Kafka's order of checks).
             let epoch = partition.leader_epoch();
-            if version >= 4 && p.current_leader_epoch >= 0 && p.current_leader_epoch != epoch {
+            if version >= 4 && p.current_leader_epoch != -1 && p.current_leader_epoch != epoch {
                 out.error_code = if p.current_leader_epoch > epoch {
                     codes::UNKNOWN_LEADER_EPOCH
                 } else {

@@ -55,6 +55,8 @@ fn offset_for_leader_epoch(s: &mut Session, v: i16) {
     s.play("undefined epoch", v, |_| r.clone());
     let r = request(&t, &[(0, 3, 0)]);
     s.play("a future current leader epoch", v, |_| r.clone());
+    let r = request(&t, &[(0, -5, 0)]);
+    s.play("a current leader epoch below -1", v, |_| r.clone());
     let r = request(&t, &[(9, -1, 0)]);
     s.play("unknown partition", v, |_| r.clone());
     let r = request("ofle-unknown", &[(0, -1, 0)]);

@@ -190,6 +190,31 @@ fn fetch(s: &mut Session, v: i16) {
     s.play("unknown topic", v, |side| with_fetch_ids(side, r.clone()));
     let r = fetch_request(v, &[(&name, 0, 0)]).with_isolation_level(1);
     s.play("read committed", v, |side| with_fetch_ids(side, r.clone()));
+    if v >= 4 {
+        let r = fetch_request(v, &[(&name, 0, 0)]).with_isolation_level(2);
+        s.play("an isolation level that does not exist", v, |side| {
+            with_fetch_ids(side, r.clone())
+        });
+    }
+    if v >= 7 {
+        // Found by the conformance fuzzer: with no session, only epochs 0 (open one) and
+        // -1 (sessionless) mean something.
+        for epoch in [-3, 5] {
+            let r = fetch_request(v, &[(&name, 0, 0)]).with_session_epoch(epoch);
+            s.play(
+                &format!("session epoch {epoch} without a session"),
+                v,
+                |side| with_fetch_ids(side, r.clone()),
+            );
+        }
+    }
+    if v >= 9 {
+        let mut r = fetch_request(v, &[(&name, 0, 0)]);
+        r.topics[0].partitions[0].current_leader_epoch = -5;
+        s.play("a leader epoch below -1", v, |side| {
+            with_fetch_ids(side, r.clone())
+        });
+    }
     let r = fetch_request(v, &[]);
     s.play("empty request", v, |side| with_fetch_ids(side, r.clone()));
 }
@@ -264,10 +289,16 @@ fn list_offsets(s: &mut Session, v: i16) {
         let mut r = list_offsets_request(v, &[(&name, 0, -1)]);
         r.topics[0].partitions[0].current_leader_epoch = 7;
         s.play("future leader epoch", v, |_| r.clone());
+        // Found by the conformance fuzzer: only -1 means "no epoch".
+        let mut r = list_offsets_request(v, &[(&name, 0, -1)]);
+        r.topics[0].partitions[0].current_leader_epoch = -5;
+        s.play("a leader epoch below -1", v, |_| r.clone());
     }
     if v >= 2 {
         let r = list_offsets_request(v, &[(&name, 0, -1)]).with_isolation_level(1);
         s.play("read committed", v, |_| r.clone());
+        let r = list_offsets_request(v, &[(&name, 0, -1)]).with_isolation_level(2);
+        s.play("an isolation level that does not exist", v, |_| r.clone());
     }
     let r = list_offsets_request(v, &[]);
     s.play("empty request", v, |_| r.clone());
