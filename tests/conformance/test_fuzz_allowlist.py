@@ -38,3 +38,24 @@ def test_shipped_fuzz_entries_load_with_reasons() -> None:
     assert entries, "the shipped allowlist lists the fuzz cases that stay"
     for entry in entries:
         assert entry.reason.strip() and entry.api
+
+
+def test_an_entry_with_kafka_errors_covers_only_those_refusals(tmp_path: Path) -> None:
+    path = tmp_path / "allow.toml"
+    path.write_text(
+        '[[fuzz]]\napi = "DeleteGroups"\nwhy = "*accepted*"\nrequest = "."\n'
+        'kafka_errors = [69]\nreason = "state only kafkalite has"\n'
+    )
+    entries = allowlist.load_fuzz(path)
+    accepted = "kafkalite accepted what Kafka refused"
+
+    def refused_with(*codes: int) -> dict:  # type: ignore[type-arg]
+        c = case("DeleteGroups", accepted, "DeleteGroupsRequest { groups_names: [\"g\"] }")
+        c["kafka"] = {"Answered": {"accepted": False, "errors": list(codes)}}
+        return c
+
+    cases = [refused_with(69), refused_with(69, 42), refused_with(42), refused_with()]
+    cases.append(case("DeleteGroups", accepted, "DeleteGroupsRequest {}"))
+    listed, unlisted = allowlist.judge_fuzz(cases, entries)
+    assert list(listed.values()) == [1]
+    assert unlisted == cases[1:]

@@ -163,15 +163,22 @@ def test_retention_by_size_keeps_active_segment(log_dir: Path) -> None:
         assert read_all(log, 60) == expected_records(range(6, 10))
 
 
-def test_retention_by_time_never_deletes_the_active_segment(log_dir: Path) -> None:
+def test_retention_by_time_deletes_the_expired_active_segment_as_kafka_does(
+    log_dir: Path,
+) -> None:
     size = len(batch_for(0))
     with _core.PartitionLog(log_dir, {"segment.bytes": size, "retention.ms": 1000}) as log:
         for i in range(3):
             log.append(batch_for(i))  # timestamps 1_700_000_000_000 + i
+        # Not yet expired: nothing goes, the active segment stays where it is.
+        assert log.apply_retention(now_ms=1_700_000_000_500) == 0
         far_future = 1_800_000_000_000
-        assert log.apply_retention(now_ms=far_future) == 2
-        assert log.segment_base_offsets == [20]
+        assert log.apply_retention(now_ms=far_future) == 3
+        assert log.segment_base_offsets == [30]
+        assert (log.log_start_offset, log.log_end_offset) == (30, 30)
         assert log.apply_retention(now_ms=far_future) == 0
+        log.append(batch_for(3))
+        assert read_all(log, 30) == expected_records([3])
 
 
 def test_close_then_reopen_keeps_everything(log_dir: Path) -> None:

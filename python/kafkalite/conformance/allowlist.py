@@ -107,6 +107,9 @@ class FuzzEntry:
     why: str
     request: str
     reason: str
+    # When set, Kafka's answer must have refused with these error codes only: an entry for
+    # state the two brokers do not share names the codes that state explains.
+    kafka_errors: tuple[int, ...] = ()
     used: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
@@ -118,7 +121,17 @@ class FuzzEntry:
             case["api"] == self.api
             and bool(self._why_re.fullmatch(case["why"]))
             and bool(self._request_re.search(case.get("request", "")))
+            and (not self.kafka_errors or _kafka_errors(case) <= set(self.kafka_errors))
         )
+
+
+def _kafka_errors(case: dict) -> set[int]:  # type: ignore[type-arg]
+    """The error codes of Kafka's answer to a saved case; {None} when it did not answer."""
+    answer = case.get("kafka") or {}
+    answered = answer.get("Answered") if isinstance(answer, dict) else None
+    if not answered or not answered.get("errors"):
+        return {None}  # type: ignore[arg-type]
+    return set(answered["errors"])
 
 
 def load_fuzz(path: Path = DEFAULT_PATH) -> list[FuzzEntry]:
@@ -135,6 +148,7 @@ def load_fuzz(path: Path = DEFAULT_PATH) -> list[FuzzEntry]:
                 why=item.get("why", "*"),
                 request=item["request"],
                 reason=item["reason"],
+                kafka_errors=tuple(item.get("kafka_errors", ())),
             )
         )
     return entries

@@ -413,15 +413,15 @@ impl PartitionLog {
         .map_err(|e| CoreError(e).into())
     }
 
-    /// Delete closed segments past retention.ms / retention.bytes; returns how many.
+    /// Delete whole segments past retention.ms / retention.bytes (the active one too once
+    /// all of it expired: a standalone log's every offset is committed); returns how many.
     #[pyo3(signature = (now_ms=None))]
     fn apply_retention(&self, py: Python<'_>, now_ms: Option<i64>) -> PyResult<usize> {
         let now = now_ms.unwrap_or_else(now_ms_default);
         py.detach(|| {
-            self.inner
-                .lock()
-                .map_err(|_| Error::Closed)?
-                .apply_retention(now)
+            let mut log = self.inner.lock().map_err(|_| Error::Closed)?;
+            let end = log.log_end_offset();
+            log.apply_retention(now, end)
         })
         .map_err(|e| CoreError(e).into())
     }

@@ -230,7 +230,7 @@ impl Partition {
     /// Delete what retention no longer keeps; epochs before the new log start go with it.
     pub fn apply_retention(&self, now_ms: i64) -> kafkalite_core::Result<usize> {
         let mut log = self.log.lock().expect("lock");
-        let deleted = log.apply_retention(now_ms)?;
+        let deleted = log.apply_retention(now_ms, self.high_watermark.load(Ordering::SeqCst))?;
         let start = log.log_start_offset();
         if deleted > 0 {
             self.txns

@@ -494,15 +494,34 @@ impl PartitionLog {
         self.after_truncation(offset)
     }
 
-    /// Delete whole closed segments that `retention.ms`, `retention.bytes` or the log start
-    /// offset have made obsolete. The active segment is never deleted. Returns how many went.
-    pub fn apply_retention(&mut self, now_ms: i64) -> Result<usize> {
+    /// Delete whole segments that `retention.ms`, `retention.bytes` or the log start offset
+    /// have made obsolete, oldest first, never one holding offsets at or past
+    /// `high_watermark`. As in Kafka, the active segment goes too when retention has
+    /// expired all of it (records replayed with old timestamps, or `retention.bytes`
+    /// smaller than a segment): a new empty segment at the log end is rolled first, and the
+    /// log start moves to the log end. Returns how many segments went.
+    pub fn apply_retention(&mut self, now_ms: i64, high_watermark: i64) -> Result<usize> {
         self.check_open()?;
         let mut deleted = 0;
         let mut total: u64 = self.segments.iter().map(Segment::size).sum();
-        while self.segments.len() > 1 {
+        loop {
+            let last = self.segments.len() == 1;
             let oldest = &self.segments[0];
-            let below_start = self.segments[1].base_offset <= self.log_start_offset;
+            if last && oldest.size() == 0 {
+                break;
+            }
+            let upper = if last {
+                self.next_offset
+            } else {
+                self.segments[1].base_offset
+            };
+            // The log start never passes the high watermark (Kafka's rule too).
+            if upper > high_watermark {
+                break;
+            }
+            // DeleteRecords only frees segments wholly below the new start; the active
+            // segment always keeps its place for that.
+            let below_start = !last && upper <= self.log_start_offset;
             // Only the delete policy ages data out; a compacted log keeps its latest values.
             let delete = self.config.cleanup_policy.delete;
             let by_time = delete && self.config.retention_ms >= 0 && {
@@ -518,6 +537,10 @@ impl PartitionLog {
                 && total.saturating_sub(oldest.size()) >= self.config.retention_bytes as u64;
             if !(below_start || by_time || by_size) {
                 break;
+            }
+            if last {
+                // Always one segment: the log end's.
+                self.roll()?;
             }
             let segment = self.segments.remove(0);
             total -= segment.size();

@@ -108,7 +108,7 @@ fn rolls_when_the_index_is_full_or_the_segment_is_old() {
 }
 
 #[test]
-fn retention_by_bytes_and_time_spares_the_active_segment() {
+fn retention_by_bytes_and_time_takes_whole_segments_the_active_one_included() {
     let dir = tempfile::tempdir().unwrap();
     let size = batch(0).len();
     let cfg = config(&[
@@ -118,7 +118,7 @@ fn retention_by_bytes_and_time_spares_the_active_segment() {
     let mut log = PartitionLog::open(dir.path(), cfg).unwrap();
     fill(&mut log, 9);
     assert_eq!(log.segment_base_offsets(), vec![0, 20, 40, 60, 80]);
-    assert_eq!(log.apply_retention(0).unwrap(), 3);
+    assert_eq!(log.apply_retention(0, i64::MAX).unwrap(), 3);
     assert_eq!(log.segment_base_offsets(), vec![60, 80]);
     assert_eq!(log.log_start_offset(), 60);
 
@@ -127,9 +127,20 @@ fn retention_by_bytes_and_time_spares_the_active_segment() {
     let mut log = PartitionLog::open(dir.path(), cfg).unwrap();
     fill(&mut log, 3);
     // Max timestamps are 1009, 1019, 1029: at now=1065 only the first is older than 50 ms.
-    assert_eq!(log.apply_retention(1_065).unwrap(), 1);
-    assert_eq!(log.apply_retention(1_000_000).unwrap(), 1);
+    assert_eq!(log.apply_retention(1_065, i64::MAX).unwrap(), 1);
+    // Nothing past the high watermark goes, even when expired.
+    assert_eq!(log.apply_retention(1_000_000, 25).unwrap(), 1);
     assert_eq!(log.segment_base_offsets(), vec![20]);
+    // Then the active segment too, as in Kafka: a new empty one starts at the log end.
+    assert_eq!(log.apply_retention(1_000_000, 30).unwrap(), 1);
+    assert_eq!(log.segment_base_offsets(), vec![30]);
+    assert_eq!(log.log_start_offset(), 30);
+    assert_eq!(log.log_end_offset(), 30);
+    assert_eq!(log.apply_retention(1_000_000, 30).unwrap(), 0);
+    assert_eq!(
+        log.append(&mut batch(3), 2_000_000).unwrap().first_offset,
+        30
+    );
 }
 
 #[test]

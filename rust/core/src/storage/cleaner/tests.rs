@@ -269,7 +269,7 @@ fn reads_in_gaps_timestamps_and_retention_work_on_cleaned_segments() {
     assert_eq!(max_offset, survivors.last().unwrap().0);
     assert_eq!(max_ts, T0 + written.len() as i64 - 1);
     // compact,delete: retention still deletes whole old segments.
-    assert!(log.apply_retention(T0 + 1_000_000).unwrap() > 0);
+    assert!(log.apply_retention(T0 + 1_000_000, i64::MAX).unwrap() > 0);
     assert_eq!(log.segment_base_offsets().len(), 1);
 }
 
@@ -279,7 +279,7 @@ fn compact_only_topics_are_not_aged_out_and_reject_keyless_records() {
     let mut log =
         PartitionLog::open(dir.path(), compacted(2 << 10, &[("retention.ms", "1")])).unwrap();
     write_versions(&mut log, 50, 2, 10, Compression::None);
-    assert_eq!(log.apply_retention(T0 + 1_000_000).unwrap(), 0);
+    assert_eq!(log.apply_retention(T0 + 1_000_000, i64::MAX).unwrap(), 0);
 
     let keyless = RecordInput {
         timestamp: T0,
@@ -432,7 +432,7 @@ fn truncation_or_retention_during_a_pass_is_respected() {
     write_versions(&mut log, 100, 5, 10, Compression::None);
     log.roll().unwrap();
     let job = log.begin_compaction(now_ms(), true).unwrap();
-    assert!(log.apply_retention(T0).unwrap() > 0);
+    assert!(log.apply_retention(T0, i64::MAX).unwrap() > 0);
     let start = log.log_start_offset();
     let stats = log.finish_compaction(job.run().unwrap()).unwrap();
     assert!(stats.segments_cleaned > 0, "{stats:?}");
