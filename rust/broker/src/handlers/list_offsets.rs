@@ -18,8 +18,8 @@
 //! Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (3); a partition named twice in
 //! one request: INVALID_REQUEST (42) for each occurrence, as Kafka does. A current leader
 //! epoch (v4+) other than -1 must be the partition's: older (any other negative included)
-//! is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH. A consumer's isolation level other
-//! than 0 and 1 fails every partition with UNKNOWN_SERVER_ERROR (-1): Kafka's parse of it
+//! is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH. An isolation level other than 0
+//! and 1 fails every partition with UNKNOWN_SERVER_ERROR (-1): Kafka's parse of it
 //! throws, and its generic error answer is that. v10's `timeout_ms` bounds remote-storage
 //! lookups, which never happen here.
 
@@ -64,8 +64,9 @@ pub async fn handle(
             }
         }
     }
-    let unknown_isolation =
-        version >= 2 && request.replica_id.0 == -1 && !matches!(request.isolation_level, 0 | 1);
+    // Kafka parses the level whatever the replica id says (seen with ids -8388609 and
+    // 2147483647).
+    let unknown_isolation = version >= 2 && !matches!(request.isolation_level, 0 | 1);
     let mut topics = Vec::with_capacity(request.topics.len());
     for t in &request.topics {
         let topic = state.topic(t.name.as_str());

@@ -84,6 +84,8 @@ fn offset_commit(s: &mut Session, v: i16) {
     s.play("metadata too large", v, |_| r.clone());
     let r = commit("", &t, &[(0, 1, None)]);
     s.play("empty group id", v, |_| r.clone());
+    let r = commit("", "oc-unknown", &[(0, 1, None)]);
+    s.play("empty group id, unknown topic", v, |_| r.clone());
 
     let mg = format!("ocm-v{v}");
     join_stable(s, &mg, &[&t]);

@@ -199,6 +199,16 @@ fn fetch(s: &mut Session, v: i16) {
     if v >= 7 {
         // Found by the conformance fuzzer: with no session, only epochs 0 (open one) and
         // -1 (sessionless) mean something.
+        for (id, epoch) in [(12_345, -1), (i32::MIN, -1), (-5, -1), (-5, 0), (12_345, 0)] {
+            let r = fetch_request(v, &[(&name, 0, 0)])
+                .with_session_id(id)
+                .with_session_epoch(epoch);
+            s.play(
+                &format!("session {id}, epoch {epoch}: no such session"),
+                v,
+                |side| with_fetch_ids(side, r.clone()),
+            );
+        }
         for epoch in [-3, 5] {
             let r = fetch_request(v, &[(&name, 0, 0)]).with_session_epoch(epoch);
             s.play(

@@ -201,6 +201,9 @@ fn create_partitions(s: &mut Session, v: i16) {
     s.play("assignments for fewer partitions than added", v, |_| {
         r.clone()
     });
+    // Found by the conformance fuzzer: Kafka refused a count of 127 that kafkalite took.
+    let r = request(&[(&name, 127)], false);
+    s.play("127 partitions", v, |_| r.clone());
     let r = request(&[("cp-unknown", 2)], false);
     s.play("unknown topic", v, |_| r.clone());
     let r = request(&[], false);
