@@ -8,10 +8,11 @@ import os
 import random
 import socket
 import struct
+import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from kafkalite import Broker
 from tests.broker import rawproto
@@ -227,6 +228,27 @@ def test_absurd_partition_counts_are_refused_up_front(
     # Nothing was created: the topic is absent, or still has its one partition.
     assert len(list(broker.log_dirs[0].glob("huge-*"))) == (0 if api == "CreateTopics" else 1)
     still_serves(broker)
+
+
+def test_a_large_partition_increase_does_not_stall_other_requests(broker: Broker) -> None:
+    """Thousands of partition dirs take seconds to make; meanwhile a second admin request
+    waits for them (one admin change at a time) but Metadata is still answered. Found by
+    the conformance fuzzer: both runtime workers once sat blocked, one making dirs and the
+    other waiting for it, and every connection stalled."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.create_topics([NewTopic("wide", 1, 1)])["wide"].result(10)
+    grown = admin.create_partitions([NewPartitions("wide", 1500)], request_timeout=120)
+    waiting = admin.create_topics([NewTopic("behind", 1, 1)], request_timeout=120)
+    time.sleep(0.3)  # both admin requests reach the broker before the probes start
+    answered_meanwhile = 0
+    prober = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    while not grown["wide"].done():
+        if prober.list_topics(timeout=30).brokers and not grown["wide"].done():
+            answered_meanwhile += 1
+    grown["wide"].result(120)
+    waiting["behind"].result(120)
+    assert answered_meanwhile > 0
+    assert len(prober.list_topics(topic="wide", timeout=10).topics["wide"].partitions) == 1500
 
 
 def vm_size_mib() -> float:

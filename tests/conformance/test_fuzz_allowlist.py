@@ -50,7 +50,7 @@ def test_an_entry_with_kafka_errors_covers_only_those_refusals(tmp_path: Path) -
     accepted = "kafkalite accepted what Kafka refused"
 
     def refused_with(*codes: int) -> dict:  # type: ignore[type-arg]
-        c = case("DeleteGroups", accepted, "DeleteGroupsRequest { groups_names: [\"g\"] }")
+        c = case("DeleteGroups", accepted, 'DeleteGroupsRequest { groups_names: ["g"] }')
         c["kafka"] = {"Answered": {"accepted": False, "errors": list(codes)}}
         return c
 

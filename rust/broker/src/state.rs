@@ -31,6 +31,16 @@ pub const ADMIN_WAIT_MS: u64 = 25_000;
 /// controller side is given `timeout_ms` too and answers a little before it, with
 /// REQUEST_TIMED_OUT for what did not finish.
 #[must_use]
+/// Run `work` (file system work or a wait: topic dirs for thousands of partitions, an
+/// answer from the controller) without holding one of the runtime's few worker threads,
+/// so the connections they serve go on while it runs; plain when called off the runtime.
+pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
+}
+
 pub fn admin_wait_for(timeout_ms: i32) -> u64 {
     u64::try_from(timeout_ms)
         .unwrap_or(0)
@@ -269,10 +279,7 @@ impl BrokerState {
             ));
         };
         let wait = std::time::Duration::from_millis(wait_ms);
-        match tokio::runtime::Handle::try_current() {
-            Ok(_) => tokio::task::block_in_place(|| link.admin.call_for_answer(op, wait)),
-            Err(_) => link.admin.call_for_answer(op, wait),
-        }
+        off_the_runtime(|| link.admin.call_for_answer(op, wait))
     }
 
     /// Create a topic (`validate_only` checks without creating). Config keys are validated.
@@ -302,12 +309,14 @@ impl BrokerState {
                 format!("topic '{name}' is being created"),
             ));
         }
-        let _guard = self.admin.lock().expect("lock");
-        self.topics.ensure_absent(name)?;
-        if validate_only {
-            return Ok(None);
-        }
-        self.add_topic(name, partitions, configs).map(Some)
+        off_the_runtime(|| {
+            let _guard = self.admin.lock().expect("lock");
+            self.topics.ensure_absent(name)?;
+            if validate_only {
+                return Ok(None);
+            }
+            self.add_topic(name, partitions, configs).map(Some)
+        })
     }
 
     /// Open a new topic's logs, register it and persist the metadata. The caller holds the
@@ -360,14 +369,16 @@ impl BrokerState {
                 name: name.to_string(),
             });
         }
-        let _guard = self.admin.lock().expect("lock");
-        let topic = self.topics.remove(name)?;
-        if let Err(e) = self.persist_or_storage_error() {
-            self.topics.restore(topic);
-            return Err(e);
-        }
-        TopicRegistry::delete_data(&topic);
-        Ok(())
+        off_the_runtime(|| {
+            let _guard = self.admin.lock().expect("lock");
+            let topic = self.topics.remove(name)?;
+            if let Err(e) = self.persist_or_storage_error() {
+                self.topics.restore(topic);
+                return Err(e);
+            }
+            TopicRegistry::delete_data(&topic);
+            Ok(())
+        })
     }
 
     /// Grow a topic to `total` partitions.
@@ -384,14 +395,16 @@ impl BrokerState {
                 validate_only,
             });
         }
-        let _guard = self.admin.lock().expect("lock");
-        let topic = self.require_topic(name)?;
-        if validate_only {
-            return TopicRegistry::check_growth(&topic, total);
-        }
-        let config = self.log_config(&topic.configs.read().expect("lock"))?;
-        self.topics.grow(&topic, total, &config)?;
-        self.persist_or_storage_error()
+        off_the_runtime(|| {
+            let _guard = self.admin.lock().expect("lock");
+            let topic = self.require_topic(name)?;
+            if validate_only {
+                return TopicRegistry::check_growth(&topic, total);
+            }
+            let config = self.log_config(&topic.configs.read().expect("lock"))?;
+            self.topics.grow(&topic, total, &config)?;
+            self.persist_or_storage_error()
+        })
     }
 
     /// Replace a topic's overrides and apply them to its open logs.
