@@ -36,7 +36,9 @@
 //! than the high watermark and tells the leader the follower's log end
 //! (`replication::leader`); a replica id that is not a replica of the partition (not a
 //! broker of the cluster, or not assigned it) gets NOT_LEADER_OR_FOLLOWER (6), as Kafka
-//! refuses a fetch from a non-replica. Single-node mode ignores `replica_id`.
+//! refuses a fetch from a non-replica. On a single node any `replica_id` >= 0 names no
+//! replica and gets the same answer; a client's `current_leader_epoch` other than 0
+//! (negative: not given) is FENCED/UNKNOWN_LEADER_EPOCH there as in cluster mode.
 //!
 //! Records are never copied: the response is `ResponseBody::Pieces` (see `response::fetch`).
 
@@ -254,34 +256,43 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 });
             let partition = match found {
                 Ok(partition) => partition,
-                Err(code) => {
-                    // Unknown, or replicated on other brokers only (cluster mode).
+                Err(codes::UNKNOWN_TOPIC_OR_PARTITION) => {
                     immediate = true;
+                    let code = codes::UNKNOWN_TOPIC_OR_PARTITION;
                     partitions.push(PartitionResult::error(fp.partition, code));
+                    continue;
+                }
+                Err(code) => {
+                    // Replicated on other brokers only (cluster mode).
+                    immediate = true;
+                    partitions.push(PartitionResult::read_error(fp.partition, code));
                     continue;
                 }
             };
-            if state.cluster.is_some() {
-                let replica = partition.replica_state();
-                let code = check_leader(&replica, state.config.node_id, client_epoch);
-                if code != codes::NONE {
-                    immediate = true;
-                    partitions.push(PartitionResult::error(fp.partition, code));
-                    continue;
+            // The client's leader epoch is checked on a single node too (its partitions
+            // lead in epoch 0), as Kafka does.
+            let replica = partition.replica_state();
+            let code = check_leader(&replica, state.config.node_id, client_epoch);
+            if code != codes::NONE {
+                immediate = true;
+                partitions.push(PartitionResult::read_error(fp.partition, code));
+                continue;
+            }
+            // A fetch naming a replica id must come from a replica of the partition: on a
+            // single node there is none but this broker.
+            let no_replica = match follower {
+                Some(id) => {
+                    !known_broker || id == state.config.node_id || !replica.replicas.contains(&id)
                 }
-                if let Some(id) = follower {
-                    if !known_broker
-                        || id == state.config.node_id
-                        || !replica.replicas.contains(&id)
-                    {
-                        immediate = true;
-                        partitions.push(PartitionResult::error(
-                            fp.partition,
-                            codes::NOT_LEADER_OR_FOLLOWER,
-                        ));
-                        continue;
-                    }
-                }
+                None => state.cluster.is_none() && request.replica_id.0 >= 0,
+            };
+            if no_replica {
+                immediate = true;
+                partitions.push(PartitionResult::read_error(
+                    fp.partition,
+                    codes::NOT_LEADER_OR_FOLLOWER,
+                ));
+                continue;
             }
             let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
             let limit = partition_max.min(remaining);

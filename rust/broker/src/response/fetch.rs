@@ -65,6 +65,16 @@ impl PartitionResult {
             records: None,
         }
     }
+
+    /// An error of the read itself (leadership, leader epoch, not a replica): Kafka's read
+    /// path answers these with a null list of aborted transactions.
+    #[must_use]
+    pub fn read_error(partition_index: i32, error_code: i16) -> PartitionResult {
+        PartitionResult {
+            aborted_transactions: None,
+            ..PartitionResult::error(partition_index, error_code)
+        }
+    }
 }
 
 #[derive(Debug)]

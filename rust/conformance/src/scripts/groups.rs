@@ -224,6 +224,7 @@ fn join_group(s: &mut Session, v: i16) {
     s.play("invalid session timeout", v, |_| r.clone());
     let r = join_request("", "", v, &["jg-topic"]);
     s.play("empty group id", v, |_| r.clone());
+
     if v >= 5 {
         let r = join_request(&format!("{g}-static"), "", v, &["jg-topic"])
             .with_group_instance_id(Some(text("instance-1")));

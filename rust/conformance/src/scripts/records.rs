@@ -218,7 +218,23 @@ fn fetch(s: &mut Session, v: i16) {
             );
         }
     }
+    // Found by the conformance fuzzer: a replica id that names no replica, and a leader
+    // epoch newer than the partition's.
+    let mut r = fetch_request(v, &[(&name, 0, 0)]);
+    if v >= 15 {
+        r.replica_state.replica_id = BrokerId(77);
+    } else {
+        r.replica_id = BrokerId(77);
+    }
+    s.play("a replica id that is no replica", v, |side| {
+        with_fetch_ids(side, r.clone())
+    });
     if v >= 9 {
+        let mut r = fetch_request(v, &[(&name, 0, 0)]);
+        r.topics[0].partitions[0].current_leader_epoch = 255;
+        s.play("a future leader epoch", v, |side| {
+            with_fetch_ids(side, r.clone())
+        });
         let mut r = fetch_request(v, &[(&name, 0, 0)]);
         r.topics[0].partitions[0].current_leader_epoch = -5;
         s.play("a leader epoch below -1", v, |side| {
