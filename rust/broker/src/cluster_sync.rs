@@ -46,7 +46,7 @@ impl BrokerState {
                 // A bad override must not keep the rest of the cluster from this broker.
                 let log_config = self
                     .log_config(&t.configs)
-                    .unwrap_or_else(|_| self.config.log_defaults.clone());
+                    .unwrap_or_else(|_| self.dynamic.live().log_defaults.clone());
                 let count = t.partitions.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
                 let replicas: HashMap<i32, &ReplicaState> =
                     t.partitions.iter().map(|(i, r)| (*i, r)).collect();

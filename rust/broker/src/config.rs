@@ -14,6 +14,7 @@ use crate::net::listeners::{self, Listener};
 pub mod broker_logger;
 pub mod dynamic;
 pub mod dynamic_apply;
+pub mod live;
 pub mod topic;
 
 /// kafkalite's own broker key bounding a produced batch's decompressed size.
@@ -38,7 +39,8 @@ pub struct BrokerConfig {
     /// `connections.max.idle.ms`: a connection with no request for this long is closed,
     /// and a request frame must arrive whole within it; `None` (negative) never closes.
     pub connections_max_idle: Option<std::time::Duration>,
-    /// Topic-level defaults, from the `log.*` broker keys.
+    /// Topic-level defaults, from the `log.*` broker keys, as the broker started. They
+    /// change with the dynamic configs: logs read `BrokerState::dynamic`'s live ones.
     pub log_defaults: LogConfig,
     /// Every key as given, for DescribeConfigs on the broker resource.
     pub raw: BTreeMap<String, String>,
@@ -63,6 +65,27 @@ pub struct BrokerConfig {
     pub dynamic_at_start: dynamic::DynamicLayers,
 }
 
+/// Topic-level defaults from the broker's `log.*` keys (Kafka's synonyms, in the topic
+/// key's unit: log.retention.hours=1 is retention.ms=3600000).
+pub fn log_defaults(s: &BrokerSettings) -> Result<LogConfig, ConfigError> {
+    let mut log_defaults = LogConfig::default();
+    for key in TOPIC_KEYS {
+        if let Some((value, from)) = s.topic_value(key.name) {
+            log_defaults.set(key.name, &value).map_err(|e| {
+                bad(
+                    from.name,
+                    &s.get(from.name).unwrap_or_default(),
+                    e.to_string(),
+                )
+            })?;
+        }
+    }
+    let positive = |n: i64| u64::try_from(n).expect("schema bounds are at least 1");
+    log_defaults.max_decompressed_bytes =
+        usize::try_from(positive(s.long(DECOMPRESSED_MAX_KEY))).unwrap_or(usize::MAX);
+    Ok(log_defaults)
+}
+
 impl Default for BrokerConfig {
     /// The schema's defaults.
     fn default() -> Self {
@@ -75,19 +98,8 @@ impl BrokerConfig {
     /// acted on; `settings.warnings` names them.
     pub fn from_pairs(pairs: &BTreeMap<String, String>) -> Result<BrokerConfig, ConfigError> {
         let s = BrokerSettings::validate(pairs)?;
-        // Topic-level defaults from the broker's `log.*` keys (Kafka's synonyms, in the
-        // topic key's unit: log.retention.hours=1 is retention.ms=3600000).
-        let mut log_defaults = LogConfig::default();
-        for key in TOPIC_KEYS {
-            if let Some((value, from)) = s.topic_value(key.name) {
-                log_defaults
-                    .set(key.name, &value)
-                    .map_err(|e| bad(from.name, &pairs[from.name], e.to_string()))?;
-            }
-        }
+        let log_defaults = log_defaults(&s)?;
         let positive = |n: i64| u64::try_from(n).expect("schema bounds are at least 1");
-        log_defaults.max_decompressed_bytes =
-            usize::try_from(positive(s.long(DECOMPRESSED_MAX_KEY))).unwrap_or(usize::MAX);
         let mut c = BrokerConfig {
             node_id: s.int("node.id"),
             listeners: Vec::new(),

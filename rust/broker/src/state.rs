@@ -145,9 +145,10 @@ impl BrokerState {
         Ok(state)
     }
 
-    /// Effective log config of a topic: broker defaults, then topic overrides.
+    /// Effective log config of a topic: the broker's live defaults (dynamic configs
+    /// included, `config::live`), then topic overrides.
     pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig, ApiError> {
-        let mut config = self.config.log_defaults.clone();
+        let mut config = self.dynamic.live().log_defaults.clone();
         // Produced records must carry timestamps within the topic's bounds (Kafka's
         // message.timestamp.before/after.max.ms).
         config.check_timestamps = true;

@@ -5,17 +5,23 @@
 //! default, then static, then the schema default, as Kafka does.
 //!
 //! Which keys may change follows Kafka's rules: read-only keys never; SSL and SASL keys
-//! only per listener (`listener.name.<l>.…`) and only per broker. Listener security
-//! changes apply at once (`security::reload`); every other dynamic key is stored and
-//! becomes the broker's value at its next start (logged when altered).
+//! only per listener (`listener.name.<l>.…`) and only per broker. Applied at once:
+//! listener security (`security::reload`), connection limits (`max.connection*`), and
+//! every broker synonym of a topic key — the `log.*` topic defaults, `message.max.bytes`,
+//! `min.insync.replicas`, `compression.type`, ... (`config::live`: hosted logs without a
+//! topic override take the new value, new topics start from it). Every other dynamic key
+//! (`log.cleaner.*` threads and buffers, `num.*.threads`, `num.replica.fetchers`,
+//! `connections.max.reauth.ms`, `advertised.listeners`, ...) is stored and becomes the
+//! broker's value at its next start (logged when altered).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use kafkalite_core::config::{self as schema, ConfigKey};
 use serde::{Deserialize, Serialize};
 
+use super::live::LiveConfig;
 use super::BrokerConfig;
 use crate::config::topic::source;
 use crate::errors::{codes, ApiError};
@@ -151,11 +157,12 @@ pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiErr
     })
 }
 
-/// The broker's dynamic layers and the static config they sit over.
+/// The broker's dynamic layers, the static config they sit over, and what they make of
+/// the broker's settings (`live::LiveConfig`), replaced together.
 pub struct DynamicStore {
     /// server.properties as given (DescribeConfigs' STATIC_BROKER_CONFIG).
     pub static_raw: BTreeMap<String, String>,
-    layers: RwLock<DynamicLayers>,
+    live: RwLock<Arc<LiveConfig>>,
     /// Single node: where the layers are kept. Cluster mode: `None` (ZooKeeper has them).
     path: Option<PathBuf>,
 }
@@ -170,26 +177,40 @@ impl DynamicStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => DynamicLayers::default(),
             Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
         };
-        Ok(DynamicStore {
-            static_raw,
-            layers: RwLock::new(layers),
-            path: Some(path),
-        })
+        Self::with(static_raw, &layers, Some(path))
     }
 
     /// Cluster mode: the layers ZooKeeper held when the broker started.
-    #[must_use]
-    pub fn in_memory(static_raw: BTreeMap<String, String>, layers: DynamicLayers) -> Self {
-        DynamicStore {
+    pub fn in_memory(
+        static_raw: BTreeMap<String, String>,
+        layers: &DynamicLayers,
+    ) -> anyhow::Result<Self> {
+        Self::with(static_raw, layers, None)
+    }
+
+    fn with(
+        static_raw: BTreeMap<String, String>,
+        layers: &DynamicLayers,
+        path: Option<PathBuf>,
+    ) -> anyhow::Result<Self> {
+        let live = LiveConfig::derive(&static_raw, layers)
+            .map_err(|e| hide_value(e.key, e.reason).into_core())?;
+        Ok(DynamicStore {
             static_raw,
-            layers: RwLock::new(layers),
-            path: None,
-        }
+            live: RwLock::new(Arc::new(live)),
+            path,
+        })
     }
 
     #[must_use]
     pub fn layers(&self) -> DynamicLayers {
-        self.layers
+        self.live().layers.clone()
+    }
+
+    /// The broker's config as it stands now.
+    #[must_use]
+    pub fn live(&self) -> Arc<LiveConfig> {
+        self.live
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
@@ -201,12 +222,12 @@ impl DynamicStore {
         self.path.is_some()
     }
 
-    /// Replace the layers (and on a single node write them, atomically, readable by the
-    /// broker's user only: they may hold keystore passwords).
-    pub fn set(&self, layers: DynamicLayers) -> anyhow::Result<()> {
+    /// Replace the layers and what they derive (and on a single node write the layers,
+    /// atomically, readable by the broker's user only: they may hold keystore passwords).
+    pub fn set(&self, live: LiveConfig) -> anyhow::Result<()> {
         if let Some(path) = &self.path {
             let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&layers)?)?;
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&live.layers)?)?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
@@ -215,9 +236,9 @@ impl DynamicStore {
             std::fs::rename(&tmp, path)?;
         }
         *self
-            .layers
+            .live
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = layers;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(live);
         Ok(())
     }
 }
@@ -226,7 +247,7 @@ impl DynamicStore {
 pub fn at_start(config: BrokerConfig) -> anyhow::Result<(BrokerConfig, DynamicStore)> {
     let static_raw = config.raw.clone();
     let store = if config.zookeeper_connect.is_some() {
-        DynamicStore::in_memory(static_raw, config.dynamic_at_start.clone())
+        DynamicStore::in_memory(static_raw, &config.dynamic_at_start)?
     } else {
         DynamicStore::open(&config.log_dirs[0], static_raw)?
     };
@@ -333,7 +354,9 @@ mod tests {
             broker: map(&[("listener.name.ssl.ssl.keystore.password", "pw")]),
             default: BTreeMap::new(),
         };
-        store.set(layers.clone()).unwrap();
+        store
+            .set(LiveConfig::derive(&BTreeMap::new(), &layers).unwrap())
+            .unwrap();
         let again = DynamicStore::open(dir.path(), BTreeMap::new()).unwrap();
         assert_eq!(again.layers(), layers);
         #[cfg(unix)]

@@ -8,12 +8,14 @@
 //! service stay. Once stored (the data dir on a single node, ZooKeeper through the
 //! controller side in cluster mode), new connections get the new settings; connections
 //! already open keep theirs.
+//!
+//! What else applies at once: connection limits, and the topic defaults the `log.*` keys
+//! set (`config::live::reapply`). The rest waits for the broker's next start, and says so.
 
 use std::collections::BTreeMap;
 
-use kafkalite_core::config::BrokerSettings;
-
 use super::dynamic::{self, hide_value, DynamicLayers, DEFAULT_ENTITY};
+use super::live::{self, LiveConfig};
 use super::BrokerConfig;
 use crate::cluster::AdminOp;
 use crate::errors::{codes, ApiError};
@@ -93,10 +95,12 @@ pub fn alter(
         Entity::ThisBroker => layers.broker = next.clone(),
         Entity::Default => layers.default = next.clone(),
     }
+    // Every value, and what the layers make of the broker's settings and log defaults,
+    // checked before anything is stored.
+    let live = derive(state, &layers)?;
     // Build the listeners with the new values first: a bad keystore is refused here.
-    let live = touched.iter().any(|k| dynamic::applies_live(k));
-    let listeners = if live {
-        let config = effective(state, &layers)?;
+    let listeners = if touched.iter().any(|k| dynamic::applies_live(k)) {
+        let config = effective(state, &live);
         Some(
             state
                 .security
@@ -108,7 +112,7 @@ pub fn alter(
     };
     // Connection limits are checked the same way, and applied once stored.
     let limits = if touched.iter().any(|k| dynamic::is_connection_limit(k)) {
-        let config = effective(state, &layers)?;
+        let config = effective(state, &live);
         ConnectionLimits::validate(&config).map_err(invalid_config)?;
         Some(config)
     } else {
@@ -128,7 +132,8 @@ pub fn alter(
             args: args.to_string(),
         })?;
     }
-    state.dynamic.set(layers).map_err(|e| {
+    let logs_change = state.dynamic.live().log_defaults != live.log_defaults;
+    state.dynamic.set(live).map_err(|e| {
         ApiError::new(
             codes::UNKNOWN_SERVER_ERROR,
             format!("cannot store the dynamic configs: {e}"),
@@ -144,13 +149,10 @@ pub fn alter(
     if let Some(config) = limits {
         reconfigure_limits(state, &config);
     }
-    let later = |k: &&String| !dynamic::applies_live(k) && !dynamic::is_connection_limit(k);
-    for key in touched.iter().filter(later) {
-        kafkalite_core::logging::info(
-            LOGGER,
-            &format!("{key} changed dynamically; kafkalite applies it at the broker's next start"),
-        );
+    if logs_change {
+        live::reapply(state);
     }
+    log_later(&touched);
     Ok(())
 }
 
@@ -171,16 +173,21 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
         };
         differs(&old.broker, &layers.broker) || differs(&old.default, &layers.default)
     };
-    let live = changed(dynamic::applies_live);
+    let derived = derive(state, &layers);
     if changed(dynamic::is_connection_limit) {
-        match effective(state, &layers) {
-            Ok(config) => reconfigure_limits(state, &config),
+        match &derived {
+            Ok(live) => reconfigure_limits(state, &effective(state, live)),
             Err(e) => kafkalite_core::logging::warn(LOGGER, &e.message),
         }
     }
-    if live {
-        let rebuilt = effective(state, &layers)
-            .and_then(|c| state.security.check_listeners(&c).map_err(invalid_config));
+    if changed(dynamic::applies_live) {
+        let rebuilt = derived.clone().and_then(|live| {
+            let config = effective(state, &live);
+            state
+                .security
+                .check_listeners(&config)
+                .map_err(invalid_config)
+        });
         match rebuilt {
             Ok(listeners) => state.security.install_listeners(listeners),
             Err(e) => kafkalite_core::logging::warn(
@@ -193,8 +200,41 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
             ),
         }
     }
+    let live = derived.unwrap_or_else(|e| {
+        kafkalite_core::logging::warn(
+            LOGGER,
+            &format!(
+                "the dynamic configs in ZooKeeper do not work here, keeping the broker's \
+                 settings and log defaults: {}",
+                e.message
+            ),
+        );
+        let mut kept = (*state.dynamic.live()).clone();
+        kept.layers = layers;
+        kept
+    });
+    let logs_change = state.dynamic.live().log_defaults != live.log_defaults;
     // In memory only (cluster mode): cannot fail.
-    let _ = state.dynamic.set(layers);
+    let _ = state.dynamic.set(live);
+    if logs_change {
+        live::reapply(state);
+    }
+}
+
+/// Log the keys kafkalite takes up only at the broker's next start.
+fn log_later(touched: &[String]) {
+    let later = |k: &&String| {
+        !dynamic::applies_live(k) && !dynamic::is_connection_limit(k) && !live::applies_to_logs(k)
+    };
+    for key in touched.iter().filter(later) {
+        kafkalite_core::logging::info(
+            LOGGER,
+            &format!(
+                "{key} changed dynamically; kafkalite applies it at the broker's next start \
+                 (live: listener security, connection limits and the log.* topic defaults)"
+            ),
+        );
+    }
 }
 
 /// Apply new connection limits; values that do not work are logged by key and the
@@ -215,19 +255,23 @@ fn reconfigure_limits(state: &BrokerState, config: &BrokerConfig) {
     }
 }
 
-/// The broker's config with `layers` over server.properties, for building listeners.
-fn effective(state: &BrokerState, layers: &DynamicLayers) -> Result<BrokerConfig, ApiError> {
-    let merged = layers.merged(&state.dynamic.static_raw);
-    let settings = BrokerSettings::validate(&merged).map_err(|e| {
+/// What `layers` over server.properties make of the broker's settings; a value that does
+/// not work is INVALID_CONFIG naming its key (never the value).
+fn derive(state: &BrokerState, layers: &DynamicLayers) -> Result<LiveConfig, ApiError> {
+    LiveConfig::derive(&state.dynamic.static_raw, layers).map_err(|e| {
         ApiError::new(
             codes::INVALID_CONFIG,
             hide_value(e.key, e.reason).to_string(),
         )
-    })?;
+    })
+}
+
+/// The broker's config with the live settings, for building listeners and limits.
+fn effective(state: &BrokerState, live: &LiveConfig) -> BrokerConfig {
     let mut config = state.config.clone();
-    config.raw = merged;
-    config.settings = settings;
-    Ok(config)
+    config.raw = live.layers.merged(&live.static_raw);
+    config.settings = live.settings.clone();
+    config
 }
 
 /// A listener build failure as INVALID_CONFIG naming the key (never the value).

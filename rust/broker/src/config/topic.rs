@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use kafkalite_core::config::{self as schema, ConfigKey};
 
-use crate::config::BrokerConfig;
+use crate::config::live::LiveConfig;
 use crate::errors::{codes, ApiError};
 
 /// DescribeConfigs `config_source` values.
@@ -46,7 +46,7 @@ pub fn normalize(name: &str, value: &str) -> Result<String, ApiError> {
 /// Validate and normalize a topic's whole override set, including the checks across keys
 /// Kafka makes (against the broker defaults for keys the overrides leave out).
 pub fn normalize_all(
-    config: &BrokerConfig,
+    live: &LiveConfig,
     overrides: &BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>, ApiError> {
     let out = overrides
@@ -56,7 +56,7 @@ pub fn normalize_all(
     let lag = |name: &str| -> i64 {
         out.get(name)
             .cloned()
-            .or_else(|| find(name).map(|k| broker_default(config, k).0))
+            .or_else(|| find(name).map(|k| broker_default(live, k).0))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     };
@@ -91,41 +91,53 @@ pub struct Effective {
     pub synonyms: Vec<Synonym>,
 }
 
-/// Broker keys from server.properties that set this topic key's default, as given.
-fn static_synonyms(config: &BrokerConfig, key: &ConfigKey) -> Vec<Synonym> {
-    schema::broker_synonyms(key.name)
-        .into_iter()
-        .filter_map(|b| {
-            config.raw.get(b.name).map(|v| Synonym {
+/// The broker keys that set this topic key's default, as given in each dynamic layer and
+/// in server.properties: most specific key first, then most specific layer (Kafka's order).
+fn broker_synonym_values(live: &LiveConfig, key: &ConfigKey) -> Vec<Synonym> {
+    let mut out = Vec::new();
+    for b in schema::broker_synonyms(key.name) {
+        for (value, source) in live.layers.sources(b.name) {
+            out.push(Synonym {
+                name: b.name.to_string(),
+                value,
+                source,
+            });
+        }
+        if let Some(v) = live.static_raw.get(b.name) {
+            out.push(Synonym {
                 name: b.name.to_string(),
                 value: v.clone(),
                 source: source::STATIC_BROKER_CONFIG,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    out
 }
 
-/// The broker-level default of a topic key and its source (static broker config when
-/// server.properties set one of its broker keys). It is the value `log_defaults` holds, so
-/// what DescribeConfigs shows is what the logs do.
+/// The broker-level default of a topic key and its source: the layer (dynamic per broker,
+/// dynamic cluster default, server.properties) of the most specific broker key that sets
+/// it, else the schema default. It is the value the live log defaults hold, so what
+/// DescribeConfigs shows is what the logs do.
 #[must_use]
-pub fn broker_default(config: &BrokerConfig, key: &ConfigKey) -> (String, i8) {
-    let value = config.settings.topic_default(key.name).unwrap_or_default();
-    let source = if config.settings.topic_value(key.name).is_some() {
-        source::STATIC_BROKER_CONFIG
-    } else {
-        source::DEFAULT_CONFIG
+pub fn broker_default(live: &LiveConfig, key: &ConfigKey) -> (String, i8) {
+    let value = live.settings.topic_default(key.name).unwrap_or_default();
+    let source = match live.settings.topic_value(key.name) {
+        Some((_, from)) => live
+            .layers
+            .lookup(from.name)
+            .map_or(source::STATIC_BROKER_CONFIG, |(_, s)| s),
+        None => source::DEFAULT_CONFIG,
     };
     (value, source)
 }
 
 /// Every topic key with its effective value, source and synonyms.
 #[must_use]
-pub fn effective(config: &BrokerConfig, overrides: &BTreeMap<String, String>) -> Vec<Effective> {
+pub fn effective(live: &LiveConfig, overrides: &BTreeMap<String, String>) -> Vec<Effective> {
     schema::TOPIC_KEYS
         .iter()
         .map(|k| {
-            let (default, default_source) = broker_default(config, k);
+            let (default, default_source) = broker_default(live, k);
             let mut synonyms = Vec::new();
             if let Some(v) = overrides.get(k.name) {
                 synonyms.push(Synonym {
@@ -134,7 +146,7 @@ pub fn effective(config: &BrokerConfig, overrides: &BTreeMap<String, String>) ->
                     source: source::DYNAMIC_TOPIC_CONFIG,
                 });
             }
-            synonyms.extend(static_synonyms(config, k));
+            synonyms.extend(broker_synonym_values(live, k));
             if let Some(primary) = schema::broker_synonyms(k.name).first() {
                 if default_source == source::DEFAULT_CONFIG {
                     synonyms.push(Synonym {
@@ -161,6 +173,11 @@ pub fn effective(config: &BrokerConfig, overrides: &BTreeMap<String, String>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::dynamic::DynamicLayers;
+
+    fn live(raw: &BTreeMap<String, String>, layers: DynamicLayers) -> LiveConfig {
+        LiveConfig::derive(raw, &layers).unwrap()
+    }
 
     #[test]
     fn normalizes_and_rejects() {
@@ -196,7 +213,7 @@ mod tests {
 
     #[test]
     fn compaction_lags_must_not_cross() {
-        let config = BrokerConfig::default();
+        let config = live(&BTreeMap::new(), DynamicLayers::default());
         let overrides = BTreeMap::from([
             ("min.compaction.lag.ms".to_string(), "100".to_string()),
             ("max.compaction.lag.ms".to_string(), "10".to_string()),
@@ -207,7 +224,7 @@ mod tests {
     #[test]
     fn sources_follow_server_properties() {
         let raw = BTreeMap::from([("log.retention.hours".to_string(), "1".to_string())]);
-        let config = BrokerConfig::from_pairs(&raw).unwrap();
+        let config = live(&raw, DynamicLayers::default());
         let overrides = BTreeMap::from([("segment.ms".to_string(), "1000".to_string())]);
         let all = effective(&config, &overrides);
         let get = |n: &str| all.iter().find(|e| e.key.name == n).unwrap();
@@ -225,6 +242,39 @@ mod tests {
         assert_eq!(
             (policy.value.as_str(), policy.source),
             ("delete", source::DEFAULT_CONFIG)
+        );
+    }
+
+    #[test]
+    fn dynamic_defaults_report_their_layer() {
+        let raw = BTreeMap::from([("log.retention.hours".to_string(), "1".to_string())]);
+        let layers = DynamicLayers {
+            broker: BTreeMap::from([("log.segment.bytes".to_string(), "4096".to_string())]),
+            default: BTreeMap::from([("log.retention.ms".to_string(), "1000".to_string())]),
+        };
+        let all = effective(&live(&raw, layers), &BTreeMap::new());
+        let get = |n: &str| all.iter().find(|e| e.key.name == n).unwrap();
+        let retention = get("retention.ms");
+        assert_eq!(
+            (retention.value.as_str(), retention.source),
+            ("1000", source::DYNAMIC_DEFAULT_BROKER_CONFIG)
+        );
+        let names: Vec<_> = retention
+            .synonyms
+            .iter()
+            .map(|s| (s.name.as_str(), s.source))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("log.retention.ms", source::DYNAMIC_DEFAULT_BROKER_CONFIG),
+                ("log.retention.hours", source::STATIC_BROKER_CONFIG)
+            ]
+        );
+        let segment = get("segment.bytes");
+        assert_eq!(
+            (segment.value.as_str(), segment.source),
+            ("4096", source::DYNAMIC_BROKER_CONFIG)
         );
     }
 }

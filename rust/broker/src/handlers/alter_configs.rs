@@ -100,7 +100,7 @@ pub fn apply(
         RESOURCE_TOPIC => {
             validate_topic_name(name)?;
             state.require_topic(name)?;
-            let configs = topic_configs::normalize_all(&state.config, &configs)?;
+            let configs = topic_configs::normalize_all(&state.dynamic.live(), &configs)?;
             state.set_topic_configs(name, configs, validate_only)
         }
         RESOURCE_BROKER => dynamic_apply::alter(

@@ -208,7 +208,7 @@ fn requested_configs(
         };
         configs.insert(c.name.to_string(), value.to_string());
     }
-    topic_configs::normalize_all(&state.config, &configs)
+    topic_configs::normalize_all(&state.dynamic.live(), &configs)
 }
 
 /// Cluster mode: check what needs no cluster knowledge here, let the controller side
@@ -370,7 +370,7 @@ fn describe(
     state: &BrokerState,
     overrides: &BTreeMap<String, String>,
 ) -> Vec<CreatableTopicConfigs> {
-    topic_configs::effective(&state.config, overrides)
+    topic_configs::effective(&state.dynamic.live(), overrides)
         .into_iter()
         .map(|e| {
             CreatableTopicConfigs::default()

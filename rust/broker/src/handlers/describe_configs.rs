@@ -114,7 +114,7 @@ fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError
     validate_topic_name(name)?;
     let topic = state.require_topic(name)?;
     let overrides = topic.configs.read().expect("lock").clone();
-    Ok(topic_configs::effective(&state.config, &overrides)
+    Ok(topic_configs::effective(&state.dynamic.live(), &overrides)
         .into_iter()
         .map(|e| Entry {
             name: e.key.name.to_string(),
@@ -129,7 +129,8 @@ fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError
 }
 
 fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
-    let layers = state.dynamic.layers();
+    let live = state.dynamic.live();
+    let layers = &live.layers;
     if dynamic_apply::entity(state, name)? == dynamic_apply::Entity::Default {
         // Kafka: the cluster-wide entity shows only its own dynamic values.
         return Ok(layers
@@ -147,10 +148,10 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
     let mut entries: BTreeMap<String, Entry> = schema::BROKER_KEYS
         .iter()
         .map(|key| {
-            let mut synonyms = layer_synonyms(&layers, static_raw, key.name);
+            let mut synonyms = layer_synonyms(layers, static_raw, key.name);
             let (value, source) = match synonyms.first() {
                 Some(first) => (Some(first.value.clone()), first.source),
-                None => (c.settings.get(key.name), source::DEFAULT_CONFIG),
+                None => (live.settings.get(key.name), source::DEFAULT_CONFIG),
             };
             if let Some(default) = schema::default_value(key) {
                 synonyms.push(Synonym {
@@ -206,7 +207,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
     }
     // The broker key behind each topic key, at the value new topics get and with the
     // synonyms (e.g. log.retention.hours) that set it.
-    for e in topic_configs::effective(c, &BTreeMap::new()) {
+    for e in topic_configs::effective(&live, &BTreeMap::new()) {
         if let Some(primary) = schema::broker_synonyms(e.key.name).first() {
             if let Some(entry) = entries.get_mut(primary.name) {
                 if entry.source < source::STATIC_BROKER_CONFIG {
@@ -230,7 +231,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
         if entries.contains_key(name) {
             continue;
         }
-        let synonyms = layer_synonyms(&layers, static_raw, name);
+        let synonyms = layer_synonyms(layers, static_raw, name);
         let first = synonyms.first().expect("the key is in some layer").clone();
         let mut entry = dynamic_entry(name, &first.value, first.source, synonyms);
         entry.read_only = dynamic::base_key(name).is_none_or(|(k, _)| k.read_only());

@@ -150,7 +150,7 @@ fn merged(
                 let current = configs
                     .get(&name)
                     .cloned()
-                    .unwrap_or_else(|| topic_configs::broker_default(&state.config, key).0);
+                    .unwrap_or_else(|| topic_configs::broker_default(&state.dynamic.live(), key).0);
                 configs.insert(name, list_op(&current, &value, op == APPEND));
             }
             _ => {

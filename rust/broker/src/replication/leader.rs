@@ -143,6 +143,7 @@ pub fn min_insync_replicas(state: &BrokerState, topic: &crate::cluster::Topic) -
         .expect("lock")
         .get("min.insync.replicas")
         .and_then(|v| v.trim().parse::<i32>().ok());
-    let n = configured.unwrap_or_else(|| state.config.settings.int("min.insync.replicas"));
+    // The broker's value as it stands now (it may change dynamically).
+    let n = configured.unwrap_or_else(|| state.dynamic.live().settings.int("min.insync.replicas"));
     usize::try_from(n).unwrap_or(1)
 }

@@ -1,0 +1,129 @@
+//! The broker's config as it stands now: server.properties with the dynamic layers
+//! (`config::dynamic`) over it, checked against the schema, and the topic-level defaults
+//! that follow from it. Kafka's `DynamicLogConfig`: a change to a broker synonym of a topic
+//! key (`log.retention.ms`, `log.segment.bytes`, `message.max.bytes`, `min.insync.replicas`,
+//! ...) reaches every hosted log whose topic does not override that key, at once; new
+//! topics get it too. Topic overrides keep winning (`BrokerState::log_config`).
+
+use std::collections::BTreeMap;
+
+use kafkalite_core::config::{BrokerSettings, ConfigError};
+use kafkalite_core::storage::LogConfig;
+
+use super::dynamic::{self, DynamicLayers};
+use crate::state::BrokerState;
+
+const LOGGER: &str = "kafkalite.server.DynamicLogConfig";
+
+/// One consistent view: the layers, and what they make of the broker's settings.
+#[derive(Clone, Debug)]
+pub struct LiveConfig {
+    /// server.properties as given (DescribeConfigs' STATIC_BROKER_CONFIG).
+    pub static_raw: BTreeMap<String, String>,
+    pub layers: DynamicLayers,
+    /// Every key checked, dynamic over static over the schema default.
+    pub settings: BrokerSettings,
+    /// The topic-level defaults hosted logs and new topics start from.
+    pub log_defaults: LogConfig,
+}
+
+impl LiveConfig {
+    /// Lay `layers` over `static_raw` and derive the settings and log defaults; a value
+    /// that does not work is an error naming its key.
+    pub fn derive(
+        static_raw: &BTreeMap<String, String>,
+        layers: &DynamicLayers,
+    ) -> Result<LiveConfig, ConfigError> {
+        let settings = BrokerSettings::validate(&layers.merged(static_raw))?;
+        let log_defaults = super::log_defaults(&settings)?;
+        Ok(LiveConfig {
+            static_raw: static_raw.clone(),
+            layers: layers.clone(),
+            settings,
+            log_defaults,
+        })
+    }
+}
+
+/// Whether `name` is a broker synonym of a topic key (applied to the logs at once).
+#[must_use]
+pub fn applies_to_logs(name: &str) -> bool {
+    dynamic::base_key(name).is_some_and(|(k, prefixed)| !prefixed && k.synonym.is_some())
+}
+
+/// Re-derive the log config of every hosted partition from the current defaults and its
+/// topic's overrides; logs whose config is unchanged are left alone. Serialised with
+/// topic alterations (the admin lock) so a topic's new overrides are never undone.
+pub fn reapply(state: &BrokerState) {
+    let _guard = state.admin_lock();
+    let mut changed = 0usize;
+    for name in state.topic_names() {
+        let Some(topic) = state.topic(&name) else {
+            continue;
+        };
+        let overrides = topic.configs.read().expect("lock").clone();
+        let config = match state.log_config(&overrides) {
+            Ok(config) => config,
+            Err(e) => {
+                kafkalite_core::logging::warn(
+                    LOGGER,
+                    &format!("{name} keeps its log config: {}", e.message),
+                );
+                continue;
+            }
+        };
+        for p in topic.hosted() {
+            let mut log = p.log.lock().expect("lock");
+            if *log.config() != config {
+                log.set_config(config.clone());
+                changed += 1;
+            }
+        }
+    }
+    if changed > 0 {
+        kafkalite_core::logging::info(
+            LOGGER,
+            &format!("new broker log defaults applied to {changed} hosted partition(s)"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn dynamic_layers_set_the_log_defaults_most_specific_first() {
+        let static_raw = map(&[("log.retention.hours", "2"), ("log.segment.bytes", "4096")]);
+        let none = LiveConfig::derive(&static_raw, &DynamicLayers::default()).unwrap();
+        assert_eq!(none.log_defaults.retention_ms, 7_200_000);
+        let layers = DynamicLayers {
+            broker: map(&[("log.segment.bytes", "8192")]),
+            default: map(&[("log.retention.ms", "1000"), ("log.segment.bytes", "2048")]),
+        };
+        let live = LiveConfig::derive(&static_raw, &layers).unwrap();
+        assert_eq!(live.log_defaults.retention_ms, 1000);
+        assert_eq!(live.log_defaults.segment_bytes, 8192);
+        assert!(applies_to_logs("log.retention.ms"));
+        assert!(applies_to_logs("min.insync.replicas"));
+        assert!(!applies_to_logs("log.cleaner.threads"));
+        assert!(!applies_to_logs("listener.name.ssl.ssl.keystore.location"));
+    }
+
+    #[test]
+    fn a_bad_layer_names_its_key() {
+        let layers = DynamicLayers {
+            broker: BTreeMap::new(),
+            default: map(&[("log.segment.bytes", "1")]),
+        };
+        let e = LiveConfig::derive(&BTreeMap::new(), &layers).unwrap_err();
+        assert_eq!(e.key, "log.segment.bytes");
+    }
+}
