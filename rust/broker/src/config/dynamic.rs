@@ -8,11 +8,12 @@
 //! only per listener (`listener.name.<l>.…`) and only per broker. Applied at once:
 //! listener security (`security::reload`), connection limits (`max.connection*`), and
 //! every broker synonym of a topic key — the `log.*` topic defaults, `message.max.bytes`,
-//! `min.insync.replicas`, `compression.type`, ... (`config::live`: hosted logs without a
-//! topic override take the new value, new topics start from it). Every other dynamic key
-//! (`log.cleaner.*` threads and buffers, `num.*.threads`, `num.replica.fetchers`,
-//! `connections.max.reauth.ms`, `advertised.listeners`, ...) is stored and becomes the
-//! broker's value at its next start (logged when altered).
+//! `min.insync.replicas`, ... (`config::live`: hosted logs without a topic override take
+//! the new value, new topics start from it). Every other dynamic key (`log.cleaner.*`
+//! threads and buffers, `num.*.threads`, `num.replica.fetchers`,
+//! `connections.max.reauth.ms`, `advertised.listeners`, and the broker default of
+//! `unclean.leader.election.enable`, which the controller reads) is stored and becomes
+//! the broker's value at its next start (logged when altered).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -45,10 +45,19 @@ impl LiveConfig {
     }
 }
 
-/// Whether `name` is a broker synonym of a topic key (applied to the logs at once).
+/// The topic key whose broker default the controller reads from its own server.properties
+/// (it decides elections), so a dynamic value waits for its next start.
+const CONTROLLER_READS: &str = "unclean.leader.election.enable";
+
+/// Whether `name` is a broker synonym of a topic key the broker takes up at once: what
+/// the logs hold (`LogConfig`: retention, segments, roll, flush, index, cleanup and
+/// compaction, message size and timestamps, preallocate) and `min.insync.replicas`;
+/// `compression.*` is shown and checked but kafkalite keeps batches as produced.
 #[must_use]
 pub fn applies_to_logs(name: &str) -> bool {
-    dynamic::base_key(name).is_some_and(|(k, prefixed)| !prefixed && k.synonym.is_some())
+    dynamic::base_key(name).is_some_and(|(k, prefixed)| {
+        !prefixed && k.synonym.is_some_and(|s| s.topic != CONTROLLER_READS)
+    })
 }
 
 /// Re-derive the log config of every hosted partition from the current defaults and its
@@ -114,6 +123,7 @@ mod tests {
         assert!(applies_to_logs("log.retention.ms"));
         assert!(applies_to_logs("min.insync.replicas"));
         assert!(!applies_to_logs("log.cleaner.threads"));
+        assert!(!applies_to_logs("unclean.leader.election.enable"));
         assert!(!applies_to_logs("listener.name.ssl.ssl.keystore.location"));
     }
 
