@@ -91,8 +91,9 @@ pub struct Effective {
     pub synonyms: Vec<Synonym>,
 }
 
-/// The broker keys that set this topic key's default, as given in each dynamic layer and
-/// in server.properties: most specific key first, then most specific layer (Kafka's order).
+/// The broker keys that set this topic key's default, as given in each dynamic layer, in
+/// server.properties, and their schema default (in the broker key's unit): most specific
+/// key first, then most specific layer, as Kafka's `ConfigHelper` lists them.
 fn broker_synonym_values(live: &LiveConfig, key: &ConfigKey) -> Vec<Synonym> {
     let mut out = Vec::new();
     for b in schema::broker_synonyms(key.name) {
@@ -108,6 +109,13 @@ fn broker_synonym_values(live: &LiveConfig, key: &ConfigKey) -> Vec<Synonym> {
                 name: b.name.to_string(),
                 value: v.clone(),
                 source: source::STATIC_BROKER_CONFIG,
+            });
+        }
+        if let Some(value) = schema::default_value(b) {
+            out.push(Synonym {
+                name: b.name.to_string(),
+                value,
+                source: source::DEFAULT_CONFIG,
             });
         }
     }
@@ -147,15 +155,6 @@ pub fn effective(live: &LiveConfig, overrides: &BTreeMap<String, String>) -> Vec
                 });
             }
             synonyms.extend(broker_synonym_values(live, k));
-            if let Some(primary) = schema::broker_synonyms(k.name).first() {
-                if default_source == source::DEFAULT_CONFIG {
-                    synonyms.push(Synonym {
-                        name: primary.name.to_string(),
-                        value: default.clone(),
-                        source: source::DEFAULT_CONFIG,
-                    });
-                }
-            }
             let (value, source) = match overrides.get(k.name) {
                 Some(v) => (v.clone(), source::DYNAMIC_TOPIC_CONFIG),
                 None => (default, default_source),
@@ -268,7 +267,8 @@ mod tests {
             names,
             [
                 ("log.retention.ms", source::DYNAMIC_DEFAULT_BROKER_CONFIG),
-                ("log.retention.hours", source::STATIC_BROKER_CONFIG)
+                ("log.retention.hours", source::STATIC_BROKER_CONFIG),
+                ("log.retention.hours", source::DEFAULT_CONFIG),
             ]
         );
         let segment = get("segment.bytes");
