@@ -340,6 +340,10 @@ mod tests {
         let e = check("no.such.key", "3", true).unwrap_err();
         assert_eq!(e.code, codes::INVALID_CONFIG);
         assert_eq!(check("log.cleaner.threads", "2", false).unwrap(), "2");
+        assert_eq!(check("log.retention.ms", "1000", false).unwrap(), "1000");
+        // Kafka 4.1 changes the ms key only; the hours and minutes keys need a restart.
+        let e = check("log.retention.hours", "1", false).unwrap_err();
+        assert!(e.message.contains("dynamically"), "{e:?}");
         assert!(!applies_live("log.cleaner.threads"));
         let e = check("log.cleaner.threads", "-1", false).unwrap_err();
         assert!(e.message.contains("log.cleaner.threads"), "{e:?}");

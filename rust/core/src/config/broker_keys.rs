@@ -28,7 +28,9 @@ const fn key(
     }
 }
 
-/// A broker key that sets a topic key's default: value × `unit` is the topic value.
+/// A broker key that sets a topic key's default: value × `unit` is the topic value. As in
+/// Kafka 4.1 (`DynamicLogConfig`), only the key in the topic key's own unit may change
+/// while the broker runs: `log.retention.ms` yes, `log.retention.hours` not.
 const fn log(
     name: &'static str,
     ty: Type,
@@ -41,7 +43,7 @@ const fn log(
         ty,
         default,
         check: Any,
-        update: ClusterWide,
+        update: if unit == 1 { ClusterWide } else { ReadOnly },
         synonym: Some(TopicSynonym { topic, unit }),
     }
 }
