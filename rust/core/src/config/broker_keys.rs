@@ -55,7 +55,9 @@ const LOG_LEVELS: &[&str] = crate::logging::LEVEL_NAMES;
 
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
-    key("advertised.listeners", Str, SameAs("listeners"), Any, PerBroker),
+    // Kafka 4.x (KRaft) no longer updates advertised listeners at runtime: 4.1.1 describes
+    // the key as read-only, while `listeners` stays per-broker dynamic.
+    key("advertised.listeners", Str, SameAs("listeners"), Any, ReadOnly),
     key("allow.everyone.if.no.acl.found", Boolean, Value("false"), Any, ReadOnly),
     key("authorizer.class.name", Str, Value(""), Any, ReadOnly),
     key("auto.create.topics.enable", Boolean, Value("true"), Any, ReadOnly),
