@@ -9,9 +9,9 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
-def create(bootstrap: str, name: str, partitions: int) -> None:
+def create(bootstrap: str, name: str, partitions: int, replicas: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(timeout=30)
+    admin.create_topics([NewTopic(name, partitions, replicas)])[name].result(timeout=30)
 
 
 def drain(

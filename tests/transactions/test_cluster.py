@@ -7,9 +7,6 @@ producers and read_committed consumers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -20,31 +17,16 @@ from kafkalite.cluster import Cluster
 from kafkalite.errors import KafkaliteError
 from tests.cluster.conftest import settled, wait_for
 from tests.cluster.test_group_coordinator import java_partition
+from tests.transactions.conftest import TXN_PARTITIONS
 from tests.transactions.helpers import drain
 from tests.transactions.test_java_and_kafka_python import _transactions
 
 TXN_TOPIC = "__transaction_state"
-TXN_PARTITIONS = 6
 # Data partitions led by brokers 1, 2 and 3, each replicated to all three.
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
 # One replica each: the coordinator hosts no log of the partitions other brokers lead, and
 # their markers still reach them.
 SINGLE_REPLICAS = [[1], [2], [3]]
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    with Cluster(
-        brokers=3,
-        overrides={
-            "zookeeper.session.timeout.ms": 6000,
-            "transaction.state.log.num.partitions": TXN_PARTITIONS,
-            "offsets.topic.num.partitions": 6,
-            "group.initial.rebalance.delay.ms": 0,
-        },
-        data_dir=tmp_path / "kafkalite-cluster",
-    ) as c:
-        yield c
 
 
 def txn_coordinator(bootstrap: str, txn_id: str) -> int:

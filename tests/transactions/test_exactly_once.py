@@ -2,10 +2,11 @@
 SIGKILLed at random moments and restarted: under read_committed the output holds every
 input record exactly once, and the group's committed offsets match the output. The
 transformer is confluent-kafka (`eos_worker.py`) or the Java client (`EosWorker.java`,
-Kafka 4.1.1's kafka-clients).
+Kafka 4.1.1's kafka-clients), on one broker and (confluent-kafka) on a 3-broker cluster.
 
 `KAFKALITE_EOS_KILLS` sets the number of kills (default 6 for confluent-kafka and 3 for
-the slower-starting Java client keeps CI short; the acceptance run uses 20)."""
+the slower-starting Java client and for the cluster keeps CI short; the acceptance run uses
+20)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkalite import Broker
 from kafkalite.bench import kafka_ref
+from kafkalite.cluster import Cluster
+from tests.cluster.conftest import settled
 from tests.transactions.helpers import create, drain
 
 PARTITIONS = 3
@@ -56,8 +59,22 @@ def test_sigkilled_transformer_yields_every_record_exactly_once(
     bs = broker.bootstrap_servers
     create(bs, "in", PARTITIONS)
     create(bs, "out", PARTITIONS)
-    command = _command(client, bs)
     kills = int(os.environ.get("KAFKALITE_EOS_KILLS", "3" if client == "java" else "6"))
+    _kill_loop(bs, client, kills)
+
+
+def test_sigkilled_transformer_on_a_cluster(cluster: Cluster) -> None:
+    """The same loop on three brokers: input and output replicated three times, the
+    transaction and group coordinators wherever their ids hash, markers crossing brokers."""
+    bs = cluster.bootstrap_servers
+    for topic in ("in", "out"):
+        create(bs, topic, PARTITIONS, replicas=3)
+        settled([b.bootstrap_servers for b in cluster.brokers], topic, PARTITIONS)
+    _kill_loop(bs, "confluent", int(os.environ.get("KAFKALITE_EOS_KILLS", "3")))
+
+
+def _kill_loop(bs: str, client: str, kills: int) -> None:
+    command = _command(client, bs)
     rng = random.Random(15)
     source = Producer({"bootstrap.servers": bs, "linger.ms": 5})
     per_partition: dict[int, int] = {p: 0 for p in range(PARTITIONS)}

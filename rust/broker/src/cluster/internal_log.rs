@@ -12,6 +12,7 @@
 //!   a failover finds every state an answer was given on.
 
 use std::os::unix::fs::FileExt;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use kafkalite_core::error_codes as codes;
@@ -152,6 +153,23 @@ pub fn wait_replicated(partition: &Partition, node: i32, required: i64) -> Resul
             tokio::task::block_in_place(poll)
         }
         _ => poll(),
+    }
+}
+
+/// Lock a coordinator's mutex, whose holder may be inside `wait_replicated` for seconds.
+/// A contended wait runs as a blocking section on a runtime worker: tokio hands the
+/// worker's other tasks (the followers' fetches that the holder waits for among them) to
+/// another thread. Blocking the worker outright would, once every worker waits so, stall
+/// the replication the holder needs until its timeout.
+pub fn lock_blocking<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    if let Ok(guard) = mutex.try_lock() {
+        return guard;
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| mutex.lock().expect("lock"))
+        }
+        _ => mutex.lock().expect("lock"),
     }
 }
 

@@ -33,7 +33,7 @@ use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::{OffsetsTopic, Write};
 use super::timers;
 use crate::cluster::coordination::Shards;
-use crate::cluster::internal_log::Placement;
+use crate::cluster::internal_log::{self, Placement};
 use crate::config::{BrokerConfig, ConfigError};
 use crate::errors::ApiError;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
@@ -197,7 +197,8 @@ impl GroupCoordinator {
                     None => return Ok(None),
                 }
             };
-            let mut group = cell.lock().expect("lock");
+            // Its holder may be waiting for the ISR (a transactional offset commit).
+            let mut group = internal_log::lock_blocking(&cell);
             if group.state == GroupState::Dead {
                 // Deleted meanwhile (and already gone from the map): look again.
                 continue;

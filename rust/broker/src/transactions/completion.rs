@@ -2,6 +2,7 @@
 //! partitions, and completing a transaction (markers, then the Complete state), which
 //! EndTxn, fencing, timeouts and loads share.
 
+use crate::cluster::internal_log::lock_blocking;
 use std::sync::Arc;
 
 use kafkalite_core::error_codes as codes;
@@ -114,7 +115,7 @@ impl TransactionCoordinator {
         partition: i32,
     ) -> Result<(), (i16, String)> {
         let id = {
-            let inner = self.inner.lock().expect("lock");
+            let inner = lock_blocking(&self.inner);
             inner.by_producer.get(&producer_id).cloned()
         };
         let Some(id) = id else {

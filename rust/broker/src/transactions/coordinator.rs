@@ -25,6 +25,7 @@
 //! partitions it leads (`shards`, `placement`): every request first asks the shards
 //! (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), under the same lock an unload takes.
 
+use crate::cluster::internal_log::lock_blocking;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
@@ -125,7 +126,7 @@ impl TransactionCoordinator {
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         let pending = {
-            let mut inner = self.inner.lock().expect("lock");
+            let mut inner = lock_blocking(&self.inner);
             Self::install(&mut inner, loaded)
         };
         for c in pending {
@@ -163,7 +164,7 @@ impl TransactionCoordinator {
     /// The lock over every id, once the shards say this broker coordinates `id` now
     /// (asked under the lock: an unload takes it too).
     pub(super) fn lock_for(&self, id: &str) -> Result<MutexGuard<'_, Inner>, i16> {
-        let inner = self.inner.lock().expect("lock");
+        let inner = lock_blocking(&self.inner);
         match self.shards.check(id) {
             codes::NONE => Ok(inner),
             code => Err(code),

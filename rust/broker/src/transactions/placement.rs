@@ -6,6 +6,7 @@
 //! decision and may not have written every marker); losing it forgets them, and their
 //! clients, told NOT_COORDINATOR, find the new leader.
 
+use crate::cluster::internal_log::lock_blocking;
 use std::sync::Arc;
 
 use super::coordinator::TransactionCoordinator;
@@ -62,7 +63,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
             }
         };
         let pending = {
-            let mut inner = self.inner.lock().expect("lock");
+            let mut inner = lock_blocking(&self.inner);
             if !self.shards.finish(partition.index, generation) {
                 return;
             }
@@ -76,7 +77,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
     }
 
     fn unload(&self, index: i32) {
-        let mut inner = self.inner.lock().expect("lock");
+        let mut inner = lock_blocking(&self.inner);
         self.shards.release(index);
         let ids: Vec<String> = inner
             .ids

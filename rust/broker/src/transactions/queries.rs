@@ -1,6 +1,7 @@
 //! What other parts of the broker ask the coordinator: Produce's verification of a
 //! transactional batch, DescribeTransactions and ListTransactions.
 
+use crate::cluster::internal_log::lock_blocking;
 use kafkalite_core::error_codes as codes;
 
 use super::coordinator::TransactionCoordinator;
@@ -18,7 +19,7 @@ impl TransactionCoordinator {
         partition: i32,
         local_only: bool,
     ) -> Result<(), (i16, String)> {
-        let inner = self.inner.lock().expect("lock");
+        let inner = lock_blocking(&self.inner);
         let Some(meta) = inner
             .by_producer
             .get(&producer_id)
@@ -59,7 +60,7 @@ impl TransactionCoordinator {
     /// The state of `id`, for DescribeTransactions.
     #[must_use]
     pub fn describe(&self, id: &str) -> Option<TxnMeta> {
-        self.inner.lock().expect("lock").ids.get(id).cloned()
+        lock_blocking(&self.inner).ids.get(id).cloned()
     }
 
     /// Every id, for ListTransactions.

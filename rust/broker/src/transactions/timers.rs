@@ -1,6 +1,7 @@
 //! The coordinator's background work: aborting transactions past their timeout and
 //! forgetting transactional ids idle past `transactional.id.expiration.ms`.
 
+use crate::cluster::internal_log::lock_blocking;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +46,7 @@ impl TransactionCoordinator {
         let Ok(broker) = self.broker() else { return };
         let mut aborts = Vec::new();
         {
-            let mut inner = self.inner.lock().expect("lock");
+            let mut inner = lock_blocking(&self.inner);
             let timed_out: Vec<String> = inner
                 .ids
                 .values()
