@@ -52,7 +52,12 @@ class Outcomes:
     passed: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    # Each test's file under their test/integration, to select it again.
+    files: dict[str, str] = field(default_factory=dict)
     output: str = ""
+
+    def selection(self, names: list[str]) -> list[str]:
+        return [f"{self.files[n]}::{n}" for n in names]
 
 
 def run(bootstrap: str, selection: list[str], kafka_version: str, timeout: float) -> Outcomes:
@@ -78,11 +83,12 @@ def run(bootstrap: str, selection: list[str], kafka_version: str, timeout: float
         done = subprocess.run(
             cmd, cwd=src, env=env, capture_output=True, text=True, timeout=timeout
         )
-        out = Outcomes(output=done.stdout[-20000:] + done.stderr[-5000:])
+        out = Outcomes(output=done.stdout + done.stderr)
         if not junit.exists():
             raise RuntimeError(f"their pytest wrote no report:\n{out.output}")
         for case in ET.parse(junit).getroot().iter("testcase"):
             name = case.get("name", "")
+            out.files[name] = case.get("classname", "").rsplit(".", 1)[-1] + ".py"
             bad = case.find("failure")
             if bad is None:
                 bad = case.find("error")
