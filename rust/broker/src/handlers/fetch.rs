@@ -147,8 +147,6 @@ pub async fn handle(
     Ok(Some(body))
 }
 
-/// Name every topic of a v13+ request from its id; the topics whose id is unknown leave
-/// the request and come back as answers (UNKNOWN_TOPIC_ID for each partition).
 /// An isolation level other than READ_UNCOMMITTED (0) and READ_COMMITTED (1): Kafka fails
 /// the whole request with UNKNOWN_SERVER_ERROR (its `IsolationLevel.forId` throws), in its
 /// generic error shape — below v13 every requested partition listed with the error, from
@@ -179,6 +177,8 @@ fn unknown_isolation_level(request: &FetchRequest, version: i16) -> FetchResult 
     }
 }
 
+/// Name every topic of a v13+ request from its id; the topics whose id is unknown leave
+/// the request and come back as answers (UNKNOWN_TOPIC_ID for each partition).
 fn resolve_topic_ids(state: &BrokerState, request: &mut FetchRequest) -> Vec<TopicResult> {
     let mut unknown = Vec::new();
     request

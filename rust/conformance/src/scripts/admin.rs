@@ -20,7 +20,7 @@ use kafka_protocol::messages::{
     ListPartitionReassignmentsRequest,
 };
 
-use super::{create_topic, produce, text, topic, Script};
+use super::{create_topic, produce, text, topic, until_both, Script};
 use crate::session::Session;
 
 const SCRAM_SHA_256: i8 = 1;
@@ -236,7 +236,15 @@ fn describe_scram(s: &mut Session, v: i16) {
         vec![],
     );
     let r = request(Some(vec![user("dscram-alice")]));
-    settle_scram(s, &r, 2);
+    until_both(s, |s, side| {
+        s.call_unrecorded(side, &r, 0).is_ok_and(|a| {
+            a.results
+                .iter()
+                .map(|u| u.credential_infos.len())
+                .sum::<usize>()
+                == 2
+        })
+    });
     s.play("known user", v, |_| r.clone());
     let r = request(Some(vec![user("dscram-alice"), user("dscram-alice")]));
     s.play("duplicate user", v, |_| r.clone());
@@ -330,25 +338,4 @@ fn alter_scram(s: &mut Session, v: i16) {
         vec![delete("ascram-bob", SCRAM_SHA_256)],
     );
     alter(s, "empty request", v, vec![], vec![]);
-}
-
-/// Kafka applies a credential change through its controller, a moment after it answers:
-/// wait (uncompared) until both brokers describe `mechanisms` credentials for `r`'s user.
-fn settle_scram(s: &mut Session, r: &DescribeUserScramCredentialsRequest, mechanisms: usize) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        let ready = (0..2).all(|side| {
-            s.call_unrecorded(side, r, 0).is_ok_and(|a| {
-                a.results
-                    .iter()
-                    .map(|u| u.credential_infos.len())
-                    .sum::<usize>()
-                    == mechanisms
-            })
-        });
-        if ready {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }

@@ -146,6 +146,19 @@ pub fn with_fetch_ids(side: &Side, mut request: FetchRequest) -> FetchRequest {
     request
 }
 
+/// Ask both brokers (uncompared) until `ready` holds for each, or 10 s pass: Kafka applies
+/// an admin change (ACLs, quotas, credentials) through its controller, a moment after it
+/// answers the request that made it.
+pub fn until_both(s: &mut Session, mut ready: impl FnMut(&mut Session, usize) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if (0..2).all(|side| ready(s, side)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Wait (uncompared) until both brokers name a leader for every partition of `name`:
 /// Kafka's broker learns a new topic from its controller a moment after CreateTopics
 /// answers, and answers NOT_LEADER_OR_FOLLOWER until then.

@@ -5,7 +5,7 @@ use kafka_protocol::messages::alter_client_quotas_request::{EntityData, EntryDat
 use kafka_protocol::messages::describe_client_quotas_request::ComponentData;
 use kafka_protocol::messages::{AlterClientQuotasRequest, ApiKey, DescribeClientQuotasRequest};
 
-use super::{text, Script};
+use super::{text, until_both, Script};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {
@@ -151,7 +151,10 @@ fn describe_client_quotas(s: &mut Session, v: i16) {
     );
     s.play("setup", v, |_| r.clone());
     let r = describe(&[("user", 0, Some(&user))], true);
-    settle(s, &r);
+    until_both(s, |s, side| {
+        s.call_unrecorded(side, &r, 0)
+            .is_ok_and(|a| a.entries.is_some_and(|e| !e.is_empty()))
+    });
     s.play("exact user, strict", v, |_| r.clone());
     let r = describe(&[("user", 0, Some("dq-nobody"))], false);
     s.play("no such user", v, |_| r.clone());
@@ -163,20 +166,4 @@ fn describe_client_quotas(s: &mut Session, v: i16) {
     s.play("duplicate type", v, |_| r.clone());
     let r = describe(&[("ip", 2, None), ("user", 2, None)], false);
     s.play("ip with user", v, |_| r.clone());
-}
-
-/// Kafka applies a quota change through its controller, a moment after it answers: wait
-/// (uncompared) until both brokers describe an entry for `r`.
-fn settle(s: &mut Session, r: &DescribeClientQuotasRequest) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        let ready = (0..2).all(|side| {
-            s.call_unrecorded(side, r, 0)
-                .is_ok_and(|a| a.entries.as_ref().is_some_and(|e| !e.is_empty()))
-        });
-        if ready {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
     SaslHandshakeRequest,
 };
 
-use super::{text, Script};
+use super::{text, until_both, Script};
 use crate::session::{Listener, Session};
 
 const TOPIC: i8 = 2;
@@ -138,20 +138,10 @@ fn create(s: &mut Session, step: &str, v: i16, creations: Vec<AclCreation>) {
 /// describe `expected` bindings for `name`.
 fn settle_acls(s: &mut Session, name: &str, expected: usize) {
     let r = describe_request(ANY, Some(name), ANY, None);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        let counts: Vec<Option<usize>> = (0..2)
-            .map(|side| {
-                s.call_unrecorded(side, &r, 1)
-                    .ok()
-                    .map(|a| a.resources.iter().map(|res| res.acls.len()).sum())
-            })
-            .collect();
-        if counts.iter().all(|c| *c == Some(expected)) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    until_both(s, |s, side| {
+        s.call_unrecorded(side, &r, 1)
+            .is_ok_and(|a| a.resources.iter().map(|res| res.acls.len()).sum::<usize>() == expected)
+    });
 }
 
 fn describe_request(
