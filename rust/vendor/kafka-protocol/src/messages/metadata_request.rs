@@ -192,11 +192,15 @@ impl Decodable for MetadataRequest {
         if version < 0 || version > 13 {
             bail!("specified version not supported by this message type");
         }
-        let topics = if version >= 9 {
+        let topics: Option<Vec<MetadataRequestTopic>> = if version >= 9 {
             types::CompactArray(types::Struct { version }).decode(buf)?
         } else {
             types::Array(types::Struct { version }).decode(buf)?
         };
+        // kafkalite: topics is nullable from v1 only; Kafka's reader refuses a null in v0.
+        if version < 1 && topics.is_none() {
+            bail!("non-nullable field topics was serialized as null");
+        }
         let allow_auto_topic_creation = if version >= 4 {
             types::Boolean.decode(buf)?
         } else {
@@ -363,11 +367,15 @@ impl Decodable for MetadataRequestTopic {
         } else {
             Uuid::nil()
         };
-        let name = if version >= 9 {
+        let name: Option<super::TopicName> = if version >= 9 {
             types::CompactString.decode(buf)?
         } else {
             types::String.decode(buf)?
         };
+        // kafkalite: a topic's name is nullable from v10 only (a topic named by id).
+        if version < 10 && name.is_none() {
+            bail!("non-nullable field name was serialized as null");
+        }
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
             let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;

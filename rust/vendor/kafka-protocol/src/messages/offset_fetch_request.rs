@@ -240,6 +240,10 @@ impl Decodable for OffsetFetchRequest {
         } else {
             Some(Default::default())
         };
+        // kafkalite: topics is nullable from v2 only; Kafka's reader refuses a null before.
+        if version < 2 && topics.is_none() {
+            bail!("non-nullable field topics was serialized as null");
+        }
         let groups = if version >= 8 {
             types::CompactArray(types::Struct { version }).decode(buf)?
         } else {
