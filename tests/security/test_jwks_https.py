@@ -155,3 +155,44 @@ def test_unreachable_https_jwks_stops_the_broker(
     with pytest.raises(Exception, match=r"sasl\.oauthbearer\.jwks\.endpoint\.url") as e:
         Broker(log_dirs=tmp_path, config=config("https://127.0.0.1:1/jwks", ca)).start()
     assert "127.0.0.1:1" in str(e.value), e.value
+
+
+def jaas(**options: str) -> str:
+    quoted = " ".join(f'{k}="{v}"' for k, v in options.items())
+    return f"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required {quoted};"
+
+
+def test_the_jwks_truststore_is_read_from_the_jaas_options_as_kafka_reads_it(
+    issuer: Issuer, pki: tuple[Path, Pem, Pem, Pem, Pem], tmp_path: Path
+) -> None:
+    """Kafka's JWKS client takes `ssl.*` from the OAUTHBEARER JAAS entry's options. With
+    the CA there and no truststore key elsewhere the set is fetched; with a CA that did not
+    sign the server there, the broker does not start, even though the listener's
+    truststore would have trusted it: the JAAS options win, read from there alone."""
+    _directory, ca, _server, _client, stranger = pki
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    issuer.keys = [jwk("j1", key)]
+    jaas_key = "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"
+
+    settings = config(issuer.url, ca)
+    del settings["ssl.truststore.type"], settings["ssl.truststore.location"]
+    settings[jaas_key] = jaas(
+        **{"ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca.cert)}
+    )
+    with Broker(log_dirs=tmp_path / "a", config=settings) as broker:
+        assert confluent_round_trip(client(broker, token("j1", key)), "jwks-jaas") == VALUES
+
+    settings = config(issuer.url, ca)
+    settings[jaas_key] = jaas(
+        **{"ssl.truststore.type": "PEM", "ssl.truststore.location": str(stranger.cert)}
+    )
+    with pytest.raises(Exception, match=r"sasl\.oauthbearer\.jwks\.endpoint\.url"):
+        Broker(log_dirs=tmp_path / "b", config=settings).start()
+
+    # The type defaults to Kafka's JKS when only the location is given; the error names
+    # where the key came from.
+    settings[jaas_key] = jaas(**{"ssl.truststore.location": str(ca.cert)})
+    with pytest.raises(
+        Exception, match=r"JKS.*OAUTHBEARER sasl\.jaas\.config|OAUTHBEARER sasl\.jaas\.config.*JKS"
+    ):
+        Broker(log_dirs=tmp_path / "c", config=settings).start()

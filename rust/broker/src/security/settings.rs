@@ -11,6 +11,9 @@ pub struct ListenerKeys<'a> {
     raw: &'a BTreeMap<String, String>,
     settings: &'a BrokerSettings,
     prefix: String,
+    /// Set when `raw` holds a JAAS entry's options: keys come from them or the schema's
+    /// defaults, never from the broker's or a listener's values.
+    jaas_mechanism: Option<String>,
 }
 
 impl<'a> ListenerKeys<'a> {
@@ -24,12 +27,36 @@ impl<'a> ListenerKeys<'a> {
             raw,
             settings,
             prefix: format!("listener.name.{}.", listener.to_lowercase()),
+            jaas_mechanism: None,
+        }
+    }
+
+    /// Keys given as options of `mechanism`'s JAAS entry, as Kafka reads the `ssl.*` of
+    /// an OAUTHBEARER JWKS client there: an option's value, else the schema's default.
+    #[must_use]
+    pub fn jaas_options(
+        &self,
+        mechanism: &str,
+        options: &'a BTreeMap<String, String>,
+    ) -> ListenerKeys<'a> {
+        ListenerKeys {
+            raw: options,
+            settings: self.settings,
+            prefix: String::new(),
+            jaas_mechanism: Some(mechanism.to_string()),
         }
     }
 
     /// The listener's value of `key` (trimmed), else the broker's, else the default.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<String> {
+        if self.jaas_mechanism.is_some() {
+            return self
+                .raw
+                .get(key)
+                .map(|v| v.trim().to_string())
+                .or_else(|| broker_key(key).and_then(kafkalite_core::config::default_value));
+        }
         if let Some(v) = self.raw.get(&format!("{}{key}", self.prefix)) {
             return Some(v.trim().to_string());
         }
@@ -52,6 +79,9 @@ impl<'a> ListenerKeys<'a> {
     /// The name of the key a value came from, for error messages.
     #[must_use]
     pub fn source_of(&self, key: &str) -> String {
+        if let Some(mechanism) = &self.jaas_mechanism {
+            return format!("{key} (an option of the {mechanism} sasl.jaas.config)");
+        }
         let prefixed = format!("{}{key}", self.prefix);
         if self.raw.contains_key(&prefixed) {
             prefixed

@@ -8,8 +8,8 @@
 //!
 //! The https client is rustls over a blocking socket on a thread of its own: one GET of
 //! a small document now and then needs no HTTP library. The server is checked against
-//! the listener's truststore (`ssl.truststore.*`, listener prefix first); Kafka reads
-//! `ssl.*` options of the OAUTHBEARER JAAS entry instead, which kafkalite does not.
+//! the `ssl.truststore.*` options of the OAUTHBEARER JAAS entry, where Kafka reads them,
+//! else the listener's truststore.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -222,10 +222,11 @@ fn jwks_keys(keys: &ListenerKeys<'_>, url: &str) -> Result<std::sync::Arc<jwks::
                 .and_then(|v| v.parse::<u64>().ok())
                 .map_or(Duration::from_millis(default), Duration::from_millis)
         };
-        let roots = super::tls::truststore(keys)
+        let roots = jwks_truststore(keys)
             .map_err(|e| e.to_string())?
             .ok_or(
-            "an https JWKS URL needs ssl.truststore.location (or certificates) to check the server",
+            "an https JWKS URL needs ssl.truststore.location (or certificates) to check the server, \
+             as an option of the OAUTHBEARER sasl.jaas.config or a listener key",
         )?;
         let endpoint = jwks::Endpoint {
             url: url.to_string(),
@@ -247,6 +248,27 @@ fn jwks_keys(keys: &ListenerKeys<'_>, url: &str) -> Result<std::sync::Arc<jwks::
     };
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     Ok(jwks::KeySet::fixed(jwks::parse(&text)?))
+}
+
+/// The CAs an https JWKS server is checked against. Kafka reads them from `ssl.*` options
+/// of the OAUTHBEARER JAAS entry, so those win, read from there alone; without such an
+/// option kafkalite takes the listener's truststore (Kafka would take the JVM's CAs).
+fn jwks_truststore(keys: &ListenerKeys<'_>) -> anyhow::Result<Option<rustls::RootCertStore>> {
+    let options = match keys.get_for_mechanism("OAUTHBEARER", "sasl.jaas.config") {
+        Some(text) => {
+            jaas::parse(&text)
+                .map_err(|e| {
+                    anyhow::anyhow!("invalid config sasl.jaas.config for OAUTHBEARER: {e}")
+                })?
+                .options
+        }
+        None => BTreeMap::new(),
+    };
+    if options.keys().any(|k| k.starts_with("ssl.truststore.")) {
+        super::tls::truststore(&keys.jaas_options("OAUTHBEARER", &options))
+    } else {
+        super::tls::truststore(keys)
+    }
 }
 
 /// Where a connection is in its SASL exchange.
