@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-say() { printf '\n== %s\n' "$*"; }
+# Each stage names the minutes since the start: CI must stay under its 30-minute limit.
+started=$SECONDS
+say() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 die() { printf 'scripts/test.sh: %s\n' "$*" >&2; exit 1; }
 root() { [ "$(id -u)" = 0 ]; }
 
@@ -87,3 +89,4 @@ python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests
 
 say "pytest storage suite with io_uring forced off"
 KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
+say "done"
