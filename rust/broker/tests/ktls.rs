@@ -402,3 +402,44 @@ async fn a_paced_handshake_leaves_the_pipelined_request_in_the_socket() {
         client.join().unwrap();
     }
 }
+
+/// A request rustls has already decrypted cannot follow the keys into the kernel: the
+/// session stays in user space and the request is read from rustls, not lost — checked
+/// on any kernel (the check comes before anything touches the socket).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_rustls_already_holds_keeps_the_session_in_user_space() {
+    use kafkalite_broker::net::handshake_socket::HandshakeSocket;
+    use kafkalite_broker::security::ktls;
+    use tokio::io::AsyncBufReadExt;
+    let (_config, security, _keep, _dir) = ssl_listener(None);
+    let acceptor = security.tls.clone().unwrap();
+    let socket = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let client = std::thread::spawn(move || {
+        let sock = std::net::TcpStream::connect(addr).unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let conn =
+            ClientConnection::new(client_config(suites::TLS13_AES_128_GCM_SHA256), name).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        tls.write_all(&framed(&pattern(FIRST_REQUEST_BYTES, 1)))
+            .unwrap();
+        tls.flush().unwrap();
+        let mut ok = [0u8; 2];
+        tls.read_exact(&mut ok).unwrap();
+        assert_eq!(&ok, b"ok");
+    });
+    let (stream, _) = socket.accept().await.unwrap();
+    let mut tls = acceptor
+        .accept(HandshakeSocket::new(stream, false))
+        .await
+        .unwrap();
+    // Make rustls read and decrypt the request without handing it out.
+    assert!(!tls.fill_buf().await.unwrap().is_empty());
+    let mut transport = ktls::offload(Box::new(tls)).await.unwrap();
+    assert!(matches!(transport, Transport::Tls(_)));
+    let request = read_frame(&mut transport).await.unwrap().unwrap();
+    assert!(request == pattern(FIRST_REQUEST_BYTES, 1));
+    transport.write_all(b"ok").await.unwrap();
+    transport.flush().await.unwrap();
+    client.join().unwrap();
+}
