@@ -4,6 +4,7 @@ page-cache warm-up are the benchmark harness's (kafkalite.bench.limits)."""
 from __future__ import annotations
 
 import shutil
+import socket
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,3 +41,23 @@ def fio_seq_write_mb_s(
 def iperf3_loopback_mb_s(size_bytes: int, zerocopy: bool) -> float:
     """iperf3 sending `size_bytes` over loopback, optionally with -Z (sendfile)."""
     return limits.iperf3(zerocopy=zerocopy, size_bytes=size_bytes)["mb_s"]
+
+
+def kernel_has_tls() -> bool:
+    """Whether the kernel takes the `tls` upper-layer protocol on a TCP socket, as the
+    broker checks before handing TLS sessions to the kernel (kTLS)."""
+    tcp_ulp = 31  # linux/tcp.h; Python's socket module has no name for it
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        with socket.create_connection(server.getsockname()) as client:
+            try:
+                client.setsockopt(socket.IPPROTO_TCP, tcp_ulp, b"tls")
+            except OSError:
+                return False
+    return True
+
+
+def tls_fetch_path() -> str:
+    """How a kafkalite broker with default settings sends Fetch bytes over TLS here."""
+    if kernel_has_tls():
+        return "kTLS: sendfile (AES-GCM / ChaCha20-Poly1305 suites)"
+    return "user-space rustls (no kTLS: the kernel has no tls module)"

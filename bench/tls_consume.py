@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import MIB, REPO, median
+from _common import MIB, REPO, median, tls_fetch_path
 
 sys.path.insert(0, str(REPO))
 from tests.security.certs import Authority
@@ -108,7 +108,7 @@ def main() -> None:
         "plaintext_mb_per_s": round(plain, 1),
         "tls_mb_per_s": round(secure, 1),
         "tls_vs_plaintext": round(secure / plain, 3),
-        "tls_fetch_path": "user-space rustls (see the broker's kafkalite.security.Tls log line)",
+        "tls_fetch_path": tls_fetch_path(),
     }
     print(json.dumps(result))
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import MIB, REPO, median
+from _common import MIB, REPO, median, tls_fetch_path
 
 sys.path.insert(0, str(REPO))
 from tests.security.certs import Authority
@@ -179,7 +179,7 @@ def main() -> None:
         "producer": "confluent-kafka acks=1",
         "consumer": "kcat",
         "certificate": "one PKCS12 keystore for both brokers",
-        "kafkalite_tls_fetch_path": "user-space rustls (no kTLS: the kernel has no tls module)",
+        "kafkalite_tls_fetch_path": tls_fetch_path(),
         **rates,
         "kafkalite_tls_vs_plaintext_consume": round(
             rates["kafkalite_ssl_consume_mb_per_s"] / rates["kafkalite_plaintext_consume_mb_per_s"],

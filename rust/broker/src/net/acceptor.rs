@@ -10,10 +10,11 @@ use tokio::sync::watch;
 
 use super::connection;
 use super::context::{ConnectionContext, KafkaPrincipal};
+use super::handshake_socket::HandshakeSocket;
 use super::listeners::Listener;
 use super::transport::Transport;
 use crate::metrics::ConnectionGuard;
-use crate::security::{principal, ListenerSecurity};
+use crate::security::{ktls, principal, ListenerSecurity};
 use crate::state::BrokerState;
 
 /// Bind `listener`'s address; the error names the listener.
@@ -46,8 +47,10 @@ pub fn open(
 const TLS_HANDSHAKE_MAX: Duration = Duration::from_secs(30);
 
 /// Run the TLS handshake of a TLS listener's connection and take the principal from the
-/// client certificate, if one was sent. `None`: the connection is closed (handshake
-/// failed: a plaintext client, garbage, an untrusted or missing certificate), logged once.
+/// client certificate, if one was sent; then hand the session to the kernel (kTLS) where
+/// the listener and the session allow (`security::ktls`). `None`: the connection is closed
+/// (handshake failed: a plaintext client, garbage, an untrusted or missing certificate;
+/// or the hand-over failed halfway), logged once.
 pub async fn secure(
     transport: Transport,
     mut connection: ConnectionContext,
@@ -72,7 +75,9 @@ pub async fn secure(
             ),
         );
     };
-    let tls = match tokio::time::timeout(limit, acceptor.accept(stream)).await {
+    // Paced when the session may go to the kernel: see `HandshakeSocket`.
+    let socket = HandshakeSocket::new(stream, security.ktls);
+    let tls = match tokio::time::timeout(limit, acceptor.accept(socket)).await {
         Ok(Ok(tls)) => tls,
         Ok(Err(e)) => {
             failed(e.to_string());
@@ -100,7 +105,25 @@ pub async fn secure(
             }
         }
     }
-    Some((Transport::Tls(Box::new(tls)), connection))
+    let tls = Box::new(tls);
+    if !security.ktls {
+        return Some((Transport::Tls(tls), connection));
+    }
+    match ktls::offload(tls).await {
+        Ok(transport) => Some((transport, connection)),
+        Err(e) => {
+            kafkalite_core::logging::log(
+                kafkalite_core::logging::Level::Info,
+                "kafkalite.security.Tls",
+                &format!(
+                    "Closing TLS connection from {} (listener {}): {e}",
+                    connection.client_host(),
+                    connection.listener_name
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// Accept connections on `socket` (bound for `listener`) until shutdown.

@@ -11,6 +11,7 @@ pub mod acceptor;
 pub mod connection;
 pub mod context;
 pub mod framing;
+pub mod handshake_socket;
 pub mod limits;
 pub mod listeners;
 pub mod transport;

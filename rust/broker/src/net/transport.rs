@@ -1,10 +1,13 @@
 //! The byte stream under a connection. Framing reads and writes through `AsyncRead` /
 //! `AsyncWrite`; record bytes still in a segment file go out through `send_file`.
 //!
-//! `Plain` is the socket itself; `Tls` is a rustls session over it: reads and writes go
-//! through the session and `send_file` copies the file range through it (kernel TLS,
-//! where sendfile would keep working, is not built yet: see `security::ktls`). The
-//! sendfile path lives on the transport, not the handler, for that reason.
+//! `Plain` is the socket itself and `send_file` is sendfile. `Ktls` is a socket whose TLS
+//! session the kernel runs (kTLS, `security::ktls`): reads and writes are plaintext on
+//! the socket, the kernel encrypts and decrypts the records, and `send_file` is sendfile
+//! too — zero-copy kept under TLS. `Tls` is a rustls session in user space (no kernel TLS,
+//! kTLS turned off, or a cipher suite the kernel cannot take): `send_file` reads the file
+//! range and encrypts it through rustls. The sendfile path lives on the transport, not
+//! the handler, for that reason.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -15,11 +18,15 @@ use kafkalite_core::storage::ReadSlice;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::handshake_socket::HandshakeSocket;
+
 pub enum Transport {
     /// PLAINTEXT and SASL_PLAINTEXT: bytes as they are on the socket.
     Plain(TcpStream),
-    /// SSL and SASL_SSL, after the handshake.
-    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+    /// SSL and SASL_SSL, after the handshake, encrypted by rustls.
+    Tls(Box<tokio_rustls::server::TlsStream<HandshakeSocket>>),
+    /// SSL and SASL_SSL, after the handshake, with the session's keys in the kernel.
+    Ktls(TcpStream),
 }
 
 /// How much of a segment file goes through TLS per write: a few TLS records' worth.
@@ -37,7 +44,9 @@ impl Transport {
     /// must close: the frame length is already on the wire.
     pub async fn send_file(&mut self, slice: &ReadSlice) -> anyhow::Result<()> {
         match self {
-            Transport::Plain(stream) => sendfile_to_socket(stream, slice).await,
+            Transport::Plain(stream) | Transport::Ktls(stream) => {
+                sendfile_to_socket(stream, slice).await
+            }
             Transport::Tls(stream) => copy_through(stream.as_mut(), slice).await,
         }
     }
@@ -104,6 +113,13 @@ impl AsyncRead for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Transport::Ktls(s) => match Pin::new(s).poll_read(cx, buf) {
+                // A record other than application data (close_notify or another alert, a
+                // TLS 1.3 KeyUpdate the kernel cannot follow) fails a plain read with EIO:
+                // the session cannot go on, and the connection ends as at end of stream.
+                Poll::Ready(Err(e)) if e.raw_os_error() == Some(libc::EIO) => Poll::Ready(Ok(())),
+                other => other,
+            },
         }
     }
 }
@@ -117,6 +133,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Transport::Ktls(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
@@ -128,12 +145,13 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Transport::Ktls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            Transport::Plain(s) => s.is_write_vectored(),
+            Transport::Plain(s) | Transport::Ktls(s) => s.is_write_vectored(),
             Transport::Tls(s) => s.is_write_vectored(),
         }
     }
@@ -142,6 +160,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_flush(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Transport::Ktls(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
@@ -149,6 +168,12 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Transport::Ktls(s) => {
+                // close_notify first, as rustls sends it; best effort (a full socket
+                // buffer or a gone peer only costs the peer a clean end).
+                let _ = crate::security::ktls::send_close_notify(s);
+                Pin::new(s).poll_shutdown(cx)
+            }
         }
     }
 }

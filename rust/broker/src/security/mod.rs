@@ -32,6 +32,9 @@ use settings::ListenerKeys;
 /// How one listener secures its connections.
 pub struct ListenerSecurity {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Hand TLS sessions to the kernel (kTLS) after the handshake: enabled for the
+    /// listener (`kafkalite.ssl.ktls.enable`) and the kernel has it.
+    pub ktls: bool,
     pub principal_mapper: PrincipalMapper,
     /// `Some` on SASL_PLAINTEXT and SASL_SSL listeners.
     pub sasl: Option<SaslConfig>,
@@ -41,6 +44,7 @@ impl ListenerSecurity {
     fn plaintext() -> ListenerSecurity {
         ListenerSecurity {
             tls: None,
+            ktls: false,
             principal_mapper: PrincipalMapper::parse("DEFAULT").expect("DEFAULT parses"),
             sasl: None,
         }
@@ -127,7 +131,7 @@ impl Security {
 
     fn build_listeners(config: &BrokerConfig) -> anyhow::Result<Listeners> {
         let mut listeners = HashMap::new();
-        let mut any_tls = false;
+        let mut tls_listeners = Vec::new();
         for listener in &config.listeners {
             let keys = ListenerKeys::new(&config.raw, &config.settings, &listener.name);
             let protocol = listener.security_protocol;
@@ -141,7 +145,9 @@ impl Security {
                         keys.source_of("ssl.principal.mapping.rules")
                     )
                 })?;
-                any_tls = true;
+                let ktls_enabled = ktls_enabled(&keys)?;
+                security.ktls = ktls::wanted(ktls_enabled);
+                tls_listeners.push((listener.name.clone(), ktls_enabled));
             }
             if matches!(
                 protocol,
@@ -151,8 +157,8 @@ impl Security {
             }
             listeners.insert(listener.name.clone(), Arc::new(security));
         }
-        if any_tls {
-            ktls::log_choice();
+        if !tls_listeners.is_empty() {
+            ktls::log_choice(&tls_listeners);
         }
         Ok(listeners)
     }
@@ -189,4 +195,20 @@ pub(crate) fn typed_config_error(e: anyhow::Error) -> anyhow::Error {
         reason: reason.to_string(),
     }
     .into()
+}
+
+/// `kafkalite.ssl.ktls.enable` for a listener (its `listener.name.<l>.` value first).
+fn ktls_enabled(keys: &ListenerKeys<'_>) -> anyhow::Result<bool> {
+    match keys
+        .get(ktls::ENABLE_KEY)
+        .map(|v| v.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(anyhow::anyhow!(
+            "invalid config {}: {other:?} is not true or false",
+            keys.source_of(ktls::ENABLE_KEY)
+        )),
+    }
 }

@@ -93,6 +93,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // it starts at once.
     key("kafkalite.log.scrub.bytes.per.second", Long, Value("52428800"), AtLeast(1), ReadOnly),
     key("kafkalite.log.scrub.interval.ms", Long, Value("604800000"), AtLeast(-1), ReadOnly),
+    // kafkalite's own (Kafka has no kTLS): hand TLS sessions to the kernel after the
+    // handshake so Fetch keeps sendfile; also per listener (`listener.name.<l>.`).
+    key("kafkalite.ssl.ktls.enable", Boolean, Value("true"), Any, ReadOnly),
     key("leader.imbalance.check.interval.seconds", Long, Value("300"), AtLeast(1), ReadOnly),
     key("leader.imbalance.per.broker.percentage", Int, Value("10"), AtLeast(0), ReadOnly),
     key("listener.security.protocol.map", Str, Value("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Any, PerBroker),
