@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("wallclock.c")
+# How often the preload reads its file again (wallclock.c), in seconds.
+REFRESH_S = 0.010
 LIBRARY = "libkafkalite-wallclock.so"
 
 
@@ -53,9 +56,12 @@ class WallClocks:
         return {"LD_PRELOAD": preload, "KAFKALITE_WALLCLOCK_FILE": str(self.file(broker_id))}
 
     def step(self, broker_id: int, delta_ms: int) -> int:
-        """Move the broker's wall clock by ``delta_ms``; returns its new offset."""
+        """Move the broker's wall clock by ``delta_ms``; returns its new offset once the
+        broker reads it (a busy broker read the file less than REFRESH_S ago and keeps
+        the old offset until REFRESH_S after that)."""
         offset = self.offsets_ms.get(broker_id, 0) + delta_ms
         self._write(broker_id, offset)
+        time.sleep(REFRESH_S * 3)
         return offset
 
     def _write(self, broker_id: int, offset_ms: int) -> None:
