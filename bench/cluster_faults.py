@@ -86,8 +86,11 @@ def create_topic(cluster: Cluster) -> None:
 
 def run_one(fault: str, args: argparse.Namespace) -> dict[str, Any]:
     data = scratch_dir("cluster-faults-" + fault)
+    # clock-jump stops a follower past the lag time: its session must outlast that, so
+    # the ISR drop comes from the leader's lag check.
+    session_ms = args.clock_session_ms if fault == "clock-jump" else args.session_ms
     overrides: dict[str, object] = {
-        "zookeeper.session.timeout.ms": args.session_ms,
+        "zookeeper.session.timeout.ms": session_ms,
         "replica.lag.time.max.ms": args.lag_ms,
         "offsets.topic.replication.factor": 3,
     }
@@ -120,6 +123,8 @@ def run_one(fault: str, args: argparse.Namespace) -> dict[str, Any]:
             offsets = group.stop()
     row: dict[str, Any] = {"fault": fault, "injected": result.faults, **result.as_dict()}
     row.update(
+        session_timeout_ms=session_ms,
+        replica_lag_time_max_ms=args.lag_ms,
         offsets_backwards=offsets.backwards,
         commits_lost=offsets.commit_lost,
         commits_acked=offsets.commits_acked,
@@ -143,6 +148,7 @@ def main() -> None:
     parser.add_argument("--faults", default="power-loss,clock-jump", help="comma-separated")
     parser.add_argument("--seed", type=int, default=17, help="random seed of the nemesis")
     parser.add_argument("--session-ms", type=int, default=4000)
+    parser.add_argument("--clock-session-ms", type=int, default=10000)
     parser.add_argument("--lag-ms", type=int, default=3000)
     parser.add_argument("--out", type=Path, help="write results.json and table.md here")
     args = parser.parse_args()

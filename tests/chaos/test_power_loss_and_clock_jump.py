@@ -75,9 +75,12 @@ def test_leader_clock_stepped_back_an_hour_still_drops_a_stopped_follower(
 ) -> None:
     """The step is seen (LogAppendTime on the stepped broker moves by an hour), and lag is
     timed on the monotonic clock: the stopped follower leaves the ISR in seconds."""
+    # A session well past the lag time: the stopped follower must leave the ISR through
+    # the leader's lag check, not because ZooKeeper expired it.
+    overrides = {**OVERRIDES, "zookeeper.session.timeout.ms": 10_000}
     with Cluster(
         brokers=len(BROKER_IDS),
-        overrides=OVERRIDES,
+        overrides=overrides,
         data_dir=tmp_path / "cluster",
         broker_env=clocks.env,
     ) as cluster:

@@ -31,6 +31,10 @@ LEADER_WAIT_S = 30.0
 # each other, as hosts whose clocks were stepped differently): an hour forward, an hour
 # back, ten minutes.
 CLOCK_STEPS_MS = (3_600_000, -3_600_000, -3_600_000, 3_600_000, 600_000, -600_000)
+CLOCK_SEEN_TOLERANCE_MS = 60_000
+# How long past replica.lag.time.max.ms a stopped follower may stay in the ISR: the
+# shrink task's period (half the lag) and the controller's write.
+LAG_GRACE_S = 5.0
 
 
 @dataclass
@@ -169,9 +173,6 @@ def power_loss(t: Target) -> str:
     )
 
 
-CLOCK_SEEN_TOLERANCE_MS = 60_000
-
-
 def clock_jump(t: Target) -> str:
     """Step one broker's wall clock (the leader or a follower, in turn) while it runs,
     the monotonic clock untouched. Jumping the leader, a follower is also stopped past
@@ -179,6 +180,13 @@ def clock_jump(t: Target) -> str:
     drop it from the ISR whatever its wall clock did, or acks=all writes stall."""
     if t.clocks is None:
         raise RuntimeError("clock-jump needs the brokers started with WallClocks' env")
+    if t.cluster.session_timeout_s <= t.lag_s + LAG_GRACE_S:
+        # Else the stopped follower's session expires first and the controller drops it
+        # from the ISR, whatever the leader's lag check does.
+        raise ValueError(
+            f"clock-jump needs zookeeper.session.timeout.ms above replica.lag.time.max.ms "
+            f"+ {LAG_GRACE_S:g} s"
+        )
     b, role = t.victim("clock-jump")
     step = t.clock_steps_ms[t.turn("clock-step") % len(t.clock_steps_ms)]
     offset = t.clocks.step(b.broker_id, step)
@@ -205,10 +213,6 @@ def clock_jump(t: Target) -> str:
     finally:
         stopped.resume()
     return f"clock {what}; follower {stopped.broker_id} stopped until dropped from the ISR"
-
-
-# replica.lag.time.max.ms plus the shrink task's period (half the lag) and the controller.
-LAG_GRACE_S = 5.0
 
 
 def broker_clock_offset_ms(t: Target, broker_id: int) -> int | None:
