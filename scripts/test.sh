@@ -46,7 +46,8 @@ done
 # dependency, all installed and patched with the OS; Maven would need a resolver and a
 # pinned list of transitive jars.
 [ -e /usr/share/java/zookeeper.jar ] || tool_debs+=(zookeeper)
-# The chaos tests cut a broker off the network with an nftables rule on its cgroup.
+# The chaos tests cut a broker off the network with an nftables rule on its cgroup (and
+# build their wall-clock LD_PRELOAD, kafkalite/chaos/wallclock.c, with cc from above).
 command -v nft >/dev/null 2>&1 || tool_debs+=(nftables)
 # The device-fault tests put a log dir on a FUSE layer (kafkalite.chaos.fusefs): fusepy
 # loads libfuse.so.2.

@@ -93,6 +93,7 @@ class ClusterBroker:
             "zookeeper.connect": self.cluster.zookeeper_connect,
             "group.initial.rebalance.delay.ms": "0",
             **self.cluster.overrides,
+            **self.cluster.broker_overrides.get(self.broker_id, {}),
         }
         wrap = self.cluster.broker_wrap(self.broker_id) if self.cluster.broker_wrap else []
         cmd = [*wrap, sys.executable, "-m", "kafkalite.cli", "broker"]
@@ -126,8 +127,13 @@ class ClusterBroker:
         log_path = self.data_dir / "broker.log"
         self._log_start = log_path.stat().st_size if log_path.exists() else 0
         with open(log_path, "ab") as log:
+            env = self.cluster.broker_env(self.broker_id) if self.cluster.broker_env else {}
             self.proc = subprocess.Popen(
-                self._command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                self._command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **env} if env else None,
             )
 
     def wait_registered(self) -> None:
@@ -219,9 +225,15 @@ class Cluster:
         broker_wrap: Callable[[int], list[str]] | None = None,
         listeners: Sequence[str] = ("PLAINTEXT",),
         client_config: Mapping[str, str] | None = None,
+        broker_overrides: Mapping[int, Mapping[str, object]] | None = None,
+        broker_env: Callable[[int], Mapping[str, str]] | None = None,
     ) -> None:
         """``broker_wrap(broker_id)`` is a command prefix for that broker's process (it
-        must exec the broker, keeping the pid), e.g. to start it in its own cgroup."""
+        must exec the broker, keeping the pid), e.g. to start it in its own cgroup.
+        ``broker_overrides`` are keys for one broker only, by broker id, over
+        ``overrides`` (e.g. its own ``log.dirs`` on a mount of its own);
+        ``broker_env(broker_id)`` adds variables to that broker's environment (e.g. a
+        preloaded library), read at every start."""
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, got {brokers}")
         if not listeners:
@@ -231,6 +243,11 @@ class Cluster:
         self.client_config = dict(client_config or {})
         self.overrides = {k: _kafka_value(v) for k, v in (overrides or {}).items()}
         self.broker_wrap = broker_wrap
+        self.broker_overrides = {
+            broker_id: {k: _kafka_value(v) for k, v in keys.items()}
+            for broker_id, keys in (broker_overrides or {}).items()
+        }
+        self.broker_env = broker_env
         self._owns_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.zookeeper: LocalZooKeeper | None = None

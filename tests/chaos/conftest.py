@@ -3,7 +3,7 @@ are noticed in seconds, every broker in its own cgroup so its network can be cut
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -38,9 +38,15 @@ def chaos_cluster(tmp_path: Path, netcut: NetCut) -> Iterator[Cluster]:
         yield cluster
 
 
-def create_topic(cluster: Cluster, topic: str, rf: int, partitions: int = 1) -> None:
+def create_topic(
+    cluster: Cluster,
+    topic: str,
+    rf: int,
+    partitions: int = 1,
+    config: Mapping[str, str] | None = None,
+) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    config = {"min.insync.replicas": "2"} if rf >= 3 else {}
+    config = {**({"min.insync.replicas": "2"} if rf >= 3 else {}), **(config or {})}
     new = NewTopic(topic, partitions, rf, config=config)
     admin.create_topics([new], operation_timeout=30)[topic].result(30)
     settled([b.bootstrap_servers for b in cluster.brokers], topic, partitions)

@@ -47,6 +47,7 @@ class CheckResult:
     duplicated: int = 0
     reordered: int = 0
     unacked_present: int = 0
+    phantom: int = 0  # read back but never sent (counted by ``check``)
     faults: int = 0
     producers_replaced: int = 0  # after fatal producer errors
     fault_log: list[str] = field(default_factory=list)
@@ -54,7 +55,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.duplicated == 0 and self.reordered == 0
+        return self.lost == 0 and self.duplicated == 0 and self.reordered == 0 and not self.phantom
 
     def summary(self) -> str:
         verdict = "OK" if self.ok else "FAILED"
@@ -64,6 +65,8 @@ class CheckResult:
             f"{self.duplicated}, reordered {self.reordered}, unacknowledged but present "
             f"{self.unacked_present} (allowed)"
         )
+        if self.phantom:
+            line += f"; {self.phantom} phantoms (read back, never sent)"
         if self.producers_replaced:
             line += f"; {self.producers_replaced} producers replaced after fatal errors"
         if self.lost_examples:
@@ -72,7 +75,7 @@ class CheckResult:
 
     def as_dict(self) -> dict[str, Any]:
         keys = ("sent", "acked", "failed", "read", "lost", "duplicated", "reordered")
-        return {k: getattr(self, k) for k in (*keys, "unacked_present", "faults")}
+        return {k: getattr(self, k) for k in (*keys, "unacked_present", "phantom", "faults")}
 
 
 def analyse(
@@ -385,4 +388,7 @@ def check(writers: Writers, bootstrap: str, topic: str, timeout: float = 60.0) -
     records = read_all(bootstrap, topic, timeout)
     result = analyse(writers.acked, records, writers.sent, writers.failed)
     result.producers_replaced = writers.fatal
+    sent = writers.sent_by_writer
+    result.phantom = sum(1 for _p, _o, w, seq in records if seq >= sent.get(w, 0))
+    result.unacked_present -= result.phantom
     return result

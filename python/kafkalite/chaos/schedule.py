@@ -85,11 +85,16 @@ def run(
         while injected < schedule.count:
             name = schedule.faults[injected % len(schedule.faults)]
             started = time.monotonic()
+            errors_before = writers.errors
             what = FAULTS[name](t)
             injected += 1
             note(f"fault {injected}: {what} ({time.monotonic() - started:.1f} s)")
             recover(t, writers, schedule.recover_timeout_s, note)
             time.sleep(schedule.settle_s)
+            # The writers' errors this fault brought, to tell which fault caused which.
+            new_errors = writers.errors - errors_before
+            if new_errors:
+                note(f"  write errors after fault {injected}: {dict(new_errors)}")
     finally:
         if t.netcut is not None:
             t.netcut.restore()

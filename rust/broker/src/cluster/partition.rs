@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use kafkalite_core::records::BatchHeader;
-use kafkalite_core::storage::clock::now_ms;
+use kafkalite_core::storage::clock::monotonic_ms;
 use kafkalite_core::storage::txn_index::{self, marker_batch};
 use kafkalite_core::storage::{
     AppendInfo, LeaderEpochCache, LogConfig, PartitionLog, ProducerStateTable, TxnIndex,
@@ -114,7 +114,7 @@ impl Partition {
             .copied()
             .filter(|&r| r != replica.leader)
             .collect();
-        progress.become_leader(&followers, log.log_end_offset(), now_ms());
+        progress.become_leader(&followers, log.log_end_offset(), monotonic_ms());
         Ok(Partition {
             topic: topic.to_string(),
             index,
@@ -391,9 +391,9 @@ impl Partition {
                 .collect();
             if replica.leader != state.leader || replica.leader_epoch != state.leader_epoch {
                 // A new term: what followers had fetched from the old one says nothing.
-                progress.become_leader(&followers, log.log_end_offset(), now_ms());
+                progress.become_leader(&followers, log.log_end_offset(), monotonic_ms());
             } else if replica.replicas != state.replicas {
-                progress.track(&followers, now_ms());
+                progress.track(&followers, monotonic_ms());
             }
             if progress
                 .pending_isr

@@ -11,7 +11,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafkalite_core::storage::clock::now_ms;
+// Lag and resend times are monotonic: a wall-clock step must not hide a dead follower.
+use kafkalite_core::storage::clock::monotonic_ms;
 
 use crate::cluster::{AdminOp, Partition, ReplicaState};
 use crate::state::BrokerState;
@@ -29,7 +30,7 @@ pub fn on_follower_fetch(
     fetch_offset: i64,
     leader_end: i64,
 ) -> bool {
-    let now = now_ms();
+    let now = monotonic_ms();
     partition.progress.lock().expect("lock").record_fetch(
         replica_id,
         fetch_offset,
@@ -79,7 +80,7 @@ fn maybe_expand_isr(
 /// within `lag_ms`.
 pub fn shrink_lagging(state: &BrokerState, lag_ms: i64) {
     let node = state.config.node_id;
-    let now = now_ms();
+    let now = monotonic_ms();
     for topic in state.topics.all() {
         for index in 0..topic.partition_count() {
             let Some(partition) = topic.partition(index) else {
