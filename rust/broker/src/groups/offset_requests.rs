@@ -71,12 +71,16 @@ impl GroupCoordinator {
         }))
     }
 
-    /// OffsetDelete: per-partition errors, or a group-level error.
+    /// OffsetDelete: per-partition errors, or a group-level error. Unlike OffsetCommit,
+    /// Kafka refuses "" as the group here.
     pub fn delete_offsets(
         self: &Arc<Self>,
         group_id: &str,
         partitions: &[(String, i32)],
     ) -> Result<Vec<i16>, i16> {
+        if group_id.is_empty() {
+            return Err(errors::INVALID_GROUP_ID);
+        }
         self.with_group(group_id, false, |g, _| {
             let deletable = |g: &Group, topic: &str| match g.state {
                 GroupState::Empty => Ok(true),

@@ -162,6 +162,8 @@ fn offset_fetch(s: &mut Session, v: i16) {
     }
     let r = fetch_request(v, &g, Some(&[]));
     s.play("no topics", v, |_| r.clone());
+    let r = fetch_request(v, "", Some(&[(&t, &[0])]));
+    s.play("empty group id", v, |_| r.clone());
 }
 
 fn offset_delete(s: &mut Session, v: i16) {
@@ -190,6 +192,16 @@ fn offset_delete(s: &mut Session, v: i16) {
     s.play("unknown partition", v, |_| r.clone());
     let r = request("odg-unknown", &t, &[0]);
     s.play("unknown group", v, |_| r.clone());
+    // Kafka takes "" as a group to commit to, but not to delete offsets from (found by the
+    // conformance fuzzer).
+    let r = commit("", &t, &[(0, 3, None)]);
+    s.play(
+        "setup: commit to the empty group id",
+        COMMIT_SETUP_V,
+        |_| r.clone(),
+    );
+    let r = request("", &t, &[0]);
+    s.play("empty group id", v, |_| r.clone());
     let active = format!("oda-v{v}");
     join_stable(s, &active, &[&t]);
     s.play("setup: commit as member", COMMIT_SETUP_V, |side| {
