@@ -13,6 +13,7 @@ separately, as an expected failure the integrator flips once replication is in."
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -280,3 +281,65 @@ def _committed_or_none(
         return consumer.committed(tps, timeout=5)
     except Exception:
         return None
+
+
+def test_an_offset_commit_is_answered_only_once_the_isr_has_it(
+    kafkalite_cluster: Cluster,
+) -> None:
+    """Kafka answers OffsetCommit once `__consumer_offsets`' ISR has the commit
+    (`offsets.commit.required.acks=-1`). Answered on the coordinator's own append, a commit
+    that the followers never copied was shown by OffsetFetch, then lost with the
+    coordinator: the group's committed offset moved backwards (found by the cluster
+    clock-jump fault run). Here the offsets partition's followers are paused (for less than
+    their ZooKeeper session, so they stay in the ISR): the commit must wait; the coordinator
+    dies; whatever the client was told succeeded must be what a new coordinator serves."""
+    c = kafkalite_cluster
+    victim = c.brokers[2]
+    survivors = ",".join(b.bootstrap_servers for b in c.brokers[:2])
+    group = group_led_by(c, victim.broker_id, "isr-commit")
+    create_on(survivors, "isr-commit", [[1, 2]])
+    settled([b.bootstrap_servers for b in c.brokers], "isr-commit", 1)
+    p = java_partition(group)
+    followers = [b for b in c.brokers if b is not victim]
+    replicas = sorted(partitions(victim.bootstrap_servers, OFFSETS)[p].replicas)
+    assert replicas == sorted(b.broker_id for b in c.brokers), replicas
+    consumer = Consumer(
+        {"bootstrap.servers": c.bootstrap_servers, "group.id": group, "session.timeout.ms": 6000}
+    )
+    try:
+        consumer.commit(offsets=[TopicPartition("isr-commit", 0, 7)], asynchronous=False)
+        with _core.KafkaClient(victim.bootstrap_servers) as client:
+            wait_for(lambda: client.list_offsets({(OFFSETS, p): -1})[(OFFSETS, p)] > 0, 10)
+        outcome: dict[str, object] = {}
+
+        def commit() -> None:
+            try:
+                consumer.commit(offsets=[TopicPartition("isr-commit", 0, 20)], asynchronous=False)
+                outcome["acked_at"] = time.monotonic()
+            except KafkaException as e:
+                outcome["error"] = e
+
+        for b in followers:
+            b.pause()
+        paused_at = time.monotonic()
+        committer = threading.Thread(target=commit, daemon=True)
+        try:
+            committer.start()
+            committer.join(timeout=2.0)
+            assert "acked_at" not in outcome, "answered before any follower had the commit"
+            victim.kill()
+        finally:
+            for b in followers:
+                b.resume()
+        assert time.monotonic() - paused_at < 5.5, "paused past the ZooKeeper session"
+        wait_for(lambda: partitions(survivors, OFFSETS)[p].leader not in (-1, victim.broker_id), 30)
+        committer.join(timeout=60)
+        assert not committer.is_alive()
+        got = wait_for(lambda: _committed_or_none(consumer, [TopicPartition("isr-commit", 0)]), 30)
+        served = got[0].offset
+        if "acked_at" in outcome:
+            assert served == 20, outcome
+        else:
+            assert served in (7, 20), outcome
+    finally:
+        consumer.close()

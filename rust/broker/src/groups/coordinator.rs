@@ -363,6 +363,22 @@ impl GroupCoordinator {
             group,
             writes,
             None,
+            false,
+            now_ms(),
+            &self.broker_state()?.data_arrived,
+        )
+    }
+
+    /// Append what a client is answered for (OffsetCommit, OffsetDelete): in cluster mode
+    /// only once the ISR has it, as Kafka's `offsets.commit.required.acks=-1`. Answered on
+    /// the leader's append, a commit could be shown by OffsetFetch, then lost with the
+    /// leader, and the group's committed offset would move backwards.
+    pub(super) fn append_replicated(&self, group: &str, writes: &[Write]) -> Result<(), ApiError> {
+        self.store()?.append(
+            group,
+            writes,
+            None,
+            true,
             now_ms(),
             &self.broker_state()?.data_arrived,
         )
@@ -381,6 +397,7 @@ impl GroupCoordinator {
             group,
             writes,
             Some(producer),
+            true,
             now_ms(),
             &broker.data_arrived,
         )

@@ -33,7 +33,8 @@ impl GroupCoordinator {
                 .iter()
                 .map(|(t, p, c)| Write::Offset(t, *p, Some(c)))
                 .collect();
-            self.append(group_id, &writes, true).map_err(|e| e.code)?;
+            self.append_replicated(group_id, &writes)
+                .map_err(|e| e.code)?;
             for (topic, partition, c) in commits {
                 g.offsets.insert(topic, partition, c);
             }
@@ -109,7 +110,10 @@ impl GroupCoordinator {
                 .iter()
                 .map(|(t, p)| Write::Offset(t, *p, None))
                 .collect();
-            self.append(group_id, &writes, false).map_err(|e| e.code)?;
+            if !writes.is_empty() {
+                self.append_replicated(group_id, &writes)
+                    .map_err(|e| e.code)?;
+            }
             for (topic, partition) in gone {
                 g.offsets.remove(topic, partition);
             }

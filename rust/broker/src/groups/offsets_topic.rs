@@ -106,11 +106,13 @@ impl OffsetsTopic {
 
     /// Append a group's records as one batch to its partition; all or nothing.
     /// `producer`: a transaction's offsets (TxnOffsetCommit), committed by its marker.
+    /// `replicated`: in cluster mode, return once the ISR has the batch.
     pub fn append(
         &self,
         group: &str,
         writes: &[Write],
         producer: Option<(i64, i16)>,
+        replicated: bool,
         now_ms: i64,
         wake: &tokio::sync::Notify,
     ) -> Result<(), ApiError> {
@@ -135,15 +137,13 @@ impl OffsetsTopic {
                 }
             })
             .collect();
-        // Transactional offsets wait for the ISR (a marker settles them later); plain commits
-        // keep the group coordinator's answer-on-leader-append.
         internal_log::append(
             self.partition(group)?,
             &records,
             producer,
             now_ms,
             self.placement,
-            producer.is_some(),
+            replicated,
             wake,
         )
     }
