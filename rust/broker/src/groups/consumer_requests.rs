@@ -182,3 +182,75 @@ impl Group {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groups::config::GroupConfig;
+    use crate::groups::group::JoinRequest;
+    use crate::groups::member::Reply;
+
+    fn join(member: &str, epoch: i32) -> HeartbeatRequest {
+        HeartbeatRequest {
+            member_id: member.to_string(),
+            member_epoch: epoch,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec!["t".to_string()]),
+            owned: Some(Assignment::new()),
+            ..HeartbeatRequest::default()
+        }
+    }
+
+    fn classic_join() -> JoinRequest {
+        JoinRequest {
+            member_id: String::new(),
+            group_instance_id: None,
+            require_known_member_id: true,
+            supports_skip_assignment: false,
+            client_id: "client".into(),
+            client_host: "/127.0.0.1".into(),
+            rebalance_timeout_ms: 10_000,
+            session_timeout_ms: 10_000,
+            protocol_type: "consumer".into(),
+            protocols: vec![("range".into(), bytes::Bytes::new())],
+        }
+    }
+
+    #[test]
+    fn after_a_restart_members_are_unknown_and_rejoin_with_epoch_zero() {
+        // A fresh coordinator holds no membership, as after a restart.
+        let c = GroupCoordinator::with_config(GroupConfig::default());
+        let lost = c.consumer_heartbeat("g", join("m1", 3), 1).unwrap_err();
+        assert_eq!(lost.code, errors::UNKNOWN_MEMBER_ID);
+        let back = c.consumer_heartbeat("g", join("m1", 0), 1).unwrap();
+        assert_eq!((back.member_id.as_str(), back.member_epoch), ("m1", 1));
+        // v0: the coordinator names the member.
+        let named = c.consumer_heartbeat("g", join("", 0), 0).unwrap();
+        assert_eq!(named.member_id.len(), 22);
+        assert_eq!(c.list(&[])[0].group_type, "consumer");
+    }
+
+    #[test]
+    fn a_group_id_is_classic_or_consumer() {
+        let c = GroupCoordinator::with_config(GroupConfig::default());
+        c.consumer_heartbeat("g", join("m1", 0), 1).unwrap();
+        match c.join("g", classic_join()) {
+            Reply::Now(r) => assert_eq!(r.error, errors::INCONSISTENT_GROUP_PROTOCOL),
+            Reply::Later(_) => panic!("refused at once"),
+        }
+        assert!(matches!(c.describe_classic("g"), Ok(Some(None))));
+        let described = c.consumer_describe("g").unwrap();
+        assert_eq!((described.group_epoch, described.members.len()), (1, 1));
+        // Once empty, the id may go classic again.
+        let mut leave = join("m1", -1);
+        leave.owned = None;
+        c.consumer_heartbeat("g", leave, 1).unwrap();
+        assert_eq!(c.list(&[])[0].state, "Empty");
+        match c.join("g", classic_join()) {
+            Reply::Now(r) => assert_eq!(r.error, errors::MEMBER_ID_REQUIRED),
+            Reply::Later(_) => panic!("MEMBER_ID_REQUIRED comes at once"),
+        }
+        let not_consumer = c.consumer_describe("g").unwrap_err();
+        assert_eq!(not_consumer.code, errors::GROUP_ID_NOT_FOUND);
+    }
+}
