@@ -120,3 +120,45 @@ def test_every_record_once_through_a_join_and_a_leave(broker: Broker, client: st
         for m in members:
             if m.proc.poll() is None:
                 m.kill()
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(broker: Broker) -> None:
+    """librdkafka sends a `^` subscription as SubscribedTopicRegex: the coordinator matches
+    it, and a topic created afterwards reaches the assignment at the next heartbeat."""
+    from confluent_kafka import Consumer
+
+    bs = broker.bootstrap_servers
+    create_topic(bs, "kip848-re-a", 2)
+    sent = produce(bs, "kip848-re-a", 20, partitions=2)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bs,
+            "group.id": "kip848-regex",
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    seen: list[str] = []
+
+    def consumed(expected: set[str]) -> bool:
+        msg = consumer.poll(0.2)
+        if msg is not None and not msg.error():
+            seen.append(msg.value().decode())
+        return set(seen) >= expected
+
+    try:
+        consumer.subscribe(["^kip848-re-.*"])
+        wait_for(lambda: consumed(sent), 30, "records of the topic the regex matched")
+        create_topic(bs, "kip848-re-b", 3)
+        sent |= produce(bs, "kip848-re-b", 30, start=20, partitions=3)
+        wait_for(lambda: consumed(sent), 30, "records of the topic created later")
+        assert sorted(seen) == sorted(sent)
+        admin = AdminClient({"bootstrap.servers": bs})
+        described = admin.describe_consumer_groups(["kip848-regex"])["kip848-regex"].result(10)
+        (member,) = described.members
+        assert {tp.topic for tp in member.assignment.topic_partitions} == {
+            "kip848-re-a",
+            "kip848-re-b",
+        }
+    finally:
+        consumer.close()
