@@ -239,6 +239,12 @@ mod tests {
             Reply::Later(_) => panic!("refused at once"),
         }
         assert!(matches!(c.describe_classic("g"), Ok(Some(None))));
+        // Offsets of a subscribed topic stay while the group has members.
+        let subscribed = c.delete_offsets("g", &[("t".to_string(), 0), ("u".to_string(), 0)]);
+        assert_eq!(
+            subscribed,
+            Ok(vec![errors::GROUP_SUBSCRIBED_TO_TOPIC, errors::NONE])
+        );
         let described = c.consumer_describe("g").unwrap();
         assert_eq!((described.group_epoch, described.members.len()), (1, 1));
         // Once empty, the id may go classic again.

@@ -102,15 +102,16 @@ impl GroupCoordinator {
         partitions: &[(String, i32)],
     ) -> Result<Vec<i16>, i16> {
         self.with_group(group_id, false, |g, _| {
-            let deletable = |g: &Group, topic: &str| match g.state {
-                GroupState::Empty => Ok(true),
-                GroupState::PreparingRebalance
-                | GroupState::CompletingRebalance
-                | GroupState::Stable
-                    if g.is_consumer_group() =>
-                {
-                    Ok(!g.is_subscribed_to(topic))
-                }
+            let deletable = |g: &Group, topic: &str| match (&g.consumer, g.state) {
+                // A consumer-protocol group keeps the offsets of topics it subscribes to.
+                (Some(cg), _) if !cg.members.is_empty() => Ok(!cg.is_subscribed_to(topic)),
+                (_, GroupState::Empty) => Ok(true),
+                (
+                    _,
+                    GroupState::PreparingRebalance
+                    | GroupState::CompletingRebalance
+                    | GroupState::Stable,
+                ) if g.is_consumer_group() => Ok(!g.is_subscribed_to(topic)),
                 _ => Err(errors::NON_EMPTY_GROUP),
             };
             let mut result = Vec::with_capacity(partitions.len());

@@ -171,6 +171,17 @@ impl ConsumerGroup {
         topics
     }
 
+    /// Whether a member subscribes to `topic` (by name, or by a regex that matched it when
+    /// the topics were last looked at).
+    #[must_use]
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        self.subscribed.get(topic).is_some()
+            || self
+                .members
+                .values()
+                .any(|m| m.subscription.names.iter().any(|n| n == topic))
+    }
+
     /// Whether the subscribed topics changed (created, deleted, grown, or another set of
     /// them subscribed), remembering them as they are now.
     pub fn refresh_topics(&mut self, image: &TopicImage) -> bool {
