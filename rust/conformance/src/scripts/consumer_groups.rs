@@ -11,13 +11,16 @@ use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
+use kafka_protocol::messages::offset_delete_request::{
+    OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
 use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::{
     ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest,
     DescribeGroupsRequest, JoinGroupRequest, ListGroupsRequest, OffsetCommitRequest,
-    OffsetFetchRequest, SyncGroupRequest,
+    OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest,
 };
 
 use super::groups::{sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
@@ -304,6 +307,14 @@ fn offset_commit(s: &mut Session, v: i16) {
     s.play("OffsetCommit v8 of a consumer-protocol member", 8, |_| {
         r.clone()
     });
+    let r = OffsetDeleteRequest::default()
+        .with_group_id(group(&g))
+        .with_topics(vec![OffsetDeleteRequestTopic::default()
+            .with_name(topic(&t))
+            .with_partitions(vec![
+                OffsetDeleteRequestPartition::default().with_partition_index(0)
+            ])]);
+    s.play("OffsetDelete of a subscribed topic", 0, |_| r.clone());
     s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
     let r = commit(&g, &t, "", -1);
     s.play("admin commit to an empty group", v, |_| r.clone());
