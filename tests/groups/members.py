@@ -16,6 +16,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 WORKER = Path(__file__).with_name("worker.py")
+JAVA_WORKER = Path(__file__).with_name("ConsumerProtocolWorker.java")
 PARTITIONS = 6
 
 
@@ -38,6 +39,12 @@ class Member:
         for key, value in opts.items():
             if value is not None:
                 cmd += [f"--{key.replace('_', '-')}", str(value)]
+        if client == "java":
+            # Kafka's own Java consumer (group.protocol=consumer), from Kafka's jars.
+            from kafkalite.bench import kafka_ref
+
+            libs = kafka_ref.classpath(kafka_ref.ensure_jars())
+            cmd = ["java", "-Xmx256m", "-cp", libs, str(JAVA_WORKER), bootstrap, topic, group]
         self.client = client
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -113,13 +120,15 @@ def create_topic(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> No
     admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(10)
 
 
-def produce(bootstrap: str, topic: str, count: int, start: int = 0) -> set[str]:
+def produce(
+    bootstrap: str, topic: str, count: int, start: int = 0, partitions: int = PARTITIONS
+) -> set[str]:
     """`count` records spread round-robin over the partitions; returns their values."""
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     values = set()
     for i in range(start, start + count):
         value = f"v{i}"
-        p.produce(topic, value.encode(), partition=i % PARTITIONS)
+        p.produce(topic, value.encode(), partition=i % partitions)
         values.add(value)
     assert p.flush(15) == 0
     return values

@@ -1,6 +1,7 @@
 """A consumer-group member in its own process, for the group tests.
 
-Run as ``python worker.py --client confluent|kafka-python --bootstrap B --topic T --group G``.
+Run as ``python worker.py --client confluent|kafka-python --bootstrap B --topic T --group G``
+(``--protocol consumer``: confluent-kafka with KIP-848's ``group.protocol=consumer``).
 It prints one JSON object per line on stdout and flushes each:
 
 - ``{"ev": "assigned", "partitions": [...], "t": ...}``: its whole assignment after a change;
@@ -44,13 +45,18 @@ def run_confluent(args: argparse.Namespace) -> None:
     conf: dict[str, Any] = {
         "bootstrap.servers": args.bootstrap,
         "group.id": args.group,
-        "session.timeout.ms": args.session_ms,
-        "heartbeat.interval.ms": args.heartbeat_ms,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": args.max is None,
-        "partition.assignment.strategy": args.assignor,
         "client.id": f"worker-{args.client}",
     }
+    if args.protocol == "consumer":
+        # KIP-848: the coordinator assigns and times sessions; the client keeps none of it.
+        conf["group.protocol"] = "consumer"
+        cooperative = True
+    else:
+        conf["session.timeout.ms"] = args.session_ms
+        conf["heartbeat.interval.ms"] = args.heartbeat_ms
+        conf["partition.assignment.strategy"] = args.assignor
     if args.instance_id:
         conf["group.instance.id"] = args.instance_id
     consumer = Consumer(conf)
@@ -149,6 +155,7 @@ def main() -> None:
     parser.add_argument("--heartbeat-ms", type=int, default=500)
     parser.add_argument("--instance-id")
     parser.add_argument("--max", type=int)
+    parser.add_argument("--protocol", choices=["classic", "consumer"], default="classic")
     args = parser.parse_args()
     if os.environ.get("KAFKALITE_WORKER_LOG"):
         # Debugging aid: client logs of each worker in <dir>/worker-<pid>.log.

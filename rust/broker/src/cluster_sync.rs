@@ -341,7 +341,14 @@ mod tests {
         };
         state
             .groups
-            .commit_offsets("g", -1, "", None, vec![("t".into(), 0, committed.clone())])
+            .commit_offsets(
+                "g",
+                -1,
+                "",
+                None,
+                vec![("t".into(), 0, committed.clone())],
+                9,
+            )
             .unwrap();
         // A member waits in JoinGroup (the first rebalance's delay; no runtime runs its
         // timer here) when the partition's leadership moves away: it is told to look for

@@ -28,16 +28,23 @@ pub const GROUP_VERSION: &str = "group.version";
 /// The epoch of the finalized set: it never changes while the process runs.
 pub const FINALIZED_EPOCH: i64 = 1;
 
-/// Every feature this broker knows. `group.version` joins when ConsumerGroupHeartbeat
-/// (KIP-848) is served; until then it is absent, as on a Kafka that has not enabled it.
+/// Every feature this broker knows.
 #[must_use]
 pub fn all() -> Vec<Feature> {
-    vec![Feature {
-        name: TRANSACTION_VERSION,
-        min_version: 0,
-        max_version: 2,
-        finalized: 2,
-    }]
+    vec![
+        Feature {
+            name: GROUP_VERSION,
+            min_version: 0,
+            max_version: 1,
+            finalized: 1,
+        },
+        Feature {
+            name: TRANSACTION_VERSION,
+            min_version: 0,
+            max_version: 2,
+            finalized: 2,
+        },
+    ]
 }
 
 #[must_use]
@@ -90,9 +97,9 @@ mod tests {
     }
 
     #[test]
-    fn group_version_is_absent_while_kip_848_is_not_served() {
+    fn group_version_is_finalized_while_kip_848_is_served() {
         let heartbeat = kafka_protocol::messages::ApiKey::ConsumerGroupHeartbeat;
-        assert!(crate::handlers::supported_range(heartbeat).is_none());
-        assert!(find(GROUP_VERSION).is_none());
+        assert_eq!(crate::handlers::supported_range(heartbeat), Some((0, 1)));
+        assert_eq!(find(GROUP_VERSION).map(|f| f.finalized), Some(1));
     }
 }

@@ -30,6 +30,16 @@ pub struct GroupConfig {
     pub offsets_retention_check_interval_ms: i64,
     /// `offset.metadata.max.bytes`.
     pub offset_metadata_max_bytes: usize,
+    /// `group.consumer.session.timeout.ms`: a consumer-protocol member that sends no
+    /// heartbeat for this long is removed.
+    pub consumer_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms`: how often consumer-protocol members are
+    /// told to heartbeat.
+    pub consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.size`.
+    pub consumer_max_size: usize,
+    /// `group.consumer.assignors`, as short names; the first is the default.
+    pub consumer_assignors: Vec<String>,
 }
 
 impl Default for GroupConfig {
@@ -63,6 +73,14 @@ impl GroupConfig {
             offsets_retention_ms: i64::from(s.int("offsets.retention.minutes")) * 60_000,
             offsets_retention_check_interval_ms: s.long("offsets.retention.check.interval.ms"),
             offset_metadata_max_bytes: count("offset.metadata.max.bytes"),
+            consumer_session_timeout_ms: s.int("group.consumer.session.timeout.ms"),
+            consumer_heartbeat_interval_ms: s.int("group.consumer.heartbeat.interval.ms"),
+            consumer_max_size: count("group.consumer.max.size"),
+            consumer_assignors: s
+                .list("group.consumer.assignors")
+                .iter()
+                .map(|name| assignor_short_name(name))
+                .collect(),
         }
     }
 
@@ -77,6 +95,15 @@ impl GroupConfig {
                 self.offsets_topic_segment_bytes.to_string(),
             ),
         ])
+    }
+}
+
+/// Kafka names its built-in assignors by class too; both spellings mean the same one.
+fn assignor_short_name(name: &str) -> String {
+    match name.trim() {
+        "org.apache.kafka.coordinator.group.assignor.UniformAssignor" => "uniform".to_string(),
+        "org.apache.kafka.coordinator.group.assignor.RangeAssignor" => "range".to_string(),
+        other => other.to_string(),
     }
 }
 

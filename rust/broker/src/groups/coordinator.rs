@@ -45,7 +45,10 @@ pub type GroupCell = Mutex<Group>;
 pub struct ListedGroup {
     pub group_id: String,
     pub protocol_type: String,
-    pub state: GroupState,
+    /// "classic" or "consumer" (ListGroups v5).
+    pub group_type: &'static str,
+    /// The state's name under the group's protocol.
+    pub state: &'static str,
 }
 
 /// Committed offsets of one topic as OffsetFetch returns them (`None`: nothing committed).
@@ -288,6 +291,30 @@ impl GroupCoordinator {
                 } => self.on_cell_after(cell, timeout, move |g, cx| {
                     g.on_pending_deadline(&member_id, incarnation, cx);
                 }),
+                Effect::ConsumerSession {
+                    member_id,
+                    incarnation,
+                    deadline,
+                } => {
+                    let cell = Arc::clone(cell);
+                    timers::until_done(Arc::downgrade(self), deadline, move |c| {
+                        c.with_cell(&cell, |g, cx| {
+                            g.consumer.as_mut().and_then(|cg| {
+                                cg.session_check(&member_id, incarnation, cx.now, cx.now_ms)
+                            })
+                        })
+                        .flatten()
+                    });
+                }
+                Effect::ConsumerRevocation {
+                    member_id,
+                    incarnation,
+                    delay,
+                } => self.on_cell_after(cell, delay, move |g, cx| {
+                    if let Some(cg) = g.consumer.as_mut() {
+                        cg.revocation_check(&member_id, incarnation, cx.now, cx.now_ms);
+                    }
+                }),
                 Effect::StoreGroup => {
                     // Group metadata only matters after a restart; a failed write is not
                     // worth failing the rebalance for (Kafka would retry the rebalance).
@@ -414,7 +441,7 @@ impl GroupCoordinator {
         self.broker_state().ok().map(|b| b.config.node_id)
     }
 
-    fn broker_state(&self) -> Result<Arc<BrokerState>, ApiError> {
+    pub(super) fn broker_state(&self) -> Result<Arc<BrokerState>, ApiError> {
         self.broker.get().and_then(Weak::upgrade).ok_or_else(|| {
             ApiError::new(
                 errors::COORDINATOR_NOT_AVAILABLE,
@@ -439,7 +466,11 @@ impl GroupCoordinator {
             ));
         }
         let member_id = req.member_id.clone();
-        match self.with_group(group_id, member_id.is_empty(), |g, cx| g.join(req, cx)) {
+        let join = |g: &mut Group, cx: &mut Ctx| match g.classic_join_allowed() {
+            Ok(()) => g.join(req, cx),
+            Err(code) => Reply::Now(JoinResult::error(&member_id, code)),
+        };
+        match self.with_group(group_id, member_id.is_empty(), join) {
             Ok(Some(reply)) => reply,
             Ok(None) => Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)),
             Err(code) => Reply::Now(JoinResult::error(&member_id, code)),
@@ -533,6 +564,17 @@ impl GroupCoordinator {
         self.with_group(group_id, false, |g, _| g.describe())
     }
 
+    /// DescribeGroups, telling a consumer-protocol group (`Ok(Some(None))`) from an
+    /// unknown one (`Ok(None)`).
+    pub fn describe_classic(
+        self: &Arc<Self>,
+        group_id: &str,
+    ) -> Result<Option<Option<GroupDescription>>, i16> {
+        self.with_group(group_id, false, |g, _| {
+            g.consumer.is_none().then(|| g.describe())
+        })
+    }
+
     /// ListGroups, filtered by state names (case-insensitive) when any are given.
     pub fn list(self: &Arc<Self>, states: &[String]) -> Vec<ListedGroup> {
         self.ensure_started();
@@ -541,15 +583,19 @@ impl GroupCoordinator {
             .into_iter()
             .filter_map(|(id, cell)| {
                 let g = cell.lock().expect("lock");
+                let (group_type, state) = g.type_and_state();
                 let keep = g.state != GroupState::Dead
-                    && (states.is_empty()
-                        || states
-                            .iter()
-                            .any(|s| s.eq_ignore_ascii_case(g.state.name())));
-                keep.then(|| ListedGroup {
+                    && (states.is_empty() || states.iter().any(|s| s.eq_ignore_ascii_case(state)));
+                let protocol_type = if g.consumer.is_some() {
+                    super::group::CONSUMER_PROTOCOL_TYPE.to_string()
+                } else {
+                    g.protocol_type.clone().unwrap_or_default()
+                };
+                keep.then_some(ListedGroup {
                     group_id: id,
-                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                    state: g.state,
+                    protocol_type,
+                    group_type,
+                    state,
                 })
             })
             .collect();
@@ -570,7 +616,7 @@ impl GroupCoordinator {
         };
         match cell {
             None => errors::GROUP_ID_NOT_FOUND,
-            Some(cell) => self.remove_group(group_id, &cell, |g| g.state == GroupState::Empty),
+            Some(cell) => self.remove_group(group_id, &cell, Group::has_no_members),
         }
     }
 }
@@ -578,5 +624,5 @@ impl GroupCoordinator {
 /// A group that never had members or an offset (created by a request that failed, or by a
 /// member id handed out and never used): nothing to keep.
 fn is_vacant(g: &Group) -> bool {
-    g.is_removable() && g.generation == 0 && g.protocol_type.is_none()
+    g.is_removable() && g.generation == 0 && g.protocol_type.is_none() && g.consumer.is_none()
 }

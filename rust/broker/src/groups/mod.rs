@@ -1,7 +1,11 @@
-//! Consumer groups: Kafka's classic group protocol and committed offsets.
+//! Consumer groups: Kafka's classic group protocol, KIP-848's consumer protocol, and
+//! committed offsets.
 //!
 //! - `coordinator`: every group of this node, and the glue to timers and persistence;
 //! - `group`: one group's state machine; `member`: one member and its pending answers;
+//! - `consumer`: KIP-848 consumer-protocol groups (assignors, reconciliation);
+//! - `consumer_requests`: ConsumerGroupHeartbeat and ConsumerGroupDescribe, and which
+//!   protocol a group id belongs to;
 //! - `offsets`: a group's committed offsets and their retention;
 //! - `offset_requests`: OffsetCommit, OffsetFetch, OffsetDelete and offset upkeep;
 //! - `txn_offsets`: offsets of open transactions (TxnOffsetCommit), settled by markers;
@@ -16,6 +20,8 @@
 //! `__consumer_offsets` partitions it leads.
 
 pub mod config;
+pub mod consumer;
+mod consumer_requests;
 pub mod coordinator;
 pub mod group;
 pub mod member;

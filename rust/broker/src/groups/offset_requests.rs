@@ -13,7 +13,8 @@ use super::offsets_topic::Write;
 
 impl GroupCoordinator {
     /// OffsetCommit of already validated partitions: persisted, then visible. An error
-    /// applies to every partition.
+    /// applies to every partition. `generation` is the member epoch in a consumer-protocol
+    /// group, whose members must commit with OffsetCommit v9 or later (`api_version`).
     pub fn commit_offsets(
         self: &Arc<Self>,
         group_id: &str,
@@ -21,11 +22,15 @@ impl GroupCoordinator {
         member_id: &str,
         instance: Option<&str>,
         commits: Vec<(String, i32, Committed)>,
+        api_version: i16,
     ) -> Result<(), i16> {
         // Simple consumers may commit to a group that does not exist yet; a member of a
         // group that does not exist is from an older life of it.
         self.with_group(group_id, generation < 0, |g, cx| {
-            g.validate_commit(generation, member_id, instance, cx)?;
+            match &g.consumer {
+                Some(cg) => cg.validate_commit(member_id, generation, api_version)?,
+                None => g.validate_commit(generation, member_id, instance, cx)?,
+            }
             if commits.is_empty() {
                 return Ok(());
             }
@@ -41,6 +46,25 @@ impl GroupCoordinator {
             Ok(())
         })?
         .unwrap_or(Err(errors::ILLEGAL_GENERATION))
+    }
+
+    /// OffsetFetch v9 by a member (`member`: its id and epoch): a consumer-protocol group
+    /// checks them first (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); classic groups do not.
+    pub fn fetch_offsets_as(
+        self: &Arc<Self>,
+        group_id: &str,
+        topics: Option<Vec<(String, Vec<i32>)>>,
+        member: Option<(&str, i32)>,
+    ) -> Result<Vec<FetchedTopic>, i16> {
+        if let Some((member_id, epoch)) = member {
+            let checked = self.with_group(group_id, false, |g, _| {
+                g.consumer
+                    .as_ref()
+                    .map_or(Ok(()), |cg| cg.validate_fetch(Some(member_id), epoch))
+            })?;
+            checked.unwrap_or(Ok(()))?;
+        }
+        self.fetch_offsets(group_id, topics)
     }
 
     /// OffsetFetch: the requested partitions (`None`: everything the group committed), or
@@ -83,15 +107,16 @@ impl GroupCoordinator {
             return Err(errors::INVALID_GROUP_ID);
         }
         self.with_group(group_id, false, |g, _| {
-            let deletable = |g: &Group, topic: &str| match g.state {
-                GroupState::Empty => Ok(true),
-                GroupState::PreparingRebalance
-                | GroupState::CompletingRebalance
-                | GroupState::Stable
-                    if g.is_consumer_group() =>
-                {
-                    Ok(!g.is_subscribed_to(topic))
-                }
+            let deletable = |g: &Group, topic: &str| match (&g.consumer, g.state) {
+                // A consumer-protocol group keeps the offsets of topics it subscribes to.
+                (Some(cg), _) if !cg.members.is_empty() => Ok(!cg.is_subscribed_to(topic)),
+                (_, GroupState::Empty) => Ok(true),
+                (
+                    _,
+                    GroupState::PreparingRebalance
+                    | GroupState::CompletingRebalance
+                    | GroupState::Stable,
+                ) if g.is_consumer_group() => Ok(!g.is_subscribed_to(topic)),
                 _ => Err(errors::NON_EMPTY_GROUP),
             };
             let mut result = Vec::with_capacity(partitions.len());

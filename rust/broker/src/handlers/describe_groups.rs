@@ -1,7 +1,8 @@
 //! DescribeGroups (v0-6): state, protocol type and protocol, and members (client id and
 //! host; their metadata and assignment once the group is Stable). An unknown group is
 //! described as Dead before v6 and answered GROUP_ID_NOT_FOUND (69) with a message from
-//! v6 (KIP-1043), as Kafka does.
+//! v6 (KIP-1043), as Kafka does; so is a consumer-protocol group, with "is not a classic
+//! group." from v6.
 
 use std::sync::Arc;
 
@@ -48,8 +49,22 @@ pub async fn handle(
                     .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
                     .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
             }
-            let d = match state.groups.describe(&id.0) {
-                Ok(Some(d)) => d,
+            let d = match state.groups.describe_classic(&id.0) {
+                Ok(Some(Some(d))) => d,
+                // A consumer-protocol group (KIP-848) is not described here.
+                Ok(Some(None)) if version >= 6 => {
+                    return base
+                        .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                        .with_error_code(errors::GROUP_ID_NOT_FOUND)
+                        .with_error_message(Some(StrBytes::from_string(format!(
+                            "Group {} is not a classic group.",
+                            id.0
+                        ))))
+                }
+                Ok(Some(None)) => {
+                    return base
+                        .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                }
                 Ok(None) if version >= 6 => {
                     return base
                         .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))

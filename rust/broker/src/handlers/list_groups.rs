@@ -18,9 +18,6 @@ use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::state::BrokerState;
 
-/// Kafka's name of the classic group type (`Group.GroupType.CLASSIC`).
-const CLASSIC: &str = "classic";
-
 pub async fn handle(
     state: &Arc<BrokerState>,
     ctx: &RequestContext<'_>,
@@ -44,15 +41,17 @@ pub async fn handle(
         .list(&filter)
         .into_iter()
         .filter(|g| authz::may_list_group(state, ctx, &g.group_id))
-        // The group coordinator holds classic groups (the JoinGroup/SyncGroup protocol).
-        .map(|g| (g, CLASSIC))
+        .map(|g| {
+            let kind = g.group_type;
+            (g, kind)
+        })
         .filter(|(_, kind)| types.is_empty() || types.iter().any(|t| t.eq_ignore_ascii_case(kind)))
         .map(|(g, kind)| {
             let mut listed = ListedGroup::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.group_id)))
                 .with_protocol_type(StrBytes::from_string(g.protocol_type));
             if version >= 4 {
-                listed = listed.with_group_state(StrBytes::from_static_str(g.state.name()));
+                listed = listed.with_group_state(StrBytes::from_static_str(g.state));
             }
             if version >= 5 {
                 listed = listed.with_group_type(StrBytes::from_static_str(kind));

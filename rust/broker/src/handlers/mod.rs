@@ -11,6 +11,8 @@ pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
@@ -117,6 +119,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTopicPartitions, 0, 0),
     (ApiKey::DescribeClientQuotas, 0, 1),
     (ApiKey::AlterClientQuotas, 0, 1),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
 
 #[must_use]
@@ -181,6 +185,12 @@ pub async fn dispatch(
         ApiKey::DescribeGroups => describe_groups::handle(state, ctx, header, body, version).await,
         ApiKey::ListGroups => list_groups::handle(state, ctx, header, body, version).await,
         ApiKey::DeleteGroups => delete_groups::handle(state, ctx, header, body, version).await,
+        ApiKey::ConsumerGroupHeartbeat => {
+            consumer_group_heartbeat::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ConsumerGroupDescribe => {
+            consumer_group_describe::handle(state, ctx, header, body, version).await
+        }
         ApiKey::OffsetDelete => offset_delete::handle(state, ctx, header, body, version).await,
         ApiKey::DescribeLogDirs => {
             describe_log_dirs::handle(state, ctx, header, body, version).await

@@ -1,8 +1,9 @@
 //! OffsetCommit (v2-9): group members commit for their generation; simple consumers
 //! (generation -1, no member id: assign()-mode clients) commit to groups without members.
 //! A member's commit (generation >= 0) to a group that does not exist is ILLEGAL_GENERATION
-//! before v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848), as Kafka answers; v9's member
-//! epochs belong to consumer-protocol groups, which this coordinator does not hold.
+//! before v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848), as Kafka answers. In a
+//! consumer-protocol group the generation is the member epoch: an old one is
+//! STALE_MEMBER_EPOCH.
 //! Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and metadata over
 //! `offset.metadata.max.bytes` OFFSET_METADATA_TOO_LARGE, the rest the group's verdict.
 
@@ -88,6 +89,7 @@ pub async fn handle(
                 &request.member_id,
                 request.group_instance_id.as_deref(),
                 commits,
+                version,
             )
             .err()
     };

@@ -1,7 +1,8 @@
 //! OffsetFetch (v1-9): committed offsets with their metadata; -1 where nothing is
 //! committed; null topics (v2+) for everything the group committed; v8 batches groups; v9
 //! names the asking member and its epoch (KIP-848), which only consumer-protocol groups
-//! check: the classic groups here answer as at v8, as Kafka's classic groups do.
+//! check (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH): classic groups answer as at v8, as
+//! Kafka's classic groups do.
 //! With `require_stable` (v7+), a partition with offsets of an open transaction pending
 //! answers UNSTABLE_OFFSET_COMMIT (the client retries until the transaction ends).
 //! Topics the principal may not DESCRIBE are left out of an all-topics answer and
@@ -47,7 +48,13 @@ pub async fn handle(
                         .collect()
                 });
                 let explicit = wanted.is_some();
-                let (fetched, error) = split(state.groups.fetch_offsets(&g.group_id.0, wanted));
+                let member = g
+                    .member_id
+                    .as_ref()
+                    .filter(|_| version >= 9)
+                    .map(|m| (m.as_str(), g.member_epoch));
+                let (fetched, error) =
+                    split(state.groups.fetch_offsets_as(&g.group_id.0, wanted, member));
                 let topics = described(state, ctx, fetched, explicit)
                     .into_iter()
                     .map(|(topic, partitions)| {

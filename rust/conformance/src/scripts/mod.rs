@@ -8,6 +8,7 @@
 
 mod admin;
 mod configs;
+mod consumer_groups;
 mod epochs;
 mod groups;
 mod offsets;
@@ -49,6 +50,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(epochs::scripts());
     // Groups before offsets: ListGroups lists every group, so it runs before others exist.
     scripts.extend(groups::scripts());
+    scripts.extend(consumer_groups::scripts());
     scripts.extend(offsets::scripts());
     scripts.extend(transactions::scripts());
     scripts.extend(admin::scripts());

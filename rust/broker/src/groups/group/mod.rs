@@ -33,6 +33,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::groups::config::GroupConfig;
+use crate::groups::consumer::ConsumerGroup;
 use crate::groups::errors;
 use crate::groups::member::Member;
 use crate::groups::offsets::Offsets;
@@ -99,6 +100,18 @@ pub enum Effect {
     },
     /// Write the group's metadata record.
     StoreGroup,
+    /// Expire a consumer-protocol member whose session runs out.
+    ConsumerSession {
+        member_id: String,
+        incarnation: u64,
+        deadline: Instant,
+    },
+    /// Remove a consumer-protocol member that has not revoked its partitions by then.
+    ConsumerRevocation {
+        member_id: String,
+        incarnation: u64,
+        delay: Duration,
+    },
 }
 
 /// The clock, settings and effect list of one operation.
@@ -111,7 +124,7 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn incarnation(&self) -> u64 {
+    pub(crate) fn incarnation(&self) -> u64 {
         self.incarnations.fetch_add(1, Ordering::Relaxed)
     }
 }
@@ -177,6 +190,9 @@ pub struct Group {
     /// Topics the members subscribe to (consumer groups whose metadata parses).
     pub subscribed_topics: Option<BTreeSet<String>>,
     pub offsets: Offsets,
+    /// Set while the group id belongs to a consumer-protocol (KIP-848) group; the classic
+    /// fields above then stay Empty.
+    pub consumer: Option<ConsumerGroup>,
     /// Identifies the current join phase; timers of earlier phases do nothing.
     rebalance_epoch: u64,
     /// The current join phase is the delayed first rebalance of an empty group, which only
@@ -203,6 +219,7 @@ impl Group {
             pending_sync: HashSet::new(),
             subscribed_topics: None,
             offsets: Offsets::default(),
+            consumer: None,
             rebalance_epoch: 0,
             initial_join: false,
             new_member_added: false,
@@ -275,9 +292,14 @@ impl Group {
     /// Nothing left to keep: no members, no pending joiners, no offsets.
     #[must_use]
     pub fn is_removable(&self) -> bool {
+        self.has_no_members() && self.offsets.is_empty() && self.pending_members.is_empty()
+    }
+
+    /// Empty under either protocol.
+    #[must_use]
+    pub fn has_no_members(&self) -> bool {
         self.state == GroupState::Empty
-            && self.offsets.is_empty()
-            && self.pending_members.is_empty()
+            && self.consumer.as_ref().is_none_or(|c| c.members.is_empty())
     }
 }
 

@@ -180,6 +180,14 @@ impl Group {
     /// after their commit).
     #[must_use]
     pub fn expired_offsets(&self, now_ms: i64, retention_ms: i64) -> Vec<(String, i32)> {
+        if let Some(cg) = &self.consumer {
+            let base = if cg.members.is_empty() {
+                RetentionBase::EmptySince(cg.empty_since_ms)
+            } else {
+                RetentionBase::Never
+            };
+            return self.offsets.expired(now_ms, retention_ms, &base);
+        }
         let base = match (&self.protocol_type, self.state) {
             (Some(_), GroupState::Empty) => RetentionBase::EmptySince(self.state_since_ms),
             (Some(t), GroupState::Stable) if t == CONSUMER_PROTOCOL_TYPE => {

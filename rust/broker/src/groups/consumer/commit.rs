@@ -1,0 +1,51 @@
+//! The checks OffsetCommit and OffsetFetch make against a consumer-protocol group: the
+//! member epoch stands where the classic protocol has the generation.
+
+use super::group::ConsumerGroup;
+use crate::groups::errors;
+
+impl ConsumerGroup {
+    /// OffsetCommit (`epoch` is the request's generation id or member epoch). A commit
+    /// with a negative epoch comes from an admin or a standalone consumer: allowed while
+    /// the group has no members. Members using this protocol must commit with v9 or later.
+    pub fn validate_commit(
+        &self,
+        member_id: &str,
+        epoch: i32,
+        api_version: i16,
+    ) -> Result<(), i16> {
+        if epoch < 0 && self.members.is_empty() {
+            return Ok(());
+        }
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(errors::UNKNOWN_MEMBER_ID)?;
+        if api_version < 9 {
+            return Err(errors::UNSUPPORTED_VERSION);
+        }
+        if epoch != member.epoch() {
+            return Err(errors::STALE_MEMBER_EPOCH);
+        }
+        Ok(())
+    }
+
+    /// OffsetFetch v9 naming a member: it must be one, at its current epoch. Without a
+    /// member id (an admin) anything goes.
+    pub fn validate_fetch(&self, member_id: Option<&str>, epoch: i32) -> Result<(), i16> {
+        let Some(member_id) = member_id else {
+            return Ok(());
+        };
+        if epoch < 0 && member_id.is_empty() {
+            return Ok(());
+        }
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(errors::UNKNOWN_MEMBER_ID)?;
+        if epoch != member.epoch() {
+            return Err(errors::STALE_MEMBER_EPOCH);
+        }
+        Ok(())
+    }
+}

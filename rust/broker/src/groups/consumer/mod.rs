@@ -1,0 +1,26 @@
+//! KIP-848 consumer groups (the "consumer" group protocol): the coordinator assigns
+//! partitions itself and members reconcile towards their targets incrementally.
+//!
+//! - `topics`: the topic snapshot an assignment is computed from, and assignment sets;
+//! - `assignor`: the `uniform` and `range` server-side assignors;
+//! - `reconcile`: one member's step towards its target (revoke first, then receive);
+//! - `member`: one member, its subscription (names, regex) and timers;
+//! - `group`: the group epoch, target assignment and partition owners;
+//! - `heartbeat`: ConsumerGroupHeartbeat's checks and flow;
+//! - `commit`: OffsetCommit/OffsetFetch checks by member epoch.
+
+pub mod assignor;
+pub mod commit;
+pub mod group;
+pub mod heartbeat;
+pub mod member;
+pub mod reconcile;
+pub mod topics;
+
+pub use assignor::Assignor;
+pub use group::{ConsumerGroup, ConsumerGroupState};
+pub use heartbeat::{HeartbeatAnswer, HeartbeatRequest, Refusal};
+pub use topics::{Assignment, TopicImage};
+
+#[cfg(test)]
+mod tests;

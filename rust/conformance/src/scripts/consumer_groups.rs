@@ -1,0 +1,382 @@
+//! KIP-848's consumer group protocol: ConsumerGroupHeartbeat (join, heartbeat, full
+//! heartbeat, fenced epoch, unknown member, static members, leave, bad requests) and
+//! ConsumerGroupDescribe; OffsetCommit/OffsetFetch v9 by member epoch; ListGroups v5 with
+//! the group's type; and the rule that a group id is classic or consumer, not both (shown
+//! with a classic group of a non-consumer protocol type, which Kafka 4.1 would otherwise
+//! upgrade online). v0 member ids are the coordinator's (random, learnt per side); from v1
+//! the client names itself, so both sides get the same id.
+
+use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_delete_request::{
+    OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
+use kafka_protocol::messages::{
+    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest,
+    DescribeGroupsRequest, JoinGroupRequest, ListGroupsRequest, OffsetCommitRequest,
+    OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest,
+};
+
+use super::groups::{sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
+use super::{create_topic, group, text, topic, Script};
+use crate::session::{Session, Side};
+
+/// The version of setup heartbeats (both brokers serve it; the client names members).
+const SETUP_V: i16 = 1;
+
+pub fn scripts() -> Vec<Script> {
+    vec![
+        Script {
+            name: "consumer_group_heartbeat",
+            api: ApiKey::ConsumerGroupHeartbeat,
+            quick: true,
+            run: heartbeat,
+        },
+        Script {
+            name: "consumer_group_describe",
+            api: ApiKey::ConsumerGroupDescribe,
+            quick: true,
+            run: describe,
+        },
+        Script {
+            name: "consumer_group_offset_commit",
+            api: ApiKey::OffsetCommit,
+            quick: true,
+            run: offset_commit,
+        },
+        Script {
+            name: "consumer_group_offset_fetch",
+            api: ApiKey::OffsetFetch,
+            quick: true,
+            run: offset_fetch,
+        },
+        Script {
+            name: "consumer_group_list",
+            api: ApiKey::ListGroups,
+            quick: true,
+            run: list,
+        },
+    ]
+}
+
+fn var(g: &str) -> String {
+    format!("cmember:{g}")
+}
+
+/// This side's id of the member of `g` (the one it was given at v0, else `fallback`).
+fn member_of(side: &Side, g: &str, fallback: &str) -> String {
+    side.vars
+        .get(&var(g))
+        .cloned()
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+fn topic_id(side: &Side, t: &str) -> uuid::Uuid {
+    side.vars
+        .get(&format!("id:{t}"))
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_default()
+}
+
+fn join_request(g: &str, member: &str, t: &str) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(group(g))
+        .with_member_id(text(member))
+        .with_member_epoch(0)
+        .with_rebalance_timeout_ms(30_000)
+        .with_subscribed_topic_names(Some(vec![topic(t)]))
+        .with_topic_partitions(Some(Vec::new()))
+}
+
+fn beat(
+    side: &Side,
+    g: &str,
+    member: &str,
+    epoch: i32,
+    owned: &[(&str, &[i32])],
+) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(group(g))
+        .with_member_id(text(&member_of(side, g, member)))
+        .with_member_epoch(epoch)
+        .with_rebalance_timeout_ms(-1)
+        .with_topic_partitions(Some(
+            owned
+                .iter()
+                .map(|(t, ps)| {
+                    TopicPartitions::default()
+                        .with_topic_id(topic_id(side, t))
+                        .with_partitions(ps.to_vec())
+                })
+                .collect(),
+        ))
+}
+
+/// Join `g` as `member` (v0: the coordinator names it; its id is learnt per side).
+fn join(s: &mut Session, step: &str, v: i16, g: &str, member: &str, t: &str) {
+    let id = if v >= 1 { member } else { "" };
+    let answers = s.play(step, v, |_| join_request(g, id, t));
+    for (side, answer) in s.sides.iter_mut().zip(&answers) {
+        if let Ok(r) = answer {
+            if let Some(m) = r.member_id.as_ref().filter(|_| v == 0 && r.error_code == 0) {
+                side.vars.insert(var(g), m.to_string());
+            }
+        }
+    }
+}
+
+fn delete(s: &mut Session, groups: &[&str]) {
+    let r =
+        DeleteGroupsRequest::default().with_groups_names(groups.iter().map(|g| group(g)).collect());
+    s.play("setup: delete groups", 2, |_| r.clone());
+}
+
+/// A stable classic group of protocol type `connect` (one member), which Kafka 4.1 does
+/// not upgrade to a consumer group.
+fn classic_connect_group(s: &mut Session, g: &str) {
+    let request = |member: &str| {
+        JoinGroupRequest::default()
+            .with_group_id(group(g))
+            .with_session_timeout_ms(10_000)
+            .with_rebalance_timeout_ms(10_000)
+            .with_member_id(text(member))
+            .with_protocol_type(text("connect"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(text("default"))
+                .with_metadata(bytes::Bytes::from_static(b"meta"))])
+    };
+    let key = format!("member:{g}");
+    for step in ["setup: classic join", "setup: classic join, with member id"] {
+        let answers = s.play(step, JOIN_SETUP_V, |side| {
+            request(side.vars.get(&key).map_or("", String::as_str))
+        });
+        for (side, answer) in s.sides.iter_mut().zip(&answers) {
+            if let Ok(r) = answer {
+                side.vars.insert(key.clone(), r.member_id.to_string());
+                if r.error_code == 0 {
+                    side.vars
+                        .insert(format!("generation:{g}"), r.generation_id.to_string());
+                }
+            }
+        }
+    }
+    s.play(
+        "setup: classic sync",
+        SYNC_SETUP_V,
+        |side| -> SyncGroupRequest { sync_request(side, g, SYNC_SETUP_V) },
+    );
+}
+
+fn heartbeat(s: &mut Session, v: i16) {
+    let t = format!("cgh-topic-v{v}");
+    let g = format!("cgh-v{v}");
+    create_topic(s, &t, 3, &[]);
+    let m = format!("cgh-member-v{v}");
+    join(s, "join", v, &g, &m, &t);
+    s.play("heartbeat", v, |side| {
+        beat(side, &g, &m, 1, &[(&t, &[0, 1, 2])])
+    });
+    s.play("full heartbeat", v, |side| {
+        beat(side, &g, &m, 1, &[(&t, &[0, 1, 2])])
+            .with_rebalance_timeout_ms(30_000)
+            .with_subscribed_topic_names(Some(vec![topic(&t)]))
+    });
+    s.play("fenced: epoch from the future", v, |side| {
+        beat(side, &g, &m, 7, &[])
+    });
+    s.play("unknown member", v, |side| beat(side, &g, "nobody", 1, &[]));
+    let r = join_request("", &m, &t);
+    s.play("empty group id", v, |_| r.clone());
+    let r = join_request(&g, "cgh-other", &t).with_subscribed_topic_names(None);
+    s.play("join without a subscription", v, |_| r.clone());
+    let r = join_request(&g, "cgh-other", &t).with_rebalance_timeout_ms(-1);
+    s.play("join without a rebalance timeout", v, |_| r.clone());
+    let r = join_request(&g, "cgh-other", &t).with_server_assignor(Some(text("nope")));
+    s.play("unsupported assignor", v, |_| r.clone());
+    let r = join_request(&g, "cgh-other", &t).with_member_epoch(-3);
+    s.play("invalid member epoch", v, |_| r.clone());
+
+    // Static members name themselves (v1+): the steps are the same on both sides.
+    let sg = format!("cgh-static-v{v}");
+    let instance = |r: ConsumerGroupHeartbeatRequest| r.with_instance_id(Some(text("inst-1")));
+    if v >= 1 {
+        let r = instance(join_request(&sg, "cgh-static-a", &t));
+        s.play("static member joins", v, |_| r.clone());
+        let r = instance(join_request(&sg, "cgh-static-b", &t));
+        s.play("instance id still in use", v, |_| r.clone());
+        let r = instance(beat(&s.sides[0], &sg, "cgh-static-b", 1, &[]));
+        s.play("fenced instance", v, |_| r.clone());
+        let r = instance(beat(&s.sides[0], &sg, "cgh-static-a", -2, &[]));
+        s.play("static member leaves for now", v, |_| r.clone());
+        let r = instance(join_request(&sg, "cgh-static-b", &t));
+        s.play("its successor takes over", v, |_| r.clone());
+    }
+
+    let cg = format!("cgh-classic-v{v}");
+    classic_connect_group(s, &cg);
+    let r = join_request(&cg, "cgh-other", &t);
+    s.play("a classic group with members", v, |_| r.clone());
+
+    s.play("leave", v, |side| beat(side, &g, &m, -1, &[]));
+    s.play("after leaving", v, |side| beat(side, &g, &m, 1, &[]));
+    s.play("leave again", v, |side| beat(side, &g, &m, -1, &[]));
+    delete(s, &[&g]);
+}
+
+fn describe(s: &mut Session, v: i16) {
+    let t = format!("cgd-topic-v{v}");
+    let g = format!("cgd-v{v}");
+    create_topic(s, &t, 2, &[]);
+    let m = format!("cgd-member-v{v}");
+    join(s, "setup: join", SETUP_V, &g, &m, &t);
+    let cg = format!("cgd-classic-v{v}");
+    classic_connect_group(s, &cg);
+    let request = |groups: &[&str], ops: bool| {
+        ConsumerGroupDescribeRequest::default()
+            .with_group_ids(groups.iter().map(|n| group(n)).collect())
+            .with_include_authorized_operations(ops)
+    };
+    let r = request(&[&g, "cgd-unknown", &cg], false);
+    s.play("stable, unknown and classic", v, |_| r.clone());
+    let r = request(&[&g], true);
+    s.play("authorized operations", v, |_| r.clone());
+    let r = DescribeGroupsRequest::default().with_groups(vec![group(&g)]);
+    s.play("DescribeGroups v5 of a consumer group", 5, |_| r.clone());
+    s.play("DescribeGroups v6 of a consumer group", 6, |_| r.clone());
+    let r = JoinGroupRequest::default()
+        .with_group_id(group(&g))
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_member_id(text(""))
+        .with_protocol_type(text("connect"))
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name(text("default"))
+            .with_metadata(bytes::Bytes::from_static(b"meta"))]);
+    s.play(
+        "JoinGroup to a consumer group with members",
+        JOIN_SETUP_V,
+        |_| r.clone(),
+    );
+    s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
+    let r = request(&[&g], false);
+    s.play("empty", v, |_| r.clone());
+    let r = request(&[], false);
+    s.play("empty request", v, |_| r.clone());
+    delete(s, &[&g]);
+}
+
+fn commit(g: &str, t: &str, member: &str, epoch: i32) -> OffsetCommitRequest {
+    OffsetCommitRequest::default()
+        .with_group_id(group(g))
+        .with_generation_id_or_member_epoch(epoch)
+        .with_member_id(text(member))
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(topic(t))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(3)
+                .with_committed_leader_epoch(-1)])])
+}
+
+fn offset_commit(s: &mut Session, v: i16) {
+    if v < 9 {
+        return;
+    }
+    let t = format!("cgoc-topic-v{v}");
+    let g = format!("cgoc-v{v}");
+    create_topic(s, &t, 1, &[]);
+    let m = format!("cgoc-member-v{v}");
+    join(s, "setup: join", SETUP_V, &g, &m, &t);
+    let r = commit(&g, &t, &m, 1);
+    s.play("member at its epoch", v, |_| r.clone());
+    let r = commit(&g, &t, &m, 0);
+    s.play("stale member epoch", v, |_| r.clone());
+    let r = commit(&g, &t, &m, 2);
+    s.play("member epoch from the future", v, |_| r.clone());
+    let r = commit(&g, &t, "nobody", 1);
+    s.play("unknown member", v, |_| r.clone());
+    let r = commit(&g, &t, "", -1);
+    s.play("admin commit to a group with members", v, |_| r.clone());
+    let r = commit(&g, &t, &m, 1);
+    s.play("OffsetCommit v8 of a consumer-protocol member", 8, |_| {
+        r.clone()
+    });
+    let r = OffsetDeleteRequest::default()
+        .with_group_id(group(&g))
+        .with_topics(vec![OffsetDeleteRequestTopic::default()
+            .with_name(topic(&t))
+            .with_partitions(vec![
+                OffsetDeleteRequestPartition::default().with_partition_index(0)
+            ])]);
+    s.play("OffsetDelete of a subscribed topic", 0, |_| r.clone());
+    s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
+    let r = commit(&g, &t, "", -1);
+    s.play("admin commit to an empty group", v, |_| r.clone());
+    delete(s, &[&g]);
+}
+
+fn fetch(g: &str, t: &str, member: Option<&str>, epoch: i32) -> OffsetFetchRequest {
+    OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
+        .with_group_id(group(g))
+        .with_member_id(member.map(text))
+        .with_member_epoch(epoch)
+        .with_topics(Some(vec![OffsetFetchRequestTopics::default()
+            .with_name(topic(t))
+            .with_partition_indexes(vec![0])]))])
+}
+
+fn offset_fetch(s: &mut Session, v: i16) {
+    if v < 9 {
+        return;
+    }
+    let t = format!("cgof-topic-v{v}");
+    let g = format!("cgof-v{v}");
+    create_topic(s, &t, 1, &[]);
+    let m = format!("cgof-member-v{v}");
+    join(s, "setup: join", SETUP_V, &g, &m, &t);
+    let r = commit(&g, &t, &m, 1);
+    s.play("setup: commit", 9, |_| r.clone());
+    let r = fetch(&g, &t, Some(&m), 1);
+    s.play("member at its epoch", v, |_| r.clone());
+    let r = fetch(&g, &t, Some(&m), 0);
+    s.play("stale member epoch", v, |_| r.clone());
+    let r = fetch(&g, &t, Some("nobody"), 1);
+    s.play("unknown member", v, |_| r.clone());
+    let r = fetch(&g, &t, None, -1);
+    s.play("admin", v, |_| r.clone());
+    s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
+    delete(s, &[&g]);
+}
+
+fn list(s: &mut Session, v: i16) {
+    if v < 4 {
+        return;
+    }
+    let t = format!("cgl-topic-v{v}");
+    let g = format!("cgl-v{v}");
+    create_topic(s, &t, 1, &[]);
+    let m = format!("cgl-member-v{v}");
+    join(s, "setup: join", SETUP_V, &g, &m, &t);
+    let r = ListGroupsRequest::default().with_states_filter(vec![text("Stable")]);
+    s.play("stable groups", v, |_| r.clone());
+    if v >= 5 {
+        let r = ListGroupsRequest::default().with_types_filter(vec![text("consumer")]);
+        s.play("consumer groups", v, |_| r.clone());
+        let r = ListGroupsRequest::default()
+            .with_types_filter(vec![text("Consumer")])
+            .with_states_filter(vec![text("stable")]);
+        s.play("stable consumer groups", v, |_| r.clone());
+    }
+    s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
+    if v >= 5 {
+        let r = ListGroupsRequest::default().with_types_filter(vec![text("consumer")]);
+        s.play("an empty consumer group", v, |_| r.clone());
+    }
+    delete(s, &[&g]);
+}
