@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from kafkalite import _core
+from kafkalite.bench import kafka_ref
 from kafkalite.conformance import allowlist
 from kafkalite.conformance.brokers import KAFKA_VERSION, running_pair
 
@@ -39,7 +40,15 @@ def main(argv: list[str] | None = None) -> int:
         help="TOML file whose [[fuzz]] entries list the cases that may stay",
     )
     parser.add_argument("--out", type=Path, default=Path("bench-results") / "conformance-fuzz")
+    parser.add_argument(
+        "--kafka-heap",
+        default="4G",
+        help="Kafka's heap (-Xms/-Xmx): the fuzzed CreateTopics and CreatePartitions make "
+        "thousands of partitions, and in Kafka's default 1G the JVM spends minutes in GC, "
+        "answering nothing (default 4G)",
+    )
     args = parser.parse_args(argv)
+    kafka_ref.KAFKA_HEAP_OPTS = [f"-Xms{args.kafka_heap}", f"-Xmx{args.kafka_heap}"]
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kafkalite-fuzz-") as tmp:
         with running_pair(Path(tmp), args.kafka_version) as (kafkalite, kafka):

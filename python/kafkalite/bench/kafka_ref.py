@@ -16,8 +16,10 @@ from pathlib import Path
 KAFKA_VERSION = "4.1.0"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
-# kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal.
-KAFKA_HEAP_OPTS = ["-Xms1G", "-Xmx1G"]
+# kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal. Its
+# KAFKA_HEAP_OPTS environment variable overrides the heap here too (the conformance fuzzer
+# makes thousands of partitions, which Kafka cannot hold in 1 GiB).
+KAFKA_HEAP_OPTS = os.environ.get("KAFKA_HEAP_OPTS", "-Xms1G -Xmx1G").split()
 KAFKA_JVM_OPTS = [
     "-server",
     "-XX:+UseG1GC",
