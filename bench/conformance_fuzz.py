@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     rate = report["kafkalite_requests"] / max(report["seconds"], 1e-9)
     print(
         f"{report['kafkalite_requests']} mutated requests to kafkalite ({rate:.0f}/s), "
-        f"{report['kafka_requests']} also to Kafka; {report['crashes']} crashes, "
+        f"{report['kafka_requests']} also to Kafka ({report['kafka_answered']} answered: "
+        f"compared); {report['crashes']} crashes, "
         f"{report['hangs']} hangs ({report['slow']} more answered when asked again: slow, "
         f"not hung), {report['accepted_where_kafka_refuses']} accepted where "
         f"Kafka refused; cases in {args.out / 'fuzz-cases.json'}"
