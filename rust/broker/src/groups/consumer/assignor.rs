@@ -154,19 +154,21 @@ fn uniform(
     }
     // Then even out: move a partition from a member to a subscriber with at least two
     // fewer, until none can move. Each move lowers the sum of squared loads, so this ends.
-    let max_moves = owner.len() * members.len().max(1);
-    for _ in 0..max_moves {
+    // A pass moves every partition that can move (highest first, so members keep their
+    // lowest ones): one move per pass made a join to a group owning thousands of
+    // partitions quadratic, long enough to stall the broker.
+    let keys: Vec<(Uuid, i32)> = owner.keys().rev().copied().collect();
+    let max_passes = owner.len().max(1);
+    for _ in 0..max_passes {
         let mut moved = false;
-        // Highest partitions move first, so members keep their lowest ones.
-        for (key, from) in owner.clone().into_iter().rev() {
-            let candidates = &eligible[&key.0];
-            let to = least_loaded(candidates, &load);
+        for key in &keys {
+            let from = owner[key];
+            let to = least_loaded(&eligible[&key.0], &load);
             if load[to] + 1 < load[from] {
-                owner.insert(key, to);
+                owner.insert(*key, to);
                 *load.get_mut(from).expect("member") -= 1;
                 *load.get_mut(to).expect("member") += 1;
                 moved = true;
-                break;
             }
         }
         if !moved {
@@ -269,6 +271,21 @@ mod tests {
         for m in ["m1", "m2"] {
             assert!(second[m][&ids[0]].is_subset(&first[m][&ids[0]]));
         }
+    }
+
+    #[test]
+    fn uniform_evens_out_a_large_topic_a_second_member_joins() {
+        // 20,000 partitions all held by m1 when m2 joins: half of them move. One move per
+        // scan of the owner map made this quadratic (minutes, holding the group's lock).
+        let (img, ids) = image(&[("big", 20_000)]);
+        let mut members = BTreeMap::from([("m1".to_string(), spec(&["big"]))]);
+        let first = Assignor::Uniform.assign(&members, &img);
+        members.get_mut("m1").unwrap().current = first["m1"].clone();
+        members.insert("m2".to_string(), spec(&["big"]));
+        let second = Assignor::Uniform.assign(&members, &img);
+        assert_eq!(loads(&second), vec![10_000, 10_000]);
+        // m1 keeps its lowest partitions.
+        assert_eq!(second["m1"][&ids[0]].iter().max(), Some(&9_999));
     }
 
     #[test]
