@@ -305,11 +305,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = cluster_state(dir.path());
         let id = uuid::Uuid::new_v4();
+        // The leader alone in the ISR: a commit is answered once the ISR has it, and no
+        // follower fetches here.
         let offsets = |leader: i32, epoch: i32| TopicSnapshot {
             name: INTERNAL_OFFSETS_TOPIC.into(),
             id,
             configs: BTreeMap::new(),
-            partitions: vec![(0, replica(leader, epoch))],
+            partitions: vec![(
+                0,
+                ReplicaState {
+                    isr: vec![leader],
+                    ..replica(leader, epoch)
+                },
+            )],
         };
         let fetch = || {
             state
