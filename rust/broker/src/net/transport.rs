@@ -171,7 +171,7 @@ impl AsyncWrite for Transport {
             Transport::Ktls(s) => {
                 // close_notify first, as rustls sends it; best effort (a full socket
                 // buffer or a gone peer only costs the peer a clean end).
-                let _ = crate::security::ktls::send_close_notify(s);
+                let _ = crate::security::ktls::sockopt::send_close_notify(s.as_raw_fd());
                 Pin::new(s).poll_shutdown(cx)
             }
         }

@@ -17,7 +17,7 @@
 //! (`security::tls`), so no NewSessionTicket is queued at hand-over time.
 
 mod crypto_info;
-mod sockopt;
+pub mod sockopt;
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -194,11 +194,6 @@ fn keep_in_user_space(mut tls: Box<TlsStream<HandshakeSocket>>, why: &str) -> Tr
     );
     tls.get_mut().0.unpace();
     Transport::Tls(tls)
-}
-
-/// Send close_notify on a kTLS socket (best effort, never blocking).
-pub fn send_close_notify(stream: &TcpStream) -> io::Result<()> {
-    sockopt::send_close_notify(stream.as_raw_fd())
 }
 
 #[cfg(test)]
