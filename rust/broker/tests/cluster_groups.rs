@@ -47,12 +47,14 @@ fn start(dir: &std::path::Path) -> Broker {
     Broker::start(config, 2).unwrap()
 }
 
+/// The leader alone in the ISR: no follower fetches here, and a commit is answered once
+/// the ISR has it.
 fn replica(leader: i32, epoch: i32) -> ReplicaState {
     ReplicaState {
         leader,
         leader_epoch: epoch,
         replicas: vec![1, 2, 3],
-        isr: vec![1, 2, 3],
+        isr: vec![leader],
     }
 }
 
