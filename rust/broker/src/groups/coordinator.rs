@@ -386,14 +386,7 @@ impl GroupCoordinator {
                 None => return Ok(()),
             }
         };
-        store.append(
-            group,
-            writes,
-            None,
-            false,
-            now_ms(),
-            &self.broker_state()?.data_arrived,
-        )
+        self.append_to(&store, group, writes, None, false)
     }
 
     /// Append what a client is answered for (OffsetCommit, OffsetDelete): in cluster mode
@@ -401,14 +394,7 @@ impl GroupCoordinator {
     /// the leader's append, a commit could be shown by OffsetFetch, then lost with the
     /// leader, and the group's committed offset would move backwards.
     pub(super) fn append_replicated(&self, group: &str, writes: &[Write]) -> Result<(), ApiError> {
-        self.store()?.append(
-            group,
-            writes,
-            None,
-            true,
-            now_ms(),
-            &self.broker_state()?.data_arrived,
-        )
+        self.append_to(&*self.store()?, group, writes, None, true)
     }
 
     /// Write a transaction's offsets for `group` as `producer`'s transactional batch.
@@ -418,16 +404,19 @@ impl GroupCoordinator {
         writes: &[Write],
         producer: (i64, i16),
     ) -> Result<(), ApiError> {
-        let store = self.store()?;
-        let broker = self.broker_state()?;
-        store.append(
-            group,
-            writes,
-            Some(producer),
-            true,
-            now_ms(),
-            &broker.data_arrived,
-        )
+        self.append_to(&*self.store()?, group, writes, Some(producer), true)
+    }
+
+    fn append_to(
+        &self,
+        store: &OffsetsTopic,
+        group: &str,
+        writes: &[Write],
+        producer: Option<(i64, i16)>,
+        replicated: bool,
+    ) -> Result<(), ApiError> {
+        let wake = &self.broker_state()?.data_arrived;
+        store.append(group, writes, producer, replicated, now_ms(), wake)
     }
 
     /// The `__consumer_offsets` partition of `group` (`None` before the topic exists).

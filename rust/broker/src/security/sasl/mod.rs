@@ -167,16 +167,7 @@ fn oauthbearer_validator(keys: &ListenerKeys<'_>) -> anyhow::Result<oauthbearer:
     let get = |key: &str| keys.get_for_mechanism("OAUTHBEARER", key);
     let handler = get("sasl.server.callback.handler.class").unwrap_or_default();
     if handler.is_empty() || UNSECURED_HANDLERS.contains(&handler.as_str()) {
-        let options = match get("sasl.jaas.config") {
-            Some(text) => {
-                jaas::parse(&text)
-                    .map_err(|e| {
-                        anyhow::anyhow!("invalid config sasl.jaas.config for OAUTHBEARER: {e}")
-                    })?
-                    .options
-            }
-            None => BTreeMap::new(),
-        };
+        let options = oauthbearer_jaas_options(keys)?;
         return Ok(oauthbearer::Validator::Unsecured(
             oauthbearer::UnsecuredValidator::from_options(&options),
         ));
@@ -254,20 +245,22 @@ fn jwks_keys(keys: &ListenerKeys<'_>, url: &str) -> Result<std::sync::Arc<jwks::
 /// of the OAUTHBEARER JAAS entry, so those win, read from there alone; without such an
 /// option kafkalite takes the listener's truststore (Kafka would take the JVM's CAs).
 fn jwks_truststore(keys: &ListenerKeys<'_>) -> anyhow::Result<Option<rustls::RootCertStore>> {
-    let options = match keys.get_for_mechanism("OAUTHBEARER", "sasl.jaas.config") {
-        Some(text) => {
-            jaas::parse(&text)
-                .map_err(|e| {
-                    anyhow::anyhow!("invalid config sasl.jaas.config for OAUTHBEARER: {e}")
-                })?
-                .options
-        }
-        None => BTreeMap::new(),
-    };
+    let options = oauthbearer_jaas_options(keys)?;
     if options.keys().any(|k| k.starts_with("ssl.truststore.")) {
         super::tls::truststore(&keys.jaas_options("OAUTHBEARER", &options))
     } else {
         super::tls::truststore(keys)
+    }
+}
+
+/// The options of the OAUTHBEARER JAAS entry (none without one): the unsecured
+/// validator's settings and the JWKS client's `ssl.*`.
+fn oauthbearer_jaas_options(keys: &ListenerKeys<'_>) -> anyhow::Result<BTreeMap<String, String>> {
+    match keys.get_for_mechanism("OAUTHBEARER", "sasl.jaas.config") {
+        Some(text) => Ok(jaas::parse(&text)
+            .map_err(|e| anyhow::anyhow!("invalid config sasl.jaas.config for OAUTHBEARER: {e}"))?
+            .options),
+        None => Ok(BTreeMap::new()),
     }
 }
 
