@@ -30,6 +30,7 @@ impl Broker {
         // The schema checked the name; the threshold is process-wide, as log4j's root level.
         let level = config.raw.get("log.level").map_or("INFO", String::as_str);
         kafkalite_core::logging::set_level(level).map_err(anyhow::Error::msg)?;
+        crate::fd_budget::raise_soft_limit();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(worker_threads.max(1))
             .thread_name("kafkalite-broker")

@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod cluster_sync;
 pub mod config;
 pub mod errors;
+pub mod fd_budget;
 pub mod features;
 pub mod groups;
 pub mod handlers;

@@ -26,11 +26,6 @@ use crate::errors::{codes, ApiError};
 /// under the clients' default 30 s request timeout, so they see the broker's answer.
 pub const ADMIN_WAIT_MS: u64 = 25_000;
 
-/// How long an admin request with its own `timeout_ms` waits for the controller side:
-/// that long (so the client has its answer in time), within [500 ms, ADMIN_WAIT_MS]. The
-/// controller side is given `timeout_ms` too and answers a little before it, with
-/// REQUEST_TIMED_OUT for what did not finish.
-#[must_use]
 /// Run `work` (file system work or a wait: topic dirs for thousands of partitions, an
 /// answer from the controller) without holding one of the runtime's few worker threads,
 /// so the connections they serve go on while it runs; plain when called off the runtime.
@@ -41,6 +36,11 @@ pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
+/// How long an admin request with its own `timeout_ms` waits for the controller side:
+/// that long (so the client has its answer in time), within [500 ms, ADMIN_WAIT_MS]. The
+/// controller side is given `timeout_ms` too and answers a little before it, with
+/// REQUEST_TIMED_OUT for what did not finish.
+#[must_use]
 pub fn admin_wait_for(timeout_ms: i32) -> u64 {
     u64::try_from(timeout_ms)
         .unwrap_or(0)
@@ -313,6 +313,10 @@ impl BrokerState {
         off_the_runtime(|| {
             let _guard = self.admin.lock().expect("lock");
             self.topics.ensure_absent(name)?;
+            crate::fd_budget::check_room_for_partitions(
+                partitions,
+                &format!("topic '{name}' with {partitions} partitions"),
+            )?;
             if validate_only {
                 return Ok(None);
             }
@@ -399,8 +403,13 @@ impl BrokerState {
         off_the_runtime(|| {
             let _guard = self.admin.lock().expect("lock");
             let topic = self.require_topic(name)?;
+            TopicRegistry::check_growth(&topic, total)?;
+            crate::fd_budget::check_room_for_partitions(
+                total - topic.partition_count(),
+                &format!("growing topic '{name}' to {total} partitions"),
+            )?;
             if validate_only {
-                return TopicRegistry::check_growth(&topic, total);
+                return Ok(());
             }
             let config = self.log_config(&topic.configs.read().expect("lock"))?;
             self.topics.grow(&topic, total, &config)?;
@@ -423,14 +432,18 @@ impl BrokerState {
                 validate_only,
             });
         }
-        let _guard = self.admin.lock().expect("lock");
-        let topic = self.require_topic(name)?;
-        let log_config = self.log_config(&configs)?;
-        if validate_only {
-            return Ok(());
-        }
-        TopicRegistry::set_configs(&topic, configs, &log_config);
-        self.persist_or_storage_error()
+        // Off the runtime: the admin lock may be held for seconds (a topic of thousands of
+        // partitions being created), and a worker thread blocked on it serves nobody.
+        off_the_runtime(|| {
+            let _guard = self.admin.lock().expect("lock");
+            let topic = self.require_topic(name)?;
+            let log_config = self.log_config(&configs)?;
+            if validate_only {
+                return Ok(());
+            }
+            TopicRegistry::set_configs(&topic, configs, &log_config);
+            self.persist_or_storage_error()
+        })
     }
 
     /// Hand out a new producer id (InitProducerId) and persist the counter, serialised with

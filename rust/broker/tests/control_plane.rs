@@ -979,3 +979,54 @@ fn describe_cluster() {
     );
     assert_eq!(r.error_code, 114);
 }
+
+/// Topic config changes wait for the admin lock off the runtime's worker threads: with a
+/// 3,000-partition CreateTopics holding the lock, two IncrementalAlterConfigs (one per
+/// worker thread) once stalled the whole broker until it finished, fresh connections
+/// included (found by the conformance fuzzer).
+#[test]
+fn admin_requests_queued_behind_a_big_create_leave_the_broker_serving() {
+    let b = start();
+    let addr = b.addr();
+    assert_eq!(b.client().create(7, new_topic("small", 1, 1)).0, 0);
+    let create = std::thread::spawn(move || {
+        let mut c = Client::connect(addr);
+        let started = std::time::Instant::now();
+        let (code, message) = c.create(7, new_topic("big", 3_000, 1));
+        (code, message, started.elapsed())
+    });
+    // Let the create take the admin lock (it holds it for seconds).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let alters: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Client::connect(addr);
+                c.incremental(
+                    1,
+                    TOPIC,
+                    "small",
+                    &[("retention.ms", 0, Some("60000"))],
+                    false,
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let versions: ApiVersionsResponse =
+        Client::connect(addr).call(ApiKey::ApiVersions, 2, &ApiVersionsRequest::default());
+    let answered_in = started.elapsed();
+    assert_eq!(versions.error_code, 0);
+    let (code, message, create_took) = create.join().unwrap();
+    assert_eq!(code, 0, "{message}");
+    for alter in alters {
+        assert_eq!(alter.join().unwrap().0, 0);
+    }
+    // Ordering, not speed: the ApiVersions, sent 600 ms after the create, was answered
+    // well before the create (a stalled broker answers both at the same moment).
+    let create_left = create_took.saturating_sub(std::time::Duration::from_millis(600));
+    assert!(
+        answered_in < create_left / 2,
+        "ApiVersions took {answered_in:?} while the create took {create_took:?}"
+    );
+}
