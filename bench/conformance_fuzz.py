@@ -8,14 +8,15 @@ them for the given time: every mutated frame goes to kafkalite, every Nth also t
 Saved cases (kafkalite crashed, hung, or accepted what Kafka refused) go to
 ``fuzz-cases.json`` in the output directory; hangs and accepted cases that a ``[[fuzz]]``
 entry of the conformance allowlist covers are listed with its reason, the rest are
-unlisted. The last line is JSON with the counts; the exit status is 1 on a crash or an
-unlisted case.
+unlisted. Both brokers' logs are copied there too. The last line is JSON with the counts;
+the exit status is 1 on a crash or an unlisted case.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -51,10 +52,17 @@ def main(argv: list[str] | None = None) -> int:
     kafka_ref.KAFKA_HEAP_OPTS = [f"-Xms{args.kafka_heap}", f"-Xmx{args.kafka_heap}"]
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kafkalite-fuzz-") as tmp:
-        with running_pair(Path(tmp), args.kafka_version) as (kafkalite, kafka):
-            raw = _core.conformance_fuzz(
-                kafkalite, kafka, args.minutes * 60, args.compare_every, args.seed
-            )
+        # The janitor deletes fuzz-made topics; Kafka keeps a deleted log's files open
+        # for this delay (60 s by default), and they count against its file limit.
+        kafka_only = {"log.segment.delete.delay.ms": "1000"}
+        try:
+            with running_pair(Path(tmp), args.kafka_version, kafka_only) as (kafkalite, kafka):
+                raw = _core.conformance_fuzz(
+                    kafkalite, kafka, args.minutes * 60, args.compare_every, args.seed
+                )
+        finally:
+            for log in Path(tmp).glob("*.log"):
+                shutil.copy(log, args.out / log.name)
     report = json.loads(raw)
     cases = report.pop("cases")
     (args.out / "fuzz-cases.json").write_text(json.dumps(cases, indent=1))
@@ -66,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         f"compared); {report['crashes']} crashes, "
         f"{report['hangs']} hangs ({report['slow']} more answered when asked again: slow, "
         f"not hung), {report['accepted_where_kafka_refuses']} accepted where "
-        f"Kafka refused; cases in {args.out / 'fuzz-cases.json'}"
+        f"Kafka refused; cases in {args.out / 'fuzz-cases.json'}; the janitor deleted "
+        f"{report['kafkalite_topics_deleted']} fuzz-made topics on kafkalite and "
+        f"{report['kafka_topics_deleted']} on Kafka"
     )
     for entry, count in listed.items():
         print(f"  listed ({count}): {entry.api} {entry.why} /{entry.request}/: {entry.reason}")

@@ -65,20 +65,25 @@ def _add_sasl_listener(kafkalite: Kafkalite, kafka: Kafka, host: str) -> tuple[s
 
 
 @contextlib.contextmanager
-def running_pair(work_dir: Path, kafka_version: str = KAFKA_VERSION) -> Iterator[tuple[str, str]]:
+def running_pair(
+    work_dir: Path, kafka_version: str = KAFKA_VERSION, kafka_only: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     """(kafkalite bootstrap, kafka bootstrap), both brokers running until the block ends."""
-    with running_pairs(work_dir, kafka_version) as (plain, _):
+    with running_pairs(work_dir, kafka_version, kafka_only) as (plain, _):
         yield plain
 
 
 @contextlib.contextmanager
 def running_pairs(
-    work_dir: Path, kafka_version: str = KAFKA_VERSION
+    work_dir: Path, kafka_version: str = KAFKA_VERSION, kafka_only: dict[str, str] | None = None
 ) -> Iterator[tuple[tuple[str, str], tuple[str, str]]]:
-    """((kafkalite, kafka) PLAINTEXT bootstraps, (kafkalite, kafka) SASL_PLAINTEXT ones)."""
+    """((kafkalite, kafka) PLAINTEXT bootstraps, (kafkalite, kafka) SASL_PLAINTEXT ones).
+    `kafka_only`: settings for Kafka alone (how the fuzzer shortens its delete delay)."""
     settings = {**SHARED_SETTINGS, **SECURITY_SETTINGS}
     kafkalite = Kafkalite(work_dir / "kafkalite-data", overrides=settings)
-    kafka = Kafka(work_dir / "kafka-data", version=kafka_version, overrides=settings)
+    kafka = Kafka(
+        work_dir / "kafka-data", version=kafka_version, overrides={**settings, **(kafka_only or {})}
+    )
     sasl = _add_sasl_listener(kafkalite, kafka, "127.0.0.1")
     try:
         kafkalite.start()

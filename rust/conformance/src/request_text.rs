@@ -79,3 +79,91 @@ fn body_debug(
         _ => None,
     }
 }
+
+/// How many partitions `frame` asks a broker to create: a CreateTopics' topics (their
+/// assignments where given, else `num_partitions`) or a CreatePartitions' new totals; 0 for
+/// any other request or one that does not decode.
+#[must_use]
+pub fn partitions_asked(frame: &[u8]) -> u64 {
+    if frame.len() < 4 {
+        return 0;
+    }
+    let key = i16::from_be_bytes([frame[0], frame[1]]);
+    let version = i16::from_be_bytes([frame[2], frame[3]]);
+    let Ok(api) = ApiKey::try_from(key) else {
+        return 0;
+    };
+    let mut bytes = bytes::Bytes::copy_from_slice(frame);
+    if RequestHeader::decode(&mut bytes, api.request_header_version(version)).is_err() {
+        return 0;
+    }
+    let count = |n: i32| u64::try_from(n).unwrap_or(0);
+    match api {
+        ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut bytes, version)
+            .map(|r| {
+                r.topics
+                    .iter()
+                    .map(|t| {
+                        if t.assignments.is_empty() {
+                            count(t.num_partitions)
+                        } else {
+                            t.assignments.len() as u64
+                        }
+                    })
+                    .sum()
+            })
+            .unwrap_or(0),
+        ApiKey::CreatePartitions => CreatePartitionsRequest::decode(&mut bytes, version)
+            .map(|r| r.topics.iter().map(|t| count(t.count)).sum())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+
+    use super::*;
+
+    fn frame<R: Encodable>(key: ApiKey, version: i16, request: &R) -> Vec<u8> {
+        let header = RequestHeader::default()
+            .with_request_api_key(key as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(1);
+        let mut out = bytes::BytesMut::new();
+        header
+            .encode(&mut out, key.request_header_version(version))
+            .unwrap();
+        request.encode(&mut out, version).unwrap();
+        out.to_vec()
+    }
+
+    #[test]
+    fn partitions_asked_counts_create_topics_and_create_partitions() {
+        let name = |n: &str| TopicName(StrBytes::from_string(n.into()));
+        let topics = CreateTopicsRequest::default().with_topics(vec![
+            CreatableTopic::default()
+                .with_name(name("a"))
+                .with_num_partitions(8193),
+            CreatableTopic::default()
+                .with_name(name("b"))
+                .with_num_partitions(-1),
+        ]);
+        assert_eq!(
+            partitions_asked(&frame(ApiKey::CreateTopics, 5, &topics)),
+            8193
+        );
+        let grow =
+            CreatePartitionsRequest::default().with_topics(vec![CreatePartitionsTopic::default()
+                .with_name(name("a"))
+                .with_count(768)]);
+        assert_eq!(
+            partitions_asked(&frame(ApiKey::CreatePartitions, 3, &grow)),
+            768
+        );
+        assert_eq!(partitions_asked(&[0, 3]), 0);
+    }
+}
