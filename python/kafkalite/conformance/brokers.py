@@ -9,6 +9,7 @@ super user (admin) or as a user with no ACLs (alice)."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,5 +91,10 @@ def running_pairs(
         kafka.start()
         yield (kafkalite.bootstrap, kafka.bootstrap), sasl
     finally:
+        # A broker gone before the end makes every later comparison void: say so.
+        for broker in (kafkalite, kafka):
+            status = broker.proc.poll() if broker.proc is not None else None
+            if status is not None:
+                print(f"{broker.name} exited during the run (status {status})", file=sys.stderr)
         kafka.stop()
         kafkalite.stop()

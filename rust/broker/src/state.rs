@@ -462,10 +462,14 @@ impl BrokerState {
                 anyhow::Ok((first, last))
             });
         }
-        let _guard = self.admin.lock().expect("lock");
-        let id = self.producer_ids.allocate();
-        self.persist()?;
-        Ok(id)
+        // Off the runtime: an idempotent producer's InitProducerId comes here from a worker
+        // thread, and the admin lock may be held for seconds by a big CreateTopics.
+        off_the_runtime(|| {
+            let _guard = self.admin.lock().expect("lock");
+            let id = self.producer_ids.allocate();
+            self.persist()?;
+            Ok(id)
+        })
     }
 
     /// Write the metadata file atomically.

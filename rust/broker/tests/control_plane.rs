@@ -22,7 +22,8 @@ use kafka_protocol::messages::{
     CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
     DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse, MetadataRequest, MetadataResponse, TopicName,
+    IncrementalAlterConfigsResponse, InitProducerIdRequest, InitProducerIdResponse,
+    MetadataRequest, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafkalite_broker::{Broker, BrokerConfig};
@@ -980,10 +981,10 @@ fn describe_cluster() {
     assert_eq!(r.error_code, 114);
 }
 
-/// Topic config changes wait for the admin lock off the runtime's worker threads: with a
-/// 3,000-partition CreateTopics holding the lock, two IncrementalAlterConfigs (one per
-/// worker thread) once stalled the whole broker until it finished, fresh connections
-/// included (found by the conformance fuzzer).
+/// Requests that wait for the admin lock wait off the runtime's worker threads: with a
+/// 3,000-partition CreateTopics holding the lock, two IncrementalAlterConfigs or two
+/// idempotent InitProducerIds (one per worker thread) once stalled the whole broker until
+/// it finished, fresh connections included (found by the conformance fuzzer).
 #[test]
 fn admin_requests_queued_behind_a_big_create_leave_the_broker_serving() {
     let b = start();
@@ -1011,6 +1012,22 @@ fn admin_requests_queued_behind_a_big_create_leave_the_broker_serving() {
             })
         })
         .collect();
+    let producers: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let r: InitProducerIdResponse = Client::connect(addr).call(
+                    ApiKey::InitProducerId,
+                    4,
+                    &InitProducerIdRequest::default()
+                        .with_transactional_id(None)
+                        .with_transaction_timeout_ms(60_000)
+                        .with_producer_id((-1).into())
+                        .with_producer_epoch(-1),
+                );
+                r.error_code
+            })
+        })
+        .collect();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let started = std::time::Instant::now();
     let versions: ApiVersionsResponse =
@@ -1021,6 +1038,9 @@ fn admin_requests_queued_behind_a_big_create_leave_the_broker_serving() {
     assert_eq!(code, 0, "{message}");
     for alter in alters {
         assert_eq!(alter.join().unwrap().0, 0);
+    }
+    for producer in producers {
+        assert_eq!(producer.join().unwrap(), 0);
     }
     // Ordering, not speed: the ApiVersions, sent 600 ms after the create, was answered
     // well before the create (a stalled broker answers both at the same moment).
