@@ -457,7 +457,12 @@ pub fn fuzz(
             let theirs_did = theirs_frame
                 .as_ref()
                 .filter(|_| ask_kafka)
-                .map(|f| send(theirs, s.api, s.version, f));
+                .map(|f| send(theirs, s.api, s.version, f))
+                .map(|outcome| match outcome {
+                    // A close as Kafka goes down is no refusal of the frame.
+                    Outcome::Closed if connect(theirs).is_none() => Outcome::Unreachable,
+                    outcome => outcome,
+                });
             if ask_kafka {
                 sent_theirs.fetch_add(1, Relaxed);
             }
