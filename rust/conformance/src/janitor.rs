@@ -2,10 +2,10 @@
 //! CreatePartitions frames ask for thousands of partitions at a time (8,193 seen), each
 //! holding an open file; Kafka exits when it reaches its descriptor limit, and from then on
 //! nothing is compared. Every few seconds the janitor lists each broker's topics and, once
-//! they hold more than [`PARTITIONS_KEPT_MAX`] partitions, deletes there the topics the
-//! scripts did not make and the scripts' topics that fuzzed frames grew (a CreatePartitions
-//! took a script's topic past 5,837 partitions), largest first (on its own connections,
-//! uncompared, never a fuzz frame).
+//! they hold more than [`PARTITIONS_KEPT_MAX`] partitions, deletes the topics the scripts
+//! did not make and the scripts' topics that fuzzed frames grew (a CreatePartitions took a
+//! script's topic past 5,837 partitions), largest first, on both brokers alike (on its own
+//! connections, uncompared, never a fuzz frame).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -68,38 +68,46 @@ fn to_delete(listed: &[(String, usize)], kept: &HashMap<String, usize>) -> Vec<S
     doomed
 }
 
-/// Delete fuzz-made and fuzz-grown topics until `stop` is set. The topics present when it starts (the
-/// scripts' own, and internal ones) are never deleted.
+/// Delete fuzz-made and fuzz-grown topics until `stop` is set. Internal topics, and the
+/// scripts' topics at the size they started with, are never deleted.
 pub fn run(kafkalite: &str, kafka: &str, stop: &AtomicBool) -> Result<Deleted, String> {
     let mut s = Session::new(kafkalite, kafka)?;
     // Each side's topics when the fuzzing starts, with their partition counts.
     let mut keep: [Option<HashMap<String, usize>>; 2] = [None, None];
     let mut deleted: Deleted = [0, 0];
     while !stop.load(Relaxed) {
-        for side in 0..2 {
+        // The same topics go on both sides (what either side must shed), so the janitor
+        // itself never leaves a topic on one broker only.
+        let mut doomed: Vec<String> = Vec::new();
+        for (side, kept) in keep.iter_mut().enumerate() {
             let Some(listed) = topics(&mut s, side) else {
                 continue;
             };
-            let Some(kept) = &keep[side] else {
-                keep[side] = Some(listed.into_iter().collect());
+            let Some(kept) = kept.as_ref() else {
+                *kept = Some(listed.into_iter().collect());
                 continue;
             };
-            let doomed = to_delete(&listed, kept);
-            if doomed.is_empty() {
-                continue;
+            for name in to_delete(&listed, kept) {
+                if !doomed.contains(&name) {
+                    doomed.push(name);
+                }
             }
+        }
+        if !doomed.is_empty() {
             let request = DeleteTopicsRequest::default()
                 .with_timeout_ms(30_000)
                 .with_topic_names(doomed.iter().map(|name| topic(name)).collect());
-            match s.call_unrecorded(side, &request, 4) {
-                Ok(answer) => {
-                    deleted[side] += answer
-                        .responses
-                        .iter()
-                        .filter(|r| r.error_code == 0)
-                        .count() as u64;
+            for side in 0..2 {
+                match s.call_unrecorded(side, &request, 4) {
+                    Ok(answer) => {
+                        deleted[side] += answer
+                            .responses
+                            .iter()
+                            .filter(|r| r.error_code == 0)
+                            .count() as u64;
+                    }
+                    Err(e) => eprintln!("janitor: deleting on {}: {e}", SIDE_NAMES[side]),
                 }
-                Err(e) => eprintln!("janitor: deleting on {}: {e}", SIDE_NAMES[side]),
             }
         }
         let mut slept = Duration::ZERO;
