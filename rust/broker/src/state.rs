@@ -310,8 +310,7 @@ impl BrokerState {
                 format!("topic '{name}' is being created"),
             ));
         }
-        off_the_runtime(|| {
-            let _guard = self.admin.lock().expect("lock");
+        self.under_admin_lock(|| {
             self.topics.ensure_absent(name)?;
             crate::fd_budget::check_room_for_partitions(
                 partitions,
@@ -374,8 +373,7 @@ impl BrokerState {
                 name: name.to_string(),
             });
         }
-        off_the_runtime(|| {
-            let _guard = self.admin.lock().expect("lock");
+        self.under_admin_lock(|| {
             let topic = self.topics.remove(name)?;
             if let Err(e) = self.persist_or_storage_error() {
                 self.topics.restore(topic);
@@ -400,8 +398,7 @@ impl BrokerState {
                 validate_only,
             });
         }
-        off_the_runtime(|| {
-            let _guard = self.admin.lock().expect("lock");
+        self.under_admin_lock(|| {
             let topic = self.require_topic(name)?;
             TopicRegistry::check_growth(&topic, total)?;
             crate::fd_budget::check_room_for_partitions(
@@ -432,10 +429,7 @@ impl BrokerState {
                 validate_only,
             });
         }
-        // Off the runtime: the admin lock may be held for seconds (a topic of thousands of
-        // partitions being created), and a worker thread blocked on it serves nobody.
-        off_the_runtime(|| {
-            let _guard = self.admin.lock().expect("lock");
+        self.under_admin_lock(|| {
             let topic = self.require_topic(name)?;
             let log_config = self.log_config(&configs)?;
             if validate_only {
@@ -462,10 +456,7 @@ impl BrokerState {
                 anyhow::Ok((first, last))
             });
         }
-        // Off the runtime: an idempotent producer's InitProducerId comes here from a worker
-        // thread, and the admin lock may be held for seconds by a big CreateTopics.
-        off_the_runtime(|| {
-            let _guard = self.admin.lock().expect("lock");
+        self.under_admin_lock(|| {
             let id = self.producer_ids.allocate();
             self.persist()?;
             Ok(id)
@@ -490,6 +481,16 @@ impl BrokerState {
 
     pub(crate) fn admin_lock(&self) -> std::sync::MutexGuard<'_, ()> {
         self.admin.lock().expect("lock")
+    }
+
+    /// Run `work` holding the admin lock, waiting for it off the runtime: the lock may be
+    /// held for seconds (a topic of thousands of partitions being created), and a worker
+    /// thread blocked on it serves nobody (two such stalled the whole broker).
+    pub(crate) fn under_admin_lock<T>(&self, work: impl FnOnce() -> T) -> T {
+        off_the_runtime(|| {
+            let _guard = self.admin_lock();
+            work()
+        })
     }
 
     fn persist_or_storage_error(&self) -> Result<(), ApiError> {

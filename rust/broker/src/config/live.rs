@@ -64,11 +64,10 @@ pub fn applies_to_logs(name: &str) -> bool {
 /// topic's overrides; logs whose config is unchanged are left alone. Serialised with
 /// topic alterations (the admin lock) so a topic's new overrides are never undone.
 pub fn reapply(state: &BrokerState) {
-    crate::state::off_the_runtime(|| reapply_locked(state));
+    state.under_admin_lock(|| reapply_locked(state));
 }
 
 fn reapply_locked(state: &BrokerState) {
-    let _guard = state.admin_lock();
     let mut changed = 0usize;
     for name in state.topic_names() {
         let Some(topic) = state.topic(&name) else {
