@@ -5,7 +5,6 @@ connection at all; once topics are deleted it creates again."""
 
 from __future__ import annotations
 
-import resource
 import signal
 import subprocess
 from pathlib import Path
@@ -14,7 +13,8 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.broker.test_cli_and_daemon import KAFKALITE, free_port, wait_for_port
+from tests.broker.test_cli_and_daemon import wait_for_port
+from tests.broker.test_fd_exhaustion import daemon_with_nofile
 
 SOFT, HARD = 300, 800
 
@@ -26,23 +26,7 @@ def create(admin: AdminClient, name: str, partitions: int) -> None:
 def test_partitions_past_the_file_budget_are_refused_and_the_broker_serves_on(
     tmp_path: Path,
 ) -> None:
-    port = free_port()
-
-    def low_fd_limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (SOFT, HARD))
-
-    proc = subprocess.Popen(
-        [
-            *KAFKALITE,
-            "broker",
-            "--listeners",
-            f"PLAINTEXT://127.0.0.1:{port}",
-            "--log-dirs",
-            str(tmp_path / "data"),
-        ],
-        stderr=subprocess.DEVNULL,
-        preexec_fn=low_fd_limit,
-    )
+    port, proc = daemon_with_nofile(tmp_path, SOFT, HARD, subprocess.DEVNULL)
     try:
         wait_for_port(port, proc)
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})

@@ -16,11 +16,14 @@ from tests.broker.test_cli_and_daemon import KAFKALITE, free_port, wait_for_port
 FD_LIMIT = 200
 
 
-def test_fd_exhaustion_is_logged_once_and_recovers(tmp_path: Path) -> None:
+def daemon_with_nofile(
+    tmp_path: Path, soft: int, hard: int, stderr: int
+) -> tuple[int, subprocess.Popen]:  # type: ignore[type-arg]
+    """The broker daemon on a free port, started under RLIMIT_NOFILE (soft, hard)."""
     port = free_port()
 
-    def low_fd_limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     proc = subprocess.Popen(
         [
@@ -31,10 +34,15 @@ def test_fd_exhaustion_is_logged_once_and_recovers(tmp_path: Path) -> None:
             "--log-dirs",
             str(tmp_path / "data"),
         ],
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
-        preexec_fn=low_fd_limit,
+        preexec_fn=limit,
     )
+    return port, proc
+
+
+def test_fd_exhaustion_is_logged_once_and_recovers(tmp_path: Path) -> None:
+    port, proc = daemon_with_nofile(tmp_path, FD_LIMIT, FD_LIMIT, subprocess.PIPE)
     clients: list[socket.socket] = []
     try:
         wait_for_port(port, proc)
