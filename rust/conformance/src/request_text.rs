@@ -8,18 +8,9 @@ use kafka_protocol::protocol::Decodable;
 /// header's own key and version, or why it cannot.
 #[must_use]
 pub fn request_debug(frame: &[u8]) -> String {
-    let mut bytes = bytes::Bytes::copy_from_slice(frame);
-    if frame.len() < 4 {
-        return format!("{} bytes: shorter than api key and version", frame.len());
-    }
-    let key = i16::from_be_bytes([frame[0], frame[1]]);
-    let version = i16::from_be_bytes([frame[2], frame[3]]);
-    let Ok(api) = ApiKey::try_from(key) else {
-        return format!("unknown api key {key}");
-    };
-    let header = match RequestHeader::decode(&mut bytes, api.request_header_version(version)) {
-        Ok(h) => h,
-        Err(e) => return format!("{api:?} v{version}: header does not decode: {e}"),
+    let (api, version, header, mut bytes) = match split(frame) {
+        Ok(parts) => parts,
+        Err(why) => return why,
     };
     let left = bytes.len();
     let body = match body_debug(api, &mut bytes, version) {
@@ -29,6 +20,23 @@ pub fn request_debug(frame: &[u8]) -> String {
         None => format!("body of {left} bytes (no request decoder listed)"),
     };
     format!("{api:?} v{version} corr {} {body}", header.correlation_id)
+}
+
+/// The frame's api, version, decoded header and the body after it, or why it has none.
+fn split(frame: &[u8]) -> Result<(ApiKey, i16, RequestHeader, bytes::Bytes), String> {
+    if frame.len() < 4 {
+        return Err(format!(
+            "{} bytes: shorter than api key and version",
+            frame.len()
+        ));
+    }
+    let key = i16::from_be_bytes([frame[0], frame[1]]);
+    let version = i16::from_be_bytes([frame[2], frame[3]]);
+    let api = ApiKey::try_from(key).map_err(|()| format!("unknown api key {key}"))?;
+    let mut bytes = bytes::Bytes::copy_from_slice(frame);
+    let header = RequestHeader::decode(&mut bytes, api.request_header_version(version))
+        .map_err(|e| format!("{api:?} v{version}: header does not decode: {e}"))?;
+    Ok((api, version, header, bytes))
 }
 
 fn body_debug(
@@ -85,18 +93,9 @@ fn body_debug(
 /// any other request or one that does not decode.
 #[must_use]
 pub fn partitions_asked(frame: &[u8]) -> u64 {
-    if frame.len() < 4 {
-        return 0;
-    }
-    let key = i16::from_be_bytes([frame[0], frame[1]]);
-    let version = i16::from_be_bytes([frame[2], frame[3]]);
-    let Ok(api) = ApiKey::try_from(key) else {
+    let Ok((api, version, _, mut bytes)) = split(frame) else {
         return 0;
     };
-    let mut bytes = bytes::Bytes::copy_from_slice(frame);
-    if RequestHeader::decode(&mut bytes, api.request_header_version(version)).is_err() {
-        return 0;
-    }
     let count = |n: i32| u64::try_from(n).unwrap_or(0);
     match api {
         ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut bytes, version)
