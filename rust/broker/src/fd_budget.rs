@@ -6,7 +6,8 @@
 
 use crate::errors::{codes, ApiError};
 
-/// Files a new partition opens (its active segment; the indexes are mapped, then closed).
+/// Files a new partition opens: its active segment (the indexes are mapped, then closed; the
+/// appender shares the segment's descriptor, and io_uring rings are per thread).
 const FILES_PER_PARTITION: usize = 1;
 
 /// Raise the soft open-file limit to the hard one, as Go's runtime and many daemons do: the

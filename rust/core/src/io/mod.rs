@@ -13,12 +13,11 @@ mod uring;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 pub use sendfile::{sendfile_all, sendfile_some};
 
 use crate::io::iovecs::{pwritev_all, IoVecs};
-use crate::io::uring::UringWriter;
 
 /// The most blocks reserved ahead of the write position. On ext4, allocating blocks
 /// inside each buffered write cost a third of the append time (measured: pwritev 4.6 →
@@ -135,15 +134,18 @@ pub fn engine_fallback_reason() -> Option<String> {
     engine().1.clone()
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Backend {
-    Uring(Box<UringWriter>),
+    /// The appending thread's ring (`uring::write_all_on_thread_ring`).
+    Uring,
     Pwritev,
 }
 
 /// Sequential writer at the end of one file, owned by one segment. Not thread-safe: the log
-/// serialises appends.
+/// serialises appends. It shares the segment's file handle rather than holding a copy: a
+/// broker keeps one descriptor per partition.
 pub struct Appender {
-    file: File,
+    file: Arc<File>,
     position: u64,
     backend: Backend,
     /// Blocks are reserved up to here (0: nothing reserved yet).
@@ -158,21 +160,24 @@ pub struct Appender {
 
 impl Appender {
     /// Write at `position` onward using `engine_kind()`.
-    pub fn new(file: File, position: u64) -> io::Result<Appender> {
+    pub fn new(file: impl Into<Arc<File>>, position: u64) -> io::Result<Appender> {
         Self::with_engine(file, position, engine_kind())
     }
 
-    /// Write with an explicit engine. A ring that cannot be created for this file (e.g. the
-    /// locked-memory limit is reached) falls back to `pwritev` rather than failing the append.
-    pub fn with_engine(file: File, position: u64, kind: EngineKind) -> io::Result<Appender> {
+    /// Write with an explicit engine. Where the appending thread cannot have a ring (e.g.
+    /// the locked-memory limit is reached) the write goes through `pwritev` rather than
+    /// failing.
+    pub fn with_engine(
+        file: impl Into<Arc<File>>,
+        position: u64,
+        kind: EngineKind,
+    ) -> io::Result<Appender> {
         let backend = match kind {
-            EngineKind::IoUring => {
-                UringWriter::new().map_or(Backend::Pwritev, |w| Backend::Uring(Box::new(w)))
-            }
+            EngineKind::IoUring => Backend::Uring,
             EngineKind::Pwritev => Backend::Pwritev,
         };
         Ok(Appender {
-            file,
+            file: file.into(),
             position,
             backend,
             reserved_until: 0,
@@ -218,15 +223,15 @@ impl Appender {
                     verdict = Some(check());
                 }
             };
-            match &mut self.backend {
-                Backend::Uring(ring) => {
-                    let written = ring.write_all(fd, self.position, &mut iov, &mut run);
-                    if !ring.usable() {
-                        self.backend = Backend::Pwritev;
-                    }
-                    written
+            let on_ring = match self.backend {
+                Backend::Uring => {
+                    uring::write_all_on_thread_ring(fd, self.position, &mut iov, &mut run)
                 }
-                Backend::Pwritev => {
+                Backend::Pwritev => None,
+            };
+            match on_ring {
+                Some(written) => written,
+                None => {
                     run();
                     if let Some(Err(e)) = verdict {
                         // Refused before anything was written: nothing to cut off.
@@ -345,7 +350,7 @@ impl Appender {
     #[must_use]
     pub fn engine(&self) -> EngineKind {
         match self.backend {
-            Backend::Uring(_) => EngineKind::IoUring,
+            Backend::Uring => EngineKind::IoUring,
             Backend::Pwritev => EngineKind::Pwritev,
         }
     }

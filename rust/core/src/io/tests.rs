@@ -429,3 +429,46 @@ fn a_failed_verification_appends_nothing_with_either_engine() {
         );
     }
 }
+
+/// Open descriptors of this process whose target starts with `prefix`.
+fn fds_to(prefix: &str) -> usize {
+    fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| fs::read_link(e.path()).ok())
+        .filter(|t| t.to_string_lossy().starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn many_appenders_on_one_thread_hold_one_descriptor_per_file_and_share_a_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let rings_before = fds_to("anon_inode:[io_uring]");
+    let files = 50;
+    let mut appenders: Vec<Appender> = (0..files)
+        .map(|i| {
+            let file = std::sync::Arc::new(open(&dir.path().join(format!("{i}.log"))));
+            Appender::new(file, 0).unwrap()
+        })
+        .collect();
+    for (i, appender) in appenders.iter_mut().enumerate() {
+        appender.append(&[&pattern(100, i as u8)]).unwrap();
+    }
+    assert_eq!(
+        fds_to(&dir.path().to_string_lossy()),
+        files,
+        "an appender shares its segment's descriptor"
+    );
+    // Tests on other threads may make their own rings meanwhile; one per file would be 50.
+    let rings = fds_to("anon_inode:[io_uring]").saturating_sub(rings_before);
+    assert!(
+        rings < 10,
+        "{rings} rings for {files} files written from one thread"
+    );
+    for (i, _) in appenders.iter().enumerate() {
+        assert_eq!(
+            fs::read(dir.path().join(format!("{i}.log"))).unwrap(),
+            pattern(100, i as u8)
+        );
+    }
+}

@@ -67,6 +67,48 @@ struct Chunk {
     bytes: usize,
 }
 
+/// This thread's ring: made on first use, dropped when it breaks, never retried on a
+/// thread where it could not be made.
+enum ThreadRing {
+    Unmade,
+    Ready(Box<UringWriter>),
+    Unavailable,
+}
+
+thread_local! {
+    // One ring per appending thread, shared by every file it writes: a ring costs a file
+    // descriptor and locked memory, and one per segment made a broker with thousands of
+    // partitions run out of descriptors (three per written partition instead of one).
+    static RING: std::cell::RefCell<ThreadRing> = const { std::cell::RefCell::new(ThreadRing::Unmade) };
+}
+
+/// `UringWriter::write_all` on this thread's ring. `None` when this thread has no ring
+/// (one cannot be made, e.g. the locked-memory limit is reached): nothing was written and
+/// `meanwhile` has not run, so the caller writes another way.
+pub fn write_all_on_thread_ring(
+    fd: RawFd,
+    offset: u64,
+    iov: &mut IoVecs<'_>,
+    meanwhile: &mut dyn FnMut(),
+) -> Option<io::Result<()>> {
+    RING.with(|cell| {
+        let mut ring = cell.borrow_mut();
+        if matches!(*ring, ThreadRing::Unmade) {
+            *ring = UringWriter::new()
+                .map_or(ThreadRing::Unavailable, |w| ThreadRing::Ready(Box::new(w)));
+        }
+        let ThreadRing::Ready(writer) = &mut *ring else {
+            return None;
+        };
+        let result = writer.write_all(fd, offset, iov, meanwhile);
+        if !writer.usable() {
+            // The write was finished with pwritev; the next one gets a fresh ring.
+            *ring = ThreadRing::Unmade;
+        }
+        Some(result)
+    })
+}
+
 pub struct UringWriter {
     ring: IoUring,
     /// Submitting or waiting failed with entries queued or in flight: only dropping the ring

@@ -378,8 +378,7 @@ impl Segment {
         verify: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         if self.appender.is_none() {
-            let handle = self.file.try_clone()?;
-            self.appender = Some(Appender::new(handle, self.size)?);
+            self.appender = Some(Appender::new(Arc::clone(&self.file), self.size)?);
         }
         let appender = self.appender.as_mut().expect("appender just created");
         appender.set_reservation(Reservation::from_preallocate(config.preallocate));
