@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(topic.configs.read().unwrap()["retention.ms"], "2000");
 
         // Gone from the snapshot: gone from the broker, data too.
-        let p0_dir = topic.partition(0).unwrap().dir.clone();
+        let p0_dir = topic.partition(0).unwrap().dir();
         state.apply_snapshot(snapshot(Vec::new())).unwrap();
         assert!(state.topic("orders").is_none());
         assert!(!p0_dir.exists());

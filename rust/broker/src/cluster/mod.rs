@@ -10,6 +10,8 @@
 //! - `partition_txns`: a partition's last stable offset and aborted transactions;
 //! - `partition_dirs`: partition dirs on disk (topic-id file, `-delete` renames, cleaning
 //!   what a crash left at start);
+//! - `log_dir_placement`: which of several log dirs (JBOD) holds a partition;
+//! - `replica_move`: moving a partition's log to another log dir (AlterReplicaLogDirs);
 //! - `replica_progress`: a leader's view of its followers (log ends, caught-up times);
 //! - `producer_ids`: InitProducerId's id counter;
 //! - `link`: cluster mode's snapshots from the controller and leadership checks;
@@ -25,11 +27,13 @@ pub mod coordination;
 pub mod file_store;
 pub mod internal_log;
 pub mod link;
+pub mod log_dir_placement;
 pub mod metadata_view;
 pub mod partition;
 pub mod partition_dirs;
 mod partition_txns;
 pub mod producer_ids;
+pub mod replica_move;
 pub mod replica_progress;
 pub mod topic;
 pub mod topics;

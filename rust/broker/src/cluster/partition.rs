@@ -66,10 +66,12 @@ impl ReplicaState {
 pub struct Partition {
     pub topic: String,
     pub index: i32,
-    pub dir: PathBuf,
+    /// The partition dir; changes only when `replica_move` moves it to another log dir,
+    /// under `log`.
+    pub(super) dir: RwLock<PathBuf>,
     pub log: Mutex<PartitionLog>,
     pub producers: Mutex<ProducerStateTable>,
-    epochs: Mutex<LeaderEpochCache>,
+    pub(super) epochs: Mutex<LeaderEpochCache>,
     replica: RwLock<ReplicaState>,
     high_watermark: AtomicI64,
     /// The leader's view of its followers (cluster mode).
@@ -118,7 +120,7 @@ impl Partition {
         Ok(Partition {
             topic: topic.to_string(),
             index,
-            dir,
+            dir: RwLock::new(dir),
             log: Mutex::new(log),
             producers: Mutex::new(producers),
             epochs: Mutex::new(epochs),
@@ -368,6 +370,12 @@ impl Partition {
     #[must_use]
     pub fn log_end_offset(&self) -> i64 {
         self.log.lock().expect("lock").log_end_offset()
+    }
+
+    /// The partition dir (`<log dir>/<topic>-<index>`).
+    #[must_use]
+    pub fn dir(&self) -> PathBuf {
+        self.dir.read().expect("lock").clone()
     }
 
     /// The latest epoch in the leader-epoch cache (what a follower asks its leader about).

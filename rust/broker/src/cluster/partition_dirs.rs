@@ -5,8 +5,9 @@
 //!   new one's;
 //! - a deleted partition's dir is first renamed to `<topic>-<partition>.<id hex>-delete`
 //!   (Kafka's name), which frees its name at once, then removed in the background;
-//! - at start, `clean` finishes every `-delete` dir and retires the partition dirs that
-//!   belong to no stored topic (a crash between a metadata write and the data change).
+//! - at start, `clean` finishes every `-delete` dir, removes every `-future` dir (an
+//!   unfinished move between log dirs) and retires the partition dirs that belong to no
+//!   stored topic (a crash between a metadata write and the data change).
 //!
 //! The metadata file (`topics.json`) is the commit point: it is written before dirs are
 //! retired on delete and after they are created on create, so every crash leaves either
@@ -182,7 +183,9 @@ pub fn clean(log_dirs: &[PathBuf], topics: &BTreeMap<String, TopicRecord>) -> Cl
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };
-            if name.ends_with(DELETE_SUFFIX) {
+            // A `-future` dir is the copy of a move to another log dir that did not
+            // finish (`replica_move`): the partition is still whole where it was.
+            if name.ends_with(DELETE_SUFFIX) || name.ends_with(super::replica_move::FUTURE_SUFFIX) {
                 cleaned.finished.push(path);
                 continue;
             }
@@ -217,7 +220,7 @@ pub fn clean(log_dirs: &[PathBuf], topics: &BTreeMap<String, TopicRecord>) -> Cl
 }
 
 /// Make a rename or create in `dir` durable (best effort: not every filesystem can).
-fn sync_dir(dir: &Path) {
+pub fn sync_dir(dir: &Path) {
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();
     }

@@ -1,5 +1,5 @@
 //! The topic registry: every topic this broker hosts, its partitions (opened from the log
-//! dirs, spread over them round-robin by partition index) and its config overrides.
+//! dir holding each, new ones placed by `log_dir_placement`) and its config overrides.
 //!
 //! The registry checks what Kafka checks about names and partition counts and opens or
 //! closes logs; persisting the result is the caller's job (`BrokerState`, which serialises
@@ -15,8 +15,10 @@ use std::sync::{Arc, RwLock};
 use kafkalite_core::storage::LogConfig;
 
 use super::file_store::TopicRecord;
+use super::log_dir_placement;
 use super::partition::{Partition, ReplicaState};
 use super::partition_dirs;
+use super::replica_move::Moves;
 pub use super::topic::{Placement, Slot, Topic, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 use crate::errors::{codes, ApiError};
 
@@ -44,6 +46,8 @@ pub struct TopicRegistry {
     /// Replica state of every partition this registry opens (single node: this node leads).
     replica_state: ReplicaState,
     topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+    /// Partitions being moved to another log dir (AlterReplicaLogDirs).
+    moves: Arc<Moves>,
 }
 
 impl TopicRegistry {
@@ -54,7 +58,20 @@ impl TopicRegistry {
             log_dirs,
             replica_state,
             topics: RwLock::new(BTreeMap::new()),
+            moves: Arc::default(),
         }
+    }
+
+    /// The moves between log dirs under way.
+    #[must_use]
+    pub fn moves(&self) -> &Arc<Moves> {
+        &self.moves
+    }
+
+    /// The broker's log dirs, as configured.
+    #[must_use]
+    pub fn log_dirs(&self) -> &[PathBuf] {
+        &self.log_dirs
     }
 
     #[must_use]
@@ -188,6 +205,8 @@ impl TopicRegistry {
         index: i32,
         log_config: &LogConfig,
     ) -> Result<Arc<Partition>, ApiError> {
+        // Counted before the slots' lock: counting reads every topic's slots.
+        let mut counts = self.partitions_per_dir();
         let mut slots = topic.slots.write().expect("lock");
         let slot = usize::try_from(index)
             .ok()
@@ -201,7 +220,8 @@ impl TopicRegistry {
         if let Slot::Hosted(p) = slot {
             return Ok(Arc::clone(p));
         }
-        let partition = self.open_partition(&topic.name, topic.id, index, log_config, false)?;
+        let partition =
+            self.open_partition(&topic.name, topic.id, index, log_config, false, &mut counts)?;
         *slot = Slot::Hosted(Arc::clone(&partition));
         Ok(partition)
     }
@@ -271,11 +291,12 @@ impl TopicRegistry {
             if let Ok(mut log) = p.log.lock() {
                 let _ = log.close();
             }
-            match partition_dirs::retire(&p.dir, topic, p.index) {
+            let dir = p.dir();
+            match partition_dirs::retire(&dir, topic, p.index) {
                 Ok(path) => retired.push(path),
                 Err(e) => kafkalite_core::logging::error(
                     "kafkalite.cluster.TopicRegistry",
-                    &format!("cannot retire {}: {e}", p.dir.display()),
+                    &format!("cannot retire {}: {e}", dir.display()),
                 ),
             }
         }
@@ -348,27 +369,68 @@ impl TopicRegistry {
         fresh: bool,
         placement: &dyn Fn(i32) -> Placement,
     ) -> Result<Vec<Slot>, ApiError> {
+        let mut counts = self.partitions_per_dir();
         indexes
             .map(|index| match placement(index) {
                 Placement::Here => self
-                    .open_partition(topic, id, index, log_config, fresh)
+                    .open_partition(topic, id, index, log_config, fresh, &mut counts)
                     .map(Slot::Hosted),
                 Placement::Elsewhere(replica) => {
-                    let dir = self.dir_of(topic, index);
-                    if dir.exists() {
-                        if let Ok(path) = partition_dirs::retire(&dir, topic, index) {
-                            partition_dirs::remove_in_background(vec![path]);
-                        }
-                    }
+                    let copies = log_dir_placement::existing(&self.log_dirs, topic, index);
+                    Self::retire_dirs(topic, index, copies);
                     Ok(Slot::Elsewhere(replica))
                 }
             })
             .collect()
     }
 
-    fn dir_of(&self, topic: &str, index: i32) -> PathBuf {
-        let dirs = &self.log_dirs;
-        dirs[(index as usize) % dirs.len()].join(format!("{topic}-{index}"))
+    /// How many hosted partitions each log dir holds, in `log_dirs` order.
+    fn partitions_per_dir(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.log_dirs.len()];
+        for p in self.partitions(None) {
+            let dir = p.dir();
+            if let Some(i) = self.log_dirs.iter().position(|d| dir.parent() == Some(d)) {
+                counts[i] += 1;
+            }
+        }
+        counts
+    }
+
+    /// The dir of partition `index` of `topic`: where a copy is found (the newest of
+    /// several, the others retired), else the log dir placement chooses (a `fresh`
+    /// partition retires every copy first: they are an earlier topic's).
+    fn place(&self, topic: &str, index: i32, fresh: bool, counts: &mut [usize]) -> PathBuf {
+        let copies = log_dir_placement::existing(&self.log_dirs, topic, index);
+        if fresh {
+            Self::retire_dirs(topic, index, copies);
+        } else if !copies.is_empty() {
+            let (keep, stale) = log_dir_placement::keep_newest(copies);
+            Self::retire_dirs(topic, index, stale);
+            return keep;
+        }
+        let loads = log_dir_placement::loads(&self.log_dirs, counts);
+        // No dir online: the first, where opening fails with the storage error.
+        let i = log_dir_placement::choose(&loads).unwrap_or(0);
+        counts[i] += 1;
+        self.log_dirs[i].join(log_dir_placement::partition_dir_name(topic, index))
+    }
+
+    fn retire_dirs(topic: &str, index: i32, dirs: Vec<PathBuf>) {
+        let retired = dirs
+            .iter()
+            .filter_map(|dir| partition_dirs::retire(dir, topic, index).ok())
+            .collect();
+        partition_dirs::remove_in_background(retired);
+    }
+
+    /// The log dir named `path` (as Kafka compares them: absolute paths), if it is one.
+    #[must_use]
+    pub fn log_dir(&self, path: &str) -> Option<PathBuf> {
+        let wanted = std::path::absolute(path).ok()?;
+        self.log_dirs
+            .iter()
+            .find(|d| std::path::absolute(d).is_ok_and(|d| d == wanted))
+            .cloned()
     }
 
     fn open_partition(
@@ -378,8 +440,9 @@ impl TopicRegistry {
         index: i32,
         log_config: &LogConfig,
         fresh: bool,
+        counts: &mut [usize],
     ) -> Result<Arc<Partition>, ApiError> {
-        let dir = self.dir_of(topic, index);
+        let dir = self.place(topic, index, fresh, counts);
         partition_dirs::prepare(&dir, topic, index, id, fresh).map_err(|e| {
             ApiError::new(
                 codes::KAFKA_STORAGE_ERROR,

@@ -1,7 +1,10 @@
 //! DescribeLogDirs (v1-v4): every log dir of this broker with the replicas it hosts there
 //! (the partitions whose replica list names this broker), each with its size on disk and
 //! offset lag (Kafka's: how far the log end trails the high watermark, 0 for a replica
-//! that has all committed records), plus the dir's filesystem capacity (v4).
+//! that has all committed records), plus the dir's filesystem capacity (v4). A replica
+//! being moved to another dir (AlterReplicaLogDirs) is also listed in its destination as
+//! a future replica, lagging by what was appended since its copy began. Needs DESCRIBE on
+//! the cluster, as in Kafka.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,19 +18,27 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::cluster::log_dir_placement::capacity;
+use crate::cluster::replica_move::Moves;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{BrokerState, Partition};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = DescribeLogDirsRequest::decode(&mut body, version)?;
+    if !authz::cluster(state, ctx, authz::operation::DESCRIBE) {
+        let refused =
+            DescribeLogDirsResponse::default().with_error_code(codes::CLUSTER_AUTHORIZATION_FAILED);
+        return encode(&refused, version).map(Some);
+    }
     let node = state.config.node_id;
     // Null topics: every replica; a list: only the partitions it names.
     let wanted = |p: &Partition| match &request.topics {
@@ -46,7 +57,7 @@ pub async fn handle(
         .config
         .log_dirs
         .iter()
-        .map(|dir| describe_dir(dir, &hosted))
+        .map(|dir| describe_dir(dir, &hosted, state.topics.moves()))
         .collect();
     encode(
         &DescribeLogDirsResponse::default().with_results(results),
@@ -55,24 +66,43 @@ pub async fn handle(
     .map(Some)
 }
 
-fn describe_dir(dir: &Path, hosted: &[Arc<Partition>]) -> DescribeLogDirsResult {
+fn describe_dir(dir: &Path, hosted: &[Arc<Partition>], moves: &Moves) -> DescribeLogDirsResult {
     let mut topics: Vec<DescribeLogDirsTopic> = Vec::new();
-    for p in hosted.iter().filter(|p| p.dir.parent() == Some(dir)) {
+    let mut add = |topic: &str, partition: DescribeLogDirsPartition| match topics
+        .iter_mut()
+        .find(|t| t.name.0.as_str() == topic)
+    {
+        Some(t) => t.partitions.push(partition),
+        None => topics.push(
+            DescribeLogDirsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(vec![partition]),
+        ),
+    };
+    for p in hosted {
+        let here = p.dir().parent() == Some(dir);
+        let future = moves.future(&p.topic, p.index).filter(|f| f.log_dir == dir);
+        if !here && future.is_none() {
+            continue;
+        }
         let (size, end) = {
             let log = p.log.lock().expect("lock");
             (log.size_bytes(), log.log_end_offset())
         };
-        let partition = DescribeLogDirsPartition::default()
-            .with_partition_index(p.index)
-            .with_partition_size(i64::try_from(size).unwrap_or(i64::MAX))
-            .with_offset_lag((p.high_watermark() - end).max(0));
-        match topics.iter_mut().find(|t| t.name.0.as_str() == p.topic) {
-            Some(t) => t.partitions.push(partition),
-            None => topics.push(
-                DescribeLogDirsTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(p.topic.clone())))
-                    .with_partitions(vec![partition]),
-            ),
+        if here {
+            let partition = DescribeLogDirsPartition::default()
+                .with_partition_index(p.index)
+                .with_partition_size(i64::try_from(size).unwrap_or(i64::MAX))
+                .with_offset_lag((p.high_watermark() - end).max(0));
+            add(&p.topic, partition);
+        }
+        if let Some(future) = future {
+            let partition = DescribeLogDirsPartition::default()
+                .with_partition_index(p.index)
+                .with_partition_size(i64::try_from(future.size).unwrap_or(i64::MAX))
+                .with_offset_lag((end - future.copied_from_end).max(0))
+                .with_is_future_key(true);
+            add(&p.topic, partition);
         }
     }
     for t in &mut topics {
@@ -88,21 +118,4 @@ fn describe_dir(dir: &Path, hosted: &[Arc<Partition>]) -> DescribeLogDirsResult 
         .with_topics(topics)
         .with_total_bytes(total)
         .with_usable_bytes(usable)
-}
-
-/// (total, usable) bytes of the filesystem holding `dir`; None when it cannot be read
-/// (the dir is gone or its disk failed).
-fn capacity(dir: &Path) -> Option<(i64, i64)> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `path` is a valid NUL-terminated string and `stat` a plain struct statvfs
-    // fills in; nothing is kept past the call.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
-        return None;
-    }
-    let block = i64::try_from(stat.f_frsize).ok()?;
-    let total = i64::try_from(stat.f_blocks).ok()? * block;
-    let usable = i64::try_from(stat.f_bavail).ok()? * block;
-    Some((total, usable))
 }

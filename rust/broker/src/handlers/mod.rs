@@ -9,6 +9,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_replica_log_dirs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -94,6 +95,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::AlterReplicaLogDirs, 1, 2),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::ElectLeaders, 0, 2),
     (ApiKey::AlterPartitionReassignments, 0, 1),
@@ -192,6 +194,9 @@ pub async fn dispatch(
             consumer_group_describe::handle(state, ctx, header, body, version).await
         }
         ApiKey::OffsetDelete => offset_delete::handle(state, ctx, header, body, version).await,
+        ApiKey::AlterReplicaLogDirs => {
+            alter_replica_log_dirs::handle(state, ctx, header, body, version).await
+        }
         ApiKey::DescribeLogDirs => {
             describe_log_dirs::handle(state, ctx, header, body, version).await
         }

@@ -1,11 +1,14 @@
 //! Cluster administration on a single node: ElectLeaders, AlterPartitionReassignments,
-//! ListPartitionReassignments, DescribeLogDirs, and SCRAM credentials
+//! ListPartitionReassignments, DescribeLogDirs, AlterReplicaLogDirs, and SCRAM credentials
 //! (DescribeUserScramCredentials, AlterUserScramCredentials). A single node leads every
 //! partition and has one replica to assign, so the successes here are the no-op ones and
 //! most steps are the errors bad input gets.
 
 use kafka_protocol::messages::alter_partition_reassignments_request::{
     ReassignablePartition, ReassignableTopic,
+};
+use kafka_protocol::messages::alter_replica_log_dirs_request::{
+    AlterReplicaLogDir, AlterReplicaLogDirTopic,
 };
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
@@ -15,9 +18,9 @@ use kafka_protocol::messages::describe_user_scram_credentials_request::UserName;
 use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
 use kafka_protocol::messages::list_partition_reassignments_request::ListPartitionReassignmentsTopics;
 use kafka_protocol::messages::{
-    AlterPartitionReassignmentsRequest, AlterUserScramCredentialsRequest, ApiKey, BrokerId,
-    DescribeLogDirsRequest, DescribeUserScramCredentialsRequest, ElectLeadersRequest,
-    ListPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsRequest, AlterReplicaLogDirsRequest,
+    AlterUserScramCredentialsRequest, ApiKey, BrokerId, DescribeLogDirsRequest,
+    DescribeUserScramCredentialsRequest, ElectLeadersRequest, ListPartitionReassignmentsRequest,
 };
 
 use super::{create_topic, produce, text, topic, until_both, Script};
@@ -51,6 +54,12 @@ pub fn scripts() -> Vec<Script> {
             api: ApiKey::DescribeLogDirs,
             quick: true,
             run: describe_log_dirs,
+        },
+        Script {
+            name: "alter_replica_log_dirs",
+            api: ApiKey::AlterReplicaLogDirs,
+            quick: true,
+            run: alter_replica_log_dirs,
         },
         Script {
             name: "describe_user_scram_credentials",
@@ -181,6 +190,69 @@ fn describe_log_dirs(s: &mut Session, v: i16) {
     s.play("unknown topic", v, |_| r.clone());
     let r = request(Some(vec![]));
     s.play("no topics", v, |_| r.clone());
+}
+
+/// Topics, each with the partitions named.
+type TopicPartitionList<'a> = Vec<(&'a str, Vec<i32>)>;
+
+/// Each broker has one log dir, so the move that succeeds is the one to where the replica
+/// already is; the rest are the errors: a dir the broker does not have, unknown topics and
+/// partitions, and a partition named twice (the last dir named wins).
+fn alter_replica_log_dirs(s: &mut Session, v: i16) {
+    let name = format!("arld-v{v}");
+    create_topic(s, &name, 2, &[]);
+    produce(s, &name, 2);
+    let answers = s.play("setup: the log dir", 1, |_| {
+        DescribeLogDirsRequest::default().with_topics(Some(vec![DescribableLogDirTopic::default()
+            .with_topic(topic(&name))
+            .with_partitions(vec![0, 1])]))
+    });
+    for (side, answer) in s.sides.iter_mut().zip(&answers) {
+        if let Some(dir) = answer.as_ref().ok().and_then(|r| r.results.first()) {
+            side.vars.insert("log_dir".into(), dir.log_dir.to_string());
+        }
+    }
+    const ELSEWHERE: &str = "/kafkalite-conformance/no-such-log-dir";
+    let request = |dirs: Vec<(&str, TopicPartitionList)>| {
+        AlterReplicaLogDirsRequest::default().with_dirs(
+            dirs.into_iter()
+                .map(|(path, topics)| {
+                    AlterReplicaLogDir::default()
+                        .with_path(text(path))
+                        .with_topics(
+                            topics
+                                .into_iter()
+                                .map(|(t, p)| {
+                                    AlterReplicaLogDirTopic::default()
+                                        .with_name(topic(t))
+                                        .with_partitions(p)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        )
+    };
+    let here = |side: &crate::session::Side| side.vars.get("log_dir").cloned().unwrap_or_default();
+    s.play("to the dir it is in", v, |side| {
+        request(vec![(&here(side), vec![(&name, vec![0, 1])])])
+    });
+    s.play("a dir the broker does not have", v, |_| {
+        request(vec![(ELSEWHERE, vec![(&name, vec![0])])])
+    });
+    s.play("unknown topic", v, |side| {
+        request(vec![(&here(side), vec![("arld-unknown", vec![0])])])
+    });
+    s.play("unknown partition", v, |side| {
+        request(vec![(&here(side), vec![(&name, vec![9])])])
+    });
+    s.play("a partition named twice, the last dir wins", v, |side| {
+        request(vec![
+            (ELSEWHERE, vec![(&name, vec![1])]),
+            (&here(side), vec![(&name, vec![1])]),
+        ])
+    });
+    s.play("no dirs", v, |_| request(vec![]));
 }
 
 fn user(name: &str) -> UserName {

@@ -65,6 +65,11 @@ impl LeaderEpochCache {
         Ok(LeaderEpochCache { path, entries })
     }
 
+    /// Keep the checkpoint in `dir` from now on (the partition's files were moved there).
+    pub fn relocate(&mut self, dir: impl AsRef<Path>) {
+        self.path = dir.as_ref().join(CHECKPOINT_FILE);
+    }
+
     #[must_use]
     pub fn entries(&self) -> &[EpochEntry] {
         &self.entries

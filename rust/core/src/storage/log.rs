@@ -692,6 +692,13 @@ impl PartitionLog {
     pub fn is_closed(&self) -> bool {
         self.closed
     }
+
+    /// Whether a compaction of this log is under way (its cleaned segments are being
+    /// written next to the log and will be swapped in): the log's files are not settled.
+    #[must_use]
+    pub fn cleaner_running(&self) -> bool {
+        self.cleaner_busy.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// What the cleaner (`storage::cleaner`) needs from the log's internals.

@@ -160,6 +160,12 @@ fn index_path(dir: &Path, base: i64) -> PathBuf {
 }
 
 impl TxnIndex {
+    /// Keep the `.txnindex` files in `dir` from now on (the partition's files were moved
+    /// there); what is in memory stays.
+    pub fn relocate(&mut self, dir: impl AsRef<Path>) {
+        self.dir = dir.as_ref().to_path_buf();
+    }
+
     /// Load the segments' `.txnindex` files and replay the log's tail (module docs).
     pub fn open(log: &PartitionLog) -> Result<TxnIndex> {
         let dir = log.dir().to_path_buf();
