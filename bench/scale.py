@@ -76,11 +76,12 @@ def wait_led(bootstrap: str, prefix: str, count: int) -> float:
 
 def record_count(bootstrap: str, topics: dict[str, int]) -> int:
     """Records in every partition; a partition whose leader is still loading after a restart
-    (NOT_LEADER, retriable) is asked again for up to a minute."""
+    (NOT_LEADER, retriable) is asked again for up to five minutes (Kafka loading 1,000
+    partitions on a loaded 2-core machine took longer than one)."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "scale-probe", "log_level": 0})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     total = 0
     try:
         for t, n in topics.items():
