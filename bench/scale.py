@@ -78,7 +78,17 @@ def record_count(bootstrap: str, topics: dict[str, int]) -> int:
     """Records in every partition; a partition whose leader is still loading after a restart
     (NOT_LEADER, retriable) is asked again for up to five minutes (Kafka loading 1,000
     partitions on a loaded 2-core machine took longer than one)."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    # Answers of a partition not loaded yet; librdkafka does not flag all as retriable.
+    loading = {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    }
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "scale-probe", "log_level": 0})
     deadline = time.monotonic() + 300
@@ -91,7 +101,9 @@ def record_count(bootstrap: str, topics: dict[str, int]) -> int:
                         total += c.get_watermark_offsets(TopicPartition(t, p), timeout=30)[1]
                         break
                     except KafkaException as e:
-                        if not e.args[0].retriable() or time.monotonic() > deadline:
+                        error = e.args[0]
+                        retry = error.retriable() or error.code() in loading
+                        if not retry or time.monotonic() > deadline:
                             raise
                         time.sleep(0.2)
         return total
@@ -219,14 +231,17 @@ def volume_case(name: str, gib: int, step: int, root: Path) -> dict[str, Any]:
 
 
 def per_gib_rates(timeline_mb_s: list[float], gib: int) -> list[float]:
-    """MiB/s over each GiB read, from a per-second timeline of MiB read."""
-    rates, seconds, got = [], 0.0, 0.0
-    for mb in timeline_mb_s:
+    """MiB/s over each GiB read, from a per-second timeline of MiB read. The moment each GiB
+    is complete is interpolated within its second: whole seconds would round a GiB read in
+    1.5 s to 1 or 2 s."""
+    rates: list[float] = []
+    got, last_done = 0.0, 0.0
+    for second, mb in enumerate(timeline_mb_s):
+        while mb > 0 and len(rates) < gib and got + mb >= (len(rates) + 1) * 1024:
+            done = second + ((len(rates) + 1) * 1024 - got) / mb
+            rates.append(round(1024 / max(done - last_done, 1e-9), 1))
+            last_done = done
         got += mb
-        seconds += 1
-        while got >= (len(rates) + 1) * 1024 and len(rates) < gib:
-            rates.append(round(1024 / max(seconds, 1e-9), 1))
-            seconds = 0.0
     return rates
 
 
