@@ -80,6 +80,10 @@ CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   python -m pip install -q --disable-pip-version-check ".[dev]"
 
 say "cargo fmt / clippy / test (core and broker crates)"
+# One clean build of some twenty test binaries: incremental state and full debug info only
+# cost compile and link time here (line tables keep panics' file:line).
+export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+export CARGO_PROFILE_TEST_DEBUG=line-tables-only
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace --exclude kafkalite-py -q
