@@ -40,6 +40,7 @@ pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
@@ -119,6 +120,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTopicPartitions, 0, 0),
     (ApiKey::DescribeClientQuotas, 0, 1),
     (ApiKey::AlterClientQuotas, 0, 1),
+    (ApiKey::ListConfigResources, 0, 1),
     (ApiKey::ConsumerGroupHeartbeat, 0, 1),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
@@ -242,6 +244,9 @@ pub async fn dispatch(
         }
         ApiKey::AlterClientQuotas => {
             alter_client_quotas::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ListConfigResources => {
+            list_config_resources::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

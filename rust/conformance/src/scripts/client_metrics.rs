@@ -1,11 +1,12 @@
 //! Client-metrics subscriptions (KIP-714 config resources, type 16) through
 //! IncrementalAlterConfigs, AlterConfigs and DescribeConfigs: Kafka's checks of each key,
-//! its defaults in DescribeConfigs, a subscription gone once its last key is deleted.
+//! its defaults in DescribeConfigs, a subscription gone once its last key is deleted; and
+//! ListConfigResources listing them (v1: by resource type).
 
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::{
     alter_configs_request, incremental_alter_configs_request, AlterConfigsRequest, ApiKey,
-    DescribeConfigsRequest, IncrementalAlterConfigsRequest,
+    DescribeConfigsRequest, IncrementalAlterConfigsRequest, ListConfigResourcesRequest,
 };
 
 use super::{text, until_both, Script};
@@ -40,6 +41,12 @@ pub fn scripts() -> Vec<Script> {
             api: ApiKey::DescribeConfigs,
             quick: true,
             run: describe,
+        },
+        Script {
+            name: "list_config_resources",
+            api: ApiKey::ListConfigResources,
+            quick: true,
+            run: list_config_resources,
         },
     ]
 }
@@ -224,4 +231,35 @@ fn describe(s: &mut Session, v: i16) {
     s.play("no such subscription", v, |_| r.clone());
     let r = describe_request("", None, false);
     s.play("empty name", v, |_| r.clone());
+}
+
+fn list_config_resources(s: &mut Session, v: i16) {
+    let name = format!("cm-list-v{v}");
+    let r = incremental(&name, &[("metrics", SET, Some("*"))], false);
+    s.play("create a subscription", ALTER_V, |_| r.clone());
+    let listed = ListConfigResourcesRequest::default().with_resource_types(vec![CLIENT_METRICS]);
+    until_both(s, |s, side| {
+        s.call_unrecorded(side, &listed, 1).is_ok_and(|a| {
+            a.config_resources
+                .iter()
+                .any(|c| c.resource_name.as_str() == name)
+        })
+    });
+    let list =
+        |types: &[i8]| ListConfigResourcesRequest::default().with_resource_types(types.to_vec());
+    if v == 0 {
+        let r = list(&[]);
+        s.play("client metrics subscriptions", v, |_| r.clone());
+        return;
+    }
+    let steps: &[(&str, &[i8])] = &[
+        ("client metrics", &[CLIENT_METRICS]),
+        ("brokers and broker loggers", &[4, 8]),
+        ("groups", &[32]),
+        ("a type it does not list", &[2, 99]),
+    ];
+    for (step, types) in steps {
+        let r = list(types);
+        s.play(step, v, |_| r.clone());
+    }
 }
