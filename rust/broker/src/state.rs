@@ -74,6 +74,8 @@ pub struct BrokerState {
     pub metrics: crate::metrics::Metrics,
     /// Client-metrics subscriptions (KIP-714 config resources).
     pub client_metrics: crate::config::client_metrics_store::ClientMetricsStore,
+    /// Client instances pushing telemetry (KIP-714) and what they pushed last.
+    pub telemetry: crate::telemetry::Telemetry,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -131,6 +133,7 @@ impl BrokerState {
             security,
             metrics: crate::metrics::Metrics::default(),
             client_metrics,
+            telemetry: crate::telemetry::Telemetry::default(),
             dynamic,
             store,
             admin: Mutex::new(()),
