@@ -81,3 +81,21 @@ def test_an_unscripted_api_is_pending_until_a_script_plays_it() -> None:
     diff = {"path": "results[*].error_code", "kafkalite": "0", "kafka": "1"}
     different = {**played, "exchanges": [{**exchange, "differences": [diff]}]}
     assert report.judge(different, [pending]).unlisted
+
+
+def test_an_api_kafka_does_not_advertise_fails_unless_an_unscripted_entry_says_why() -> None:
+    """Kafka 4.1.1 serves the client telemetry APIs only with a receiver plugin: kafkalite
+    advertising one Kafka does not fails the range check unless the allowlist's unscripted
+    entry for it gives the reason; a wider range than Kafka's fails either way."""
+    missing = {"api": "PushTelemetry", "kafkalite": [0, 0], "kafka": None}
+    data = {
+        "exchanges": [],
+        "uncovered": ["PushTelemetry v0"],
+        "ranges": [{**missing, "status": "not in kafka"}],
+        "seconds": 0,
+    }
+    why = allowlist.Entry(api="PushTelemetry", path="*", reason="test", unscripted=True)
+    assert not report.judge(data, []).ok
+    assert report.judge(data, [why]).ok
+    wider = {**data, "ranges": [{**missing, "kafka": [0, 0], "status": "wider"}]}
+    assert not report.judge(wider, [why]).ok

@@ -46,7 +46,6 @@ FILES = (
 # (a test that starts passing means the feature arrived: move it out of this list).
 NOT_BUILT = {
     "test_alter_replica_log_dirs": "does not support the 'AlterReplicaLogDirsRequest'",
-    "test_list_config_resources": "does not support the 'ListConfigResourcesRequest'",
     # The controller is elected through ZooKeeper; there is no KRaft quorum to describe.
     "test_describe_metadata_quorum": "no KRaft metadata quorum",
 }

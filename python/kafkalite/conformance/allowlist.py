@@ -5,7 +5,9 @@ matches anything). A difference no entry covers fails the run; so does an entry 
 covered nothing in a run that played its API and versions — the list stays honest when a
 difference disappears. An ``[[unscripted]]`` entry names an API kafkalite advertises that
 no script plays yet: its versions are reported as pending rather than failing the run, and
-the entry turns stale (failing) once a script plays the API.
+the entry turns stale (failing) once a script plays the API. An API the compared Kafka does
+not advertise at all fails the run's range check unless such an entry says why (Kafka
+serves the client telemetry APIs only with a receiver plugin, for one).
 """
 
 from __future__ import annotations

@@ -80,7 +80,12 @@ def judge(data: dict[str, Any], entries: list[Entry]) -> Outcome:
         relevant = any(entry.applies_to(api, v) for api, v in played)
         if relevant and entry.used == 0:
             out.stale.append(entry)
-    out.bad_ranges = [r for r in data["ranges"] if r["status"] in ("wider", "not in kafka")]
+    unscripted = {e.api for e in entries if e.unscripted}
+    out.bad_ranges = [
+        r
+        for r in data["ranges"]
+        if r["status"] == "wider" or (r["status"] == "not in kafka" and r["api"] not in unscripted)
+    ]
     return out
 
 

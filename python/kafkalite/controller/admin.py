@@ -21,6 +21,7 @@ from kafkalite import _core
 from kafkalite.controller import isr, znodes
 from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
+from kafkalite.controller.client_metrics import ClientMetricsOps
 from kafkalite.controller.client_quotas import ClientQuotaOps
 from kafkalite.controller.shared_security import SecretError, SecurityOps
 
@@ -34,7 +35,7 @@ INTERNAL_TOPICS = {
 }
 
 
-class AdminHandler(LeaderAndReplicaOps, SecurityOps, ClientQuotaOps):
+class AdminHandler(LeaderAndReplicaOps, SecurityOps, ClientQuotaOps, ClientMetricsOps):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
     so its next Metadata request sees what was just done. Operations that answer with
     data (``admin_moves``) have it sent back as JSON."""

@@ -4,10 +4,10 @@ change leaves a sequential ``/config/changes/config_change_NNNNNNNNNN`` with
 ``{"version":2,"entity_path":"<entity type>/<entity name>"}`` for brokers to react to.
 
 Entity types: ``brokers`` (a broker id, or ``<default>``), ``users`` and ``clients``
-(names sanitized as Kafka's ``Sanitizer`` does), ``topics``. Several owners share one
-znode -- a user's SCRAM credentials and its quotas live side by side -- so every write is
-a read-modify-write that keeps the keys it was not asked to change, retried on a version
-conflict."""
+(names sanitized as Kafka's ``Sanitizer`` does), ``topics``, ``client-metrics``. Several
+owners share one znode -- a user's SCRAM credentials and its quotas live side by side -- so
+every write is a read-modify-write that keeps the keys it was not asked to change, retried
+on a version conflict."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ CONFIG_ROOT = "/config"
 CHANGES = "/config/changes"
 CHANGE_PREFIX = "config_change_"
 DEFAULT = "<default>"
-ENTITY_TYPES = ("brokers", "users", "clients", "topics")
+ENTITY_TYPES = ("brokers", "users", "clients", "topics", "client-metrics")
 
 
 def sanitize(name: str) -> str:

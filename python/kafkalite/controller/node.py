@@ -21,7 +21,14 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafkalite import _core
-from kafkalite.controller import client_quotas, election, shared_security, snapshot, znodes
+from kafkalite.controller import (
+    client_metrics,
+    client_quotas,
+    election,
+    shared_security,
+    snapshot,
+    znodes,
+)
 from kafkalite.controller.admin import AdminHandler
 from kafkalite.controller.controller import Controller, Fenced, Rebalance
 from kafkalite.controller.password_encoder import PasswordEncoder, PasswordEncoderError
@@ -272,10 +279,12 @@ class ClusterNode:
                 self.zk, self.broker_id, self._decrypter, self._watch
             )
             quotas = client_quotas.read_all(self.zk, self._watch)
+            subscriptions = client_metrics.read_all(self.zk, self._watch)
             if self.server is not None:
                 self.server.apply_metadata(*snap.as_arguments())
                 self.server.apply_shared_security(shared)
                 self.server.apply_client_quotas(json.dumps(quotas))
+                self.server.apply_client_metrics(json.dumps(subscriptions))
 
     def _admin_loop(self) -> None:
         handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]

@@ -12,6 +12,9 @@ use kafkalite_core::storage::LogConfig;
 use crate::net::listeners::{self, Listener};
 
 pub mod broker_logger;
+pub mod client_metrics;
+pub mod client_metrics_apply;
+pub mod client_metrics_store;
 pub mod dynamic;
 pub mod dynamic_apply;
 pub mod live;

@@ -25,6 +25,7 @@ pub mod replication;
 pub mod response;
 pub mod security;
 pub mod state;
+pub mod telemetry;
 pub mod transactions;
 
 pub use broker::Broker;

@@ -72,6 +72,10 @@ pub struct BrokerState {
     pub fetchers: Option<crate::replication::fetchers::Fetchers>,
     /// Request, traffic and connection counters for the metrics endpoint.
     pub metrics: crate::metrics::Metrics,
+    /// Client-metrics subscriptions (KIP-714 config resources).
+    pub client_metrics: crate::config::client_metrics_store::ClientMetricsStore,
+    /// Client instances pushing telemetry (KIP-714) and what they pushed last.
+    pub telemetry: crate::telemetry::Telemetry,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -103,6 +107,11 @@ impl BrokerState {
             .as_ref()
             .map(|_| ClusterLink::new(&cluster_id));
         let security = crate::security::Security::from_config(&config)?;
+        let client_metrics = if cluster.is_some() {
+            crate::config::client_metrics_store::ClientMetricsStore::pushed()
+        } else {
+            crate::config::client_metrics_store::ClientMetricsStore::open(&config.log_dirs[0])?
+        };
         let fetchers = match &cluster {
             Some(_) => Some(crate::replication::fetchers::Fetchers::new(
                 crate::replication::ReplicationConfig::from_broker(&config),
@@ -123,6 +132,8 @@ impl BrokerState {
             cluster,
             security,
             metrics: crate::metrics::Metrics::default(),
+            client_metrics,
+            telemetry: crate::telemetry::Telemetry::default(),
             dynamic,
             store,
             admin: Mutex::new(()),

@@ -138,6 +138,13 @@ pub const RULES: &[Rule] = &[
         "Kafka lists a topic's partitions in hash order; clients key them by index",
     ),
     rule(
+        "list-config-resources-order",
+        Some("ListConfigResources"),
+        "config_resources",
+        SortBy("resource_name"),
+        "Kafka lists each type's resources in hash order (a set of names)",
+    ),
+    rule(
         "list-groups-order",
         Some("ListGroups"),
         "groups",

@@ -178,6 +178,17 @@ impl BrokerServer {
         Ok(())
     }
 
+    /// Cluster mode: make this broker's client-metrics subscriptions those ZooKeeper
+    /// holds. `subscriptions_json`: `{name: {key: value}}`.
+    fn apply_client_metrics(&self, subscriptions_json: &str) -> PyResult<()> {
+        let all: kafkalite_broker::config::client_metrics_store::Subscriptions =
+            serde_json::from_str(subscriptions_json).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!("client metrics: {e}"))
+            })?;
+        self.state()?.client_metrics.replace_all(all);
+        Ok(())
+    }
+
     /// Cluster mode: the next metadata-changing admin request a client sent this broker,
     /// as (id, {"op": ..., ...}), or None after `timeout_ms` without one.
     fn next_admin_request<'py>(

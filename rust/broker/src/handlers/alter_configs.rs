@@ -9,8 +9,8 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::config::dynamic_apply;
 use crate::config::topic as topic_configs;
+use crate::config::{client_metrics, client_metrics_apply, dynamic_apply};
 use crate::errors::{codes, ApiError};
 use crate::handlers::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
 use crate::net::RequestContext;
@@ -109,6 +109,9 @@ pub fn apply(
             dynamic_apply::Change::Replace(configs),
             validate_only,
         ),
+        client_metrics::RESOURCE_CLIENT_METRICS => {
+            client_metrics_apply::alter(state, name, configs, validate_only)
+        }
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),

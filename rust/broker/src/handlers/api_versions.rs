@@ -30,7 +30,7 @@ fn api_list() -> Vec<ApiVersion> {
 
 pub fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -41,9 +41,17 @@ pub fn handle(
     // INVALID_REQUEST with no API list.
     let valid = match ApiVersionsRequest::decode(&mut body, version) {
         Ok(r) => {
-            version < 3
-                || (software_token(&r.client_software_name)
-                    && software_token(&r.client_software_version))
+            let named = version >= 3
+                && software_token(&r.client_software_name)
+                && software_token(&r.client_software_version);
+            if named {
+                // Kept for client-metrics `match` selectors; the first one named stands.
+                let _ = ctx.connection.software.set((
+                    r.client_software_name.to_string(),
+                    r.client_software_version.to_string(),
+                ));
+            }
+            version < 3 || named
         }
         Err(e) if e.to_string().contains("utf-8") => false,
         Err(e) => anyhow::bail!("ApiVersions v{version} body does not parse: {e}"),

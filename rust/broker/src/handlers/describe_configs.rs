@@ -14,8 +14,8 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use kafkalite_core::config::{self as schema, Type};
 
-use crate::config::broker_logger;
 use crate::config::topic::{self as topic_configs, source, Synonym};
+use crate::config::{broker_logger, client_metrics};
 use crate::config::{dynamic, dynamic_apply};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
@@ -74,6 +74,7 @@ fn describe(
         RESOURCE_TOPIC => topic_entries(state, &r.resource_name),
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
         broker_logger::RESOURCE_BROKER_LOGGER => logger_entries(state, &r.resource_name),
+        client_metrics::RESOURCE_CLIENT_METRICS => client_metrics_entries(state, &r.resource_name),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
@@ -106,6 +107,44 @@ fn logger_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
             read_only: false,
             sensitive: false,
             synonyms: Vec::new(),
+        })
+        .collect())
+}
+
+/// Kafka lists every key of a subscription, its own values and the defaults, for any
+/// name (one that does not exist shows the defaults).
+fn client_metrics_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            codes::INVALID_REQUEST,
+            "Client metrics subscription name must not be empty",
+        ));
+    }
+    let set = state.client_metrics.get(name);
+    Ok(client_metrics::KEYS
+        .iter()
+        .map(|(key, kind, default)| {
+            let (value, source, synonyms) = match set.get(*key) {
+                Some(value) => {
+                    let source = client_metrics::SOURCE_CLIENT_METRICS;
+                    let synonym = Synonym {
+                        name: key.to_string(),
+                        value: value.clone(),
+                        source,
+                    };
+                    (value.clone(), source, vec![synonym])
+                }
+                None => (default.to_string(), source::DEFAULT_CONFIG, Vec::new()),
+            };
+            Entry {
+                name: key.to_string(),
+                value: Some(value),
+                source,
+                kind: *kind,
+                read_only: false,
+                sensitive: false,
+                synonyms,
+            }
         })
         .collect())
 }

@@ -36,11 +36,13 @@ pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod get_telemetry_subscriptions;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
@@ -51,6 +53,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod partition_reassignments;
 pub mod produce;
+pub mod push_telemetry;
 pub mod sasl;
 pub mod sync_group;
 pub mod txn_offset_commit;
@@ -121,6 +124,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTopicPartitions, 0, 0),
     (ApiKey::DescribeClientQuotas, 0, 1),
     (ApiKey::AlterClientQuotas, 0, 1),
+    (ApiKey::GetTelemetrySubscriptions, 0, 0),
+    (ApiKey::PushTelemetry, 0, 0),
+    (ApiKey::ListConfigResources, 0, 1),
     (ApiKey::ConsumerGroupHeartbeat, 0, 1),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
@@ -247,6 +253,13 @@ pub async fn dispatch(
         }
         ApiKey::AlterClientQuotas => {
             alter_client_quotas::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::GetTelemetrySubscriptions => {
+            get_telemetry_subscriptions::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::PushTelemetry => push_telemetry::handle(state, ctx, header, body, version).await,
+        ApiKey::ListConfigResources => {
+            list_config_resources::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

@@ -65,6 +65,7 @@ pub fn render(state: &BrokerState) -> String {
     partitions(&mut out, state);
     consumer_lag(&mut out, state);
     connections(&mut out, state);
+    client_telemetry(&mut out, state);
     out.0
 }
 
@@ -312,5 +313,36 @@ fn connections(out: &mut Out, state: &BrokerState) {
         // fmt: skip
         out.family(name, "counter", help);
         out.sample(name, &[], value);
+    }
+}
+
+/// What clients pushed (KIP-714), latest value per client instance, metric and data-point
+/// attributes; named by the OTLP metric name in the `metric` label.
+fn client_telemetry(out: &mut Out, state: &BrokerState) {
+    let name = "kafkalite_client_telemetry_value";
+    out.family(
+        name,
+        "gauge",
+        "Latest value each client instance pushed per metric (KIP-714 client telemetry)",
+    );
+    for (meta, points) in state.telemetry.snapshot() {
+        let id = meta.instance_id.to_string();
+        for p in &points {
+            let attributes = p
+                .attributes
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let labels = [
+                ("client_instance_id", id.as_str()),
+                ("client_id", meta.client_id.as_str()),
+                ("client_software_name", meta.software_name.as_str()),
+                ("client_software_version", meta.software_version.as_str()),
+                ("metric", p.metric.as_str()),
+                ("attributes", attributes.as_str()),
+            ];
+            out.sample(name, &labels, p.value);
+        }
     }
 }

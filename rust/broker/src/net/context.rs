@@ -47,6 +47,9 @@ pub struct ConnectionContext {
     pub listener_name: String,
     pub security_protocol: SecurityProtocol,
     pub principal: KafkaPrincipal,
+    /// The client software name and version its ApiVersions (v3+) gave, which client
+    /// telemetry subscriptions may match on.
+    pub software: std::sync::OnceLock<(String, String)>,
 }
 
 impl ConnectionContext {
@@ -59,6 +62,7 @@ impl ConnectionContext {
             listener_name: listener.name.clone(),
             security_protocol: listener.security_protocol,
             principal: KafkaPrincipal::anonymous(),
+            software: std::sync::OnceLock::new(),
         }
     }
 

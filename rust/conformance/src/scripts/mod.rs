@@ -7,6 +7,7 @@
 #![allow(unused_must_use)]
 
 mod admin;
+mod client_metrics;
 mod configs;
 mod consumer_groups;
 mod epochs;
@@ -57,6 +58,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(security::scripts());
     scripts.extend(topic_partitions::scripts());
     scripts.extend(quotas::scripts());
+    scripts.extend(client_metrics::scripts());
     scripts
 }
 
