@@ -68,16 +68,6 @@ def topic_id(c: Cluster, topic: str) -> uuid.UUID:
     return tid
 
 
-def roundtrip(bootstrap: str, request: Any, response_class: Any, version: int) -> Any:
-    request.with_header(correlation_id=951, client_id="kip951")
-    sock = rawproto.connect(bootstrap)
-    try:
-        sock.sendall(request.encode(version=version, header=True, framed=True))
-        return response_class.decode(rawproto.read_frame(sock), version=version, header=True)
-    finally:
-        sock.close()
-
-
 def produce(bootstrap: str, topic: str, version: int) -> Any:
     request = ProduceRequest(
         transactional_id=None,
@@ -94,7 +84,7 @@ def produce(bootstrap: str, topic: str, version: int) -> Any:
             )
         ],
     )
-    response = roundtrip(bootstrap, request, ProduceResponse, version)
+    response = rawproto.exchange(bootstrap, request, ProduceResponse, version)
     (answer,) = response.responses[0].partition_responses
     return response, answer
 
@@ -128,7 +118,7 @@ def fetch(bootstrap: str, c: Cluster, topic: str, version: int, epoch: int = -1)
         forgotten_topics_data=[],
         rack_id="",
     )
-    response = roundtrip(bootstrap, request, FetchResponse, version)
+    response = rawproto.exchange(bootstrap, request, FetchResponse, version)
     (answer,) = response.responses[0].partitions
     return response, answer
 
