@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
@@ -316,8 +317,14 @@ class Cluster:
         for b in self.brokers:
             admin = AdminClient({"bootstrap.servers": b.bootstrap_servers, **self.client_config})
             while True:
-                md = admin.list_topics(timeout=5)
-                if md.controller_id != -1 and len(md.brokers) == self.size:
+                try:
+                    md = admin.list_topics(timeout=5)
+                except KafkaException:
+                    # A broker registered but not yet sent the cluster's first snapshot
+                    # answers with no brokers; librdkafka gives up on that after two
+                    # retries ("Partial response"). Ask again.
+                    md = None
+                if md is not None and md.controller_id != -1 and len(md.brokers) == self.size:
                     break
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"broker {b.broker_id} never saw the whole cluster")

@@ -1,10 +1,12 @@
 """Hand-built Kafka frames for the malformed-input tests (test_hostile_input.py): bytes no
-well-formed client would send. Well-formed requests go through `_core.KafkaClient`."""
+well-formed client would send. Well-formed requests go through `_core.KafkaClient`, or,
+to read an answer field by field as the broker wrote it, through `exchange`."""
 
 from __future__ import annotations
 
 import socket
 import struct
+from typing import Any
 
 
 def header(api_key: int, version: int, correlation_id: int, client_id: str = "rawtest") -> bytes:
@@ -62,3 +64,15 @@ def closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
         return True
     except TimeoutError:
         return False
+
+
+def exchange(bootstrap: str, request: Any, response_class: Any, version: int) -> Any:
+    """One request of kafka-python's protocol classes (``kafka.protocol``) on a connection
+    of its own, its answer decoded at the same version."""
+    request.with_header(correlation_id=1, client_id="rawproto")
+    sock = connect(bootstrap)
+    try:
+        sock.sendall(request.encode(version=version, header=True, framed=True))
+        return response_class.decode(read_frame(sock), version=version, header=True)
+    finally:
+        sock.close()

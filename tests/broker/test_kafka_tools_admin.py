@@ -1,12 +1,14 @@
 """Kafka 4.1's own admin tools against one kafkalite broker, for the protocol pieces of
 issue 16: feature flags (`kafka-features`), broker log levels (`kafka-configs
 --entity-type broker-loggers`), paginated topic descriptions
-(`kafka-topics --describe`, DescribeTopicPartitions) and group types
-(`kafka-consumer-groups --list --type`, ListGroups v5)."""
+(`kafka-topics --describe`, DescribeTopicPartitions), group types
+(`kafka-consumer-groups --list --type`, ListGroups v5) and the metadata quorum
+(`kafka-metadata-quorum`, which a ZooKeeper-controlled cluster does not have)."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient, NewTopic
@@ -112,3 +114,25 @@ def test_kafka_configs_reads_and_sets_broker_log_levels(broker: Broker) -> None:
     assert done.returncode != 0 and "not a supported log level" in done.stdout + done.stderr
     done = tool(CONFIGS, *logger, "--alter", "--delete-config", "root")
     assert done.returncode != 0 and "root logger is not allowed" in done.stdout + done.stderr
+
+
+QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
+
+
+def test_kafka_metadata_quorum_says_there_is_no_kraft_quorum_at_once(broker: Broker) -> None:
+    boot = broker.bootstrap_servers
+    for describe in ("--status", "--replication"):
+        started = time.monotonic()
+        done = tool(QUORUM, "--bootstrap-server", boot, "describe", describe)
+        took = time.monotonic() - started
+        assert done.returncode == 1, (done.stdout, done.stderr[-2000:])
+        # Not the admin client's retries running out ("Timed out waiting for a node
+        # assignment" after its 60 s default), but the broker's own answer, printed first
+        # (after SLF4J's note that the tool has no logging backend).
+        first = next(line for line in done.stderr.splitlines() if not line.startswith("SLF4J"))
+        assert first == (
+            "org.apache.kafka.common.errors.UnsupportedVersionException: This cluster has no"
+            " KRaft metadata quorum to describe: this single node (node 1) is its own"
+            " controller; there is no __cluster_metadata log"
+        ), done.stderr[-2000:]
+        assert took < 30, f"{describe} took {took:.0f} s"

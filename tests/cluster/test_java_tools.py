@@ -1,5 +1,6 @@
 """Kafka's own Java tools against the cluster: kafka-topics --describe, the console
-producer and consumer (the Java client), on the jars the bench resolves with Maven."""
+producer and consumer (the Java client), kafka-metadata-quorum, on the jars the bench
+resolves with Maven."""
 
 from __future__ import annotations
 
@@ -58,3 +59,24 @@ def test_kafka_topics_describe_and_the_java_client(kafkalite_cluster: Cluster) -
         "60000",
     )
     assert sorted(got.split()) == sorted(lines)
+
+
+def test_kafka_metadata_quorum_names_the_zookeeper_elected_controller(
+    kafkalite_cluster: Cluster,
+) -> None:
+    c = kafkalite_cluster
+    controller = c.controller_id()
+    for describe in ("--status", "--replication"):
+        cmd = kafka_ref.tool_command(
+            kafka_ref.ensure_jars(),
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            ["--bootstrap-server", c.bootstrap_servers, "describe", describe],
+        )
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 1, (done.stdout, done.stderr[-2000:])
+        first = next(line for line in done.stderr.splitlines() if not line.startswith("SLF4J"))
+        assert first == (
+            "org.apache.kafka.common.errors.UnsupportedVersionException: This cluster has no"
+            f" KRaft metadata quorum to describe: its controller is broker {controller},"
+            " elected through ZooKeeper; there is no __cluster_metadata log"
+        ), done.stderr[-2000:]

@@ -90,6 +90,16 @@ impl Topic {
         }
     }
 
+    /// Partition `index`'s replica state (leader, epoch, replicas, ISR), hosted or not.
+    #[must_use]
+    pub fn replica_state(&self, index: i32) -> Option<ReplicaState> {
+        let slots = self.slots.read().expect("lock");
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| slots.get(i))
+            .map(Slot::replica_state)
+    }
+
     /// Every partition's replica state (leader, epoch, replicas, ISR), hosted or not.
     #[must_use]
     pub fn replica_states(&self) -> Vec<ReplicaState> {

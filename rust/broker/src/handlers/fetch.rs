@@ -3,7 +3,9 @@
 //! From v13 topics are named by id (KIP-516): the handler resolves ids to names first, and
 //! a partition of an unknown id is answered UNKNOWN_TOPIC_ID (100), as Kafka does. From v15
 //! a follower names itself in `replica_state` (KIP-903) rather than `replica_id`; v16 adds
-//! `node_endpoints` (sent empty: no partition here names a leader elsewhere), v17 the
+//! `node_endpoints`: a partition refused NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+//! names its current leader and epoch, with the leader's endpoint (KIP-951,
+//! `response::leader_hints`); v17 the
 //! replica's directory id and v18 the follower's high watermark, both only for KRaft
 //! followers and ignored here.
 //!
@@ -55,6 +57,7 @@ use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::replication::leader;
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
+use crate::response::leader_hints::LeaderHints;
 use crate::response::ResponseBody;
 use crate::security::authz;
 use crate::security::quotas::QuotaKind;
@@ -127,6 +130,9 @@ pub async fn handle(
     }
     result.topics.extend(denied);
     result.topics.extend(unknown_ids);
+    if version >= 16 {
+        name_current_leaders(state, ctx, &mut result);
+    }
     let body = ResponseBody::Pieces(fetch_response::encode(result, version)?);
     if client {
         let size = body.len() as f64;
@@ -145,6 +151,24 @@ pub async fn handle(
         }
     }
     Ok(Some(body))
+}
+
+/// KIP-951 (v16+): each partition refused NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+/// names its current leader; the leaders' endpoints go in the response, as Kafka answers
+/// (a follower's fetch from a non-replica included).
+fn name_current_leaders(state: &BrokerState, ctx: &RequestContext<'_>, result: &mut FetchResult) {
+    let mut hints = LeaderHints::new(state, ctx.listener_name());
+    for topic in &mut result.topics {
+        for p in &mut topic.partitions {
+            if matches!(
+                p.error_code,
+                codes::NOT_LEADER_OR_FOLLOWER | codes::FENCED_LEADER_EPOCH
+            ) {
+                p.current_leader = Some(hints.current_leader(&topic.name, p.partition_index));
+            }
+        }
+    }
+    result.node_endpoints = hints.endpoints();
 }
 
 /// An isolation level other than READ_UNCOMMITTED (0) and READ_COMMITTED (1): Kafka fails
@@ -174,6 +198,7 @@ fn unknown_isolation_level(request: &FetchRequest, version: i16) -> FetchResult 
         error_code: codes::UNKNOWN_SERVER_ERROR,
         session_id: request.session_id,
         topics,
+        node_endpoints: Vec::new(),
     }
 }
 
@@ -316,6 +341,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 aborted_transactions: read_committed.then(Vec::new),
                 preferred_read_replica: -1,
                 records: None,
+                current_leader: None,
             };
             let skip = have_data
                 && limit == 0
@@ -388,6 +414,7 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             error_code: codes::NONE,
             session_id: 0,
             topics,
+            node_endpoints: Vec::new(),
         },
         immediate,
     )

@@ -30,7 +30,9 @@
 //!   MESSAGE_TOO_LARGE (10), CORRUPT_MESSAGE (2: CRC, data invalid in its codec),
 //!   INVALID_RECORD (87: records that do not parse, or inflate past the cap), ...
 //!
-//! v8+ responses carry the error message. An invalid `acks` fails every partition with
+//! v8+ responses carry the error message. v10+ partitions refused NOT_LEADER_OR_FOLLOWER
+//! name their current leader and epoch, with its endpoint at the top (KIP-951,
+//! `response::leader_hints`). An invalid `acks` fails every partition with
 //! INVALID_REQUIRED_ACKS (21). acks=0 sends no response; if any partition failed, the
 //! connection is closed instead (as Kafka does, so the client refreshes its metadata).
 //! On a single node acks=1 and acks=-1 answer once the batch is in the log: the ISR is
@@ -50,9 +52,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+    BatchIndexAndErrorMessage, LeaderIdAndEpoch, NodeEndpoint, PartitionProduceResponse,
+    TopicProduceResponse,
 };
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader, TopicName};
+use kafka_protocol::messages::{
+    BrokerId, ProduceRequest, ProduceResponse, RequestHeader, TopicName,
+};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::records::{BatchHeader, Compression, LOG_OVERHEAD};
 use kafkalite_core::storage::clock::now_ms;
@@ -63,6 +68,7 @@ use crate::cluster::check_leader;
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::replication::{acks, leader};
+use crate::response::leader_hints::LeaderHints;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::security::quotas::QuotaKind;
@@ -294,6 +300,11 @@ pub async fn handle(
             }
         }
     }
+    let node_endpoints = if version >= 10 {
+        name_current_leaders(state, ctx, &mut responses)
+    } else {
+        Vec::new()
+    };
     // producer_byte_rate counts the whole request (Kafka's `request.sizeInBytes`).
     let throttle_ms = state.security.quotas.record(
         QuotaKind::Produce,
@@ -311,7 +322,39 @@ pub async fn handle(
     let mut response = ProduceResponse::default();
     response.responses = responses;
     response.throttle_time_ms = throttle_ms;
+    response.node_endpoints = node_endpoints;
     Ok(Some(encode(&response, version)?))
+}
+
+/// KIP-951 (v10+): each partition refused with NOT_LEADER_OR_FOLLOWER names its current
+/// leader; the leaders' endpoints go in the response, as Kafka answers.
+fn name_current_leaders(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    responses: &mut [TopicProduceResponse],
+) -> Vec<NodeEndpoint> {
+    let mut hints = LeaderHints::new(state, ctx.listener_name());
+    for topic in responses.iter_mut() {
+        for p in &mut topic.partition_responses {
+            if p.error_code == codes::NOT_LEADER_OR_FOLLOWER {
+                let (leader, epoch) = hints.current_leader(topic.name.as_str(), p.index);
+                p.current_leader = LeaderIdAndEpoch::default()
+                    .with_leader_id(BrokerId(leader))
+                    .with_leader_epoch(epoch);
+            }
+        }
+    }
+    hints
+        .endpoints()
+        .into_iter()
+        .map(|b| {
+            NodeEndpoint::default()
+                .with_node_id(BrokerId(b.node_id))
+                .with_host(StrBytes::from_string(b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.map(StrBytes::from_string))
+        })
+        .collect()
 }
 
 fn produce_partition(

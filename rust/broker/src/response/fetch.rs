@@ -19,9 +19,11 @@
 //!     aborted_transactions NULLABLE ARRAY of (producer_id INT64, first_offset INT64 [v12: tags])
 //!     [v11+] preferred_read_replica INT32
 //!     records NULLABLE BYTES
-//!     [v12] tags (none sent: diverging_epoch, current_leader, snapshot_id are defaults)
+//!     [v12] tags (current_leader, tag 1: leader_id INT32, leader_epoch INT32, tags; sent
+//!       when set; diverging_epoch and snapshot_id are never sent)
 //!   [v12] tags
-//! [v12] tags (v16+: node_endpoints, tag 0, sent only when non-empty: never, here)
+//! [v12] tags (v16+: node_endpoints, tag 0, sent only when non-empty: node_id INT32,
+//!   host COMPACT_STRING, port INT32, rack COMPACT_NULLABLE_STRING, tags)
 //! ```
 
 use std::os::unix::fs::FileExt;
@@ -30,6 +32,7 @@ use bytes::{BufMut, BytesMut};
 use kafkalite_core::storage::ReadSlice;
 
 use super::Piece;
+use crate::cluster::BrokerNode;
 
 pub const MIN_VERSION: i16 = 4;
 pub const MAX_VERSION: i16 = 18;
@@ -47,6 +50,8 @@ pub struct PartitionResult {
     pub preferred_read_replica: i32,
     /// `None` encodes empty records (length 0), as Kafka sends when there is no data.
     pub records: Option<ReadSlice>,
+    /// KIP-951: (leader id, leader epoch) of a partition this broker may not serve.
+    pub current_leader: Option<(i32, i32)>,
 }
 
 impl PartitionResult {
@@ -63,6 +68,7 @@ impl PartitionResult {
             aborted_transactions: Some(Vec::new()),
             preferred_read_replica: -1,
             records: None,
+            current_leader: None,
         }
     }
 
@@ -91,6 +97,8 @@ pub struct FetchResult {
     pub error_code: i16,
     pub session_id: i32,
     pub topics: Vec<TopicResult>,
+    /// v16+: the endpoints of the leaders named in `current_leader`.
+    pub node_endpoints: Vec<BrokerNode>,
 }
 
 impl FetchResult {
@@ -151,6 +159,38 @@ impl Writer {
             self.buf.put_i16(i16::try_from(s.len())?);
         }
         self.buf.put_slice(s.as_bytes());
+        Ok(())
+    }
+
+    fn nullable_string(&mut self, s: Option<&str>) -> anyhow::Result<()> {
+        match s {
+            Some(s) => self.string(s),
+            None if self.flexible => {
+                self.uvarint(0);
+                Ok(())
+            }
+            None => {
+                self.buf.put_i16(-1);
+                Ok(())
+            }
+        }
+    }
+
+    /// One tagged field: its tag, the size of its value, then the value `write` puts.
+    fn tagged(
+        &mut self,
+        tag: u32,
+        write: impl FnOnce(&mut Writer) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut value = Writer {
+            flexible: true,
+            buf: BytesMut::new(),
+            pieces: Vec::new(),
+        };
+        write(&mut value)?;
+        self.uvarint(tag);
+        self.uvarint(u32::try_from(value.buf.len())?);
+        self.buf.put_slice(&value.buf);
         Ok(())
     }
 
@@ -226,11 +266,38 @@ pub fn encode(result: FetchResult, version: i16) -> anyhow::Result<Vec<Piece>> {
                 w.buf.put_i32(p.preferred_read_replica);
             }
             w.records(p.records)?;
-            w.no_tags();
+            match p.current_leader.filter(|_| w.flexible) {
+                // Kafka's default (-1, -1) is not sent.
+                Some((leader_id, leader_epoch)) if (leader_id, leader_epoch) != (-1, -1) => {
+                    w.uvarint(1);
+                    w.tagged(1, |v| {
+                        v.buf.put_i32(leader_id);
+                        v.buf.put_i32(leader_epoch);
+                        v.no_tags();
+                        Ok(())
+                    })?;
+                }
+                _ => w.no_tags(),
+            }
         }
         w.no_tags();
     }
-    w.no_tags();
+    if version >= 16 && !result.node_endpoints.is_empty() {
+        w.uvarint(1);
+        w.tagged(0, |v| {
+            v.array_len(result.node_endpoints.len())?;
+            for node in &result.node_endpoints {
+                v.buf.put_i32(node.node_id);
+                v.string(&node.host)?;
+                v.buf.put_i32(node.port);
+                v.nullable_string(node.rack.as_deref())?;
+                v.no_tags();
+            }
+            Ok(())
+        })?;
+    } else {
+        w.no_tags();
+    }
     Ok(w.finish())
 }
 
@@ -312,6 +379,7 @@ mod tests {
                     throttle_time_ms: 0,
                     error_code: 0,
                     session_id: 0,
+                    node_endpoints: Vec::new(),
                     topics: vec![
                         TopicResult {
                             name: "tópico".into(),
@@ -326,6 +394,7 @@ mod tests {
                                     aborted_transactions: aborted.clone(),
                                     preferred_read_replica: -1,
                                     records: Some(slice),
+                                    current_leader: None,
                                 },
                                 PartitionResult {
                                     partition_index: 1,
@@ -336,6 +405,7 @@ mod tests {
                                     aborted_transactions: aborted.clone(),
                                     preferred_read_replica: -1,
                                     records: None,
+                                    current_leader: None,
                                 },
                                 PartitionResult::error(7, 3),
                             ],
@@ -352,6 +422,7 @@ mod tests {
                                 aborted_transactions: aborted,
                                 preferred_read_replica: -1,
                                 records: Some(second),
+                                current_leader: None,
                             }],
                         },
                     ],
@@ -423,6 +494,58 @@ mod tests {
                 .unwrap();
             assert_eq!(aborted.len(), 2);
             assert_eq!((aborted[1].producer_id.0, aborted[1].first_offset), (6, 20));
+        }
+    }
+
+    #[test]
+    fn current_leader_and_node_endpoints_encode() {
+        for version in MIN_VERSION..=MAX_VERSION {
+            let result = FetchResult {
+                topics: vec![TopicResult {
+                    name: "t".into(),
+                    topic_id: uuid::Uuid::nil(),
+                    partitions: vec![
+                        PartitionResult {
+                            current_leader: Some((2, 7)),
+                            ..PartitionResult::read_error(0, 6)
+                        },
+                        PartitionResult {
+                            current_leader: Some((-1, -1)),
+                            ..PartitionResult::read_error(1, 6)
+                        },
+                    ],
+                }],
+                node_endpoints: vec![BrokerNode {
+                    node_id: 2,
+                    host: "127.0.0.1".into(),
+                    port: 9093,
+                    rack: Some("r1".into()),
+                    endpoints: Vec::new(),
+                }],
+                ..FetchResult::default()
+            };
+            let bytes = materialize(&encode(result, version).unwrap()).unwrap();
+            let mut buf = Bytes::from(bytes);
+            let decoded = FetchResponse::decode(&mut buf, version).unwrap();
+            assert!(buf.is_empty(), "v{version}: {} trailing bytes", buf.len());
+            let partitions = &decoded.responses[0].partitions;
+            let leader = &partitions[0].current_leader;
+            if version >= 12 {
+                assert_eq!((leader.leader_id.0, leader.leader_epoch), (2, 7));
+            } else {
+                assert_eq!((leader.leader_id.0, leader.leader_epoch), (-1, -1));
+            }
+            assert_eq!(partitions[1].current_leader.leader_id.0, -1);
+            if version >= 16 {
+                assert_eq!(decoded.node_endpoints.len(), 1, "v{version}");
+                let node = &decoded.node_endpoints[0];
+                assert_eq!(node.node_id.0, 2);
+                assert_eq!(node.host.as_str(), "127.0.0.1");
+                assert_eq!(node.port, 9093);
+                assert_eq!(node.rack.as_deref(), Some("r1"));
+            } else {
+                assert!(decoded.node_endpoints.is_empty());
+            }
         }
     }
 }

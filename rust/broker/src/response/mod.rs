@@ -1,7 +1,9 @@
 //! What a handler gives back for the connection to write; `fetch` encodes Fetch responses
-//! around record bytes that stay in their segment files.
+//! around record bytes that stay in their segment files; `leader_hints` names a refused
+//! partition's current leader (KIP-951).
 
 pub mod fetch;
+pub mod leader_hints;
 pub mod throttle;
 
 use bytes::{Bytes, BytesMut};
