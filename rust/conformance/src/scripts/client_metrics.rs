@@ -106,9 +106,12 @@ fn settle(s: &mut Session, name: &str, key: &str, value: Option<&str>) {
     });
 }
 
+/// A config change: key, IncrementalAlterConfigs operation, value.
+type Op<'a> = (&'a str, i8, Option<&'a str>);
+
 fn incremental_alter(s: &mut Session, v: i16) {
     let name = format!("cm-iac-v{v}");
-    let steps: &[(&str, &[(&str, i8, Option<&str>)])] = &[
+    let steps: &[(&str, &[Op])] = &[
         (
             "set every key",
             &[
