@@ -14,6 +14,7 @@ use crate::net::listeners::{self, Listener};
 pub mod broker_logger;
 pub mod dynamic;
 pub mod dynamic_apply;
+pub mod group;
 pub mod live;
 pub mod topic;
 

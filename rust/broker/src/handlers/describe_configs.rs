@@ -15,6 +15,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::config::{self as schema, Type};
 
 use crate::config::broker_logger;
+use crate::config::group as group_configs;
 use crate::config::topic::{self as topic_configs, source, Synonym};
 use crate::config::{dynamic, dynamic_apply};
 use crate::errors::{codes, ApiError};
@@ -74,6 +75,7 @@ fn describe(
         RESOURCE_TOPIC => topic_entries(state, &r.resource_name),
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
         broker_logger::RESOURCE_BROKER_LOGGER => logger_entries(state, &r.resource_name),
+        group_configs::RESOURCE_GROUP => group_entries(state, &r.resource_name),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
@@ -106,6 +108,38 @@ fn logger_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
             read_only: false,
             sensitive: false,
             synonyms: Vec::new(),
+        })
+        .collect())
+}
+
+/// Kafka 4.1's `createGroupConfigEntry`: every group key, its one synonym the value
+/// itself, GROUP_CONFIG where the group sets it and DEFAULT_CONFIG (the broker's value)
+/// where not.
+fn group_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
+    group_configs::check_name(name)?;
+    let overrides = state.group_configs.get(name);
+    let live = state.dynamic.live();
+    Ok(group_configs::effective(&overrides, &live.settings)
+        .into_iter()
+        .map(|(key, (value, set))| {
+            let source = if set {
+                group_configs::SOURCE_GROUP_CONFIG
+            } else {
+                source::DEFAULT_CONFIG
+            };
+            Entry {
+                name: key.to_string(),
+                value: Some(value.clone()),
+                source,
+                kind: group_configs::key(key).map_or(Type::String, |k| k.ty),
+                read_only: false,
+                sensitive: false,
+                synonyms: vec![Synonym {
+                    name: key.to_string(),
+                    value,
+                    source,
+                }],
+            }
         })
         .collect())
 }
