@@ -36,11 +36,31 @@ enum Rule {
 /// (key, rule, other key) under `group.<kind>.`: `key` must be `rule` `other`, in the
 /// order Kafka checks them for each of consumer, share and streams groups.
 const RULES: &[(&str, Rule, &str)] = &[
-    ("max.heartbeat.interval.ms", Rule::AtLeast, "min.heartbeat.interval.ms"),
-    ("heartbeat.interval.ms", Rule::AtLeast, "min.heartbeat.interval.ms"),
-    ("heartbeat.interval.ms", Rule::AtMost, "max.heartbeat.interval.ms"),
-    ("max.session.timeout.ms", Rule::AtLeast, "min.session.timeout.ms"),
-    ("session.timeout.ms", Rule::AtLeast, "min.session.timeout.ms"),
+    (
+        "max.heartbeat.interval.ms",
+        Rule::AtLeast,
+        "min.heartbeat.interval.ms",
+    ),
+    (
+        "heartbeat.interval.ms",
+        Rule::AtLeast,
+        "min.heartbeat.interval.ms",
+    ),
+    (
+        "heartbeat.interval.ms",
+        Rule::AtMost,
+        "max.heartbeat.interval.ms",
+    ),
+    (
+        "max.session.timeout.ms",
+        Rule::AtLeast,
+        "min.session.timeout.ms",
+    ),
+    (
+        "session.timeout.ms",
+        Rule::AtLeast,
+        "min.session.timeout.ms",
+    ),
     ("session.timeout.ms", Rule::AtMost, "max.session.timeout.ms"),
     ("heartbeat.interval.ms", Rule::Below, "session.timeout.ms"),
 ];
@@ -51,7 +71,11 @@ const KINDS: &[&str] = &["consumer", "share", "streams"];
 pub fn check(int: impl Fn(&str) -> i32, list: &[String]) -> Result<(), ConfigError> {
     let rules = KINDS.iter().flat_map(|kind| {
         RULES.iter().map(move |(key, rule, other)| {
-            (format!("group.{kind}.{key}"), *rule, format!("group.{kind}.{other}"))
+            (
+                format!("group.{kind}.{key}"),
+                *rule,
+                format!("group.{kind}.{other}"),
+            )
         })
     });
     let standby = (
