@@ -191,6 +191,23 @@ def test_unknown_keys_are_warned_about_not_refused() -> None:
         ({"log.dirs": " , "}, "no directory given"),
         ({"log.retention.minutes": "99999999999"}, "log.retention.minutes=99999999999"),
         ({"group.min.session.timeout.ms": "9", "group.max.session.timeout.ms": "8"}, "must not"),
+        # Kafka 4.1.1 refuses these at start too ("group.consumer.heartbeat.interval.ms must
+        # be greater than or equal to group.consumer.min.heartbeat.interval.ms").
+        (
+            {"group.consumer.heartbeat.interval.ms": "500"},
+            "group.consumer.heartbeat.interval.ms=500: must be greater than or equal to "
+            "group.consumer.min.heartbeat.interval.ms",
+        ),
+        (
+            {
+                "group.consumer.min.session.timeout.ms": "1000",
+                "group.consumer.session.timeout.ms": "4000",
+            },
+            "group.consumer.heartbeat.interval.ms=5000: must be less than "
+            "group.consumer.session.timeout.ms",
+        ),
+        ({"group.consumer.assignors": "sticky"}, "unknown assignor sticky"),
+        ({"group.streams.num.standby.replicas": "3"}, "group.streams.max.standby.replicas"),
         ({"offset.metadata.max.bytes": "-1"}, "offset.metadata.max.bytes=-1"),
         ({"log.dirs": __file__}, "is not a directory"),
         ({"log.level": "VERBOSE"}, "log.level=VERBOSE"),

@@ -21,10 +21,13 @@ from tests.groups.members import Member, create_topic, produce, values_of, wait_
 
 PARTITIONS = 12
 BATCH = 600
-# Members learn of partitions another member released at their next heartbeat.
+# Members learn of partitions another member released at their next heartbeat. Kafka
+# refuses to start with an interval or timeout outside its .min/.max keys, so those move too.
 CONSUMER_CONFIG = {
     **GROUP_CONFIG,
+    "group.consumer.min.heartbeat.interval.ms": 500,
     "group.consumer.heartbeat.interval.ms": 500,
+    "group.consumer.min.session.timeout.ms": 10000,
     "group.consumer.session.timeout.ms": 10000,
 }
 

@@ -17,6 +17,7 @@ pub mod client_metrics_apply;
 pub mod client_metrics_store;
 pub mod dynamic;
 pub mod dynamic_apply;
+pub mod group;
 pub mod live;
 pub mod topic;
 

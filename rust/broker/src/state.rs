@@ -68,6 +68,8 @@ pub struct BrokerState {
     pub security: crate::security::Security,
     /// Dynamic broker configs over server.properties (`config::dynamic`).
     pub dynamic: crate::config::dynamic::DynamicStore,
+    /// Group-level configs (`config::group`).
+    pub group_configs: crate::config::group::GroupConfigStore,
     /// Cluster mode: the follower fetchers (`replication`).
     pub fetchers: Option<crate::replication::fetchers::Fetchers>,
     /// Request, traffic and connection counters for the metrics endpoint.
@@ -96,6 +98,11 @@ impl BrokerState {
             stored.cluster_id.clone()
         };
         let groups = crate::groups::GroupCoordinator::new(&config)?;
+        let group_configs = if config.zookeeper_connect.is_some() {
+            crate::config::group::GroupConfigStore::unstored()
+        } else {
+            crate::config::group::GroupConfigStore::open(&config.log_dirs[0])?
+        };
         let transactions = crate::transactions::TransactionCoordinator::new(&config)?;
         let topics = TopicRegistry::new(
             config.log_dirs.clone(),
@@ -135,6 +142,7 @@ impl BrokerState {
             client_metrics,
             telemetry: crate::telemetry::Telemetry::default(),
             dynamic,
+            group_configs,
             store,
             admin: Mutex::new(()),
             _dir_locks: dir_locks,

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use kafkalite_core::config::BrokerSettings;
+use kafkalite_core::config::{assignor_short_name, BrokerSettings};
 
+use crate::config::group::ConsumerTimeouts;
 use crate::config::ConfigError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,8 +80,17 @@ impl GroupConfig {
             consumer_assignors: s
                 .list("group.consumer.assignors")
                 .iter()
-                .map(|name| assignor_short_name(name))
+                .filter_map(|name| assignor_short_name(name).map(String::from))
                 .collect(),
+        }
+    }
+
+    /// A consumer group's timeouts where the group sets none of its own.
+    #[must_use]
+    pub fn consumer_timeouts(&self) -> ConsumerTimeouts {
+        ConsumerTimeouts {
+            session_timeout_ms: self.consumer_session_timeout_ms,
+            heartbeat_interval_ms: self.consumer_heartbeat_interval_ms,
         }
     }
 
@@ -95,15 +105,6 @@ impl GroupConfig {
                 self.offsets_topic_segment_bytes.to_string(),
             ),
         ])
-    }
-}
-
-/// Kafka names its built-in assignors by class too; both spellings mean the same one.
-fn assignor_short_name(name: &str) -> String {
-    match name.trim() {
-        "org.apache.kafka.coordinator.group.assignor.UniformAssignor" => "uniform".to_string(),
-        "org.apache.kafka.coordinator.group.assignor.RangeAssignor" => "range".to_string(),
-        other => other.to_string(),
     }
 }
 

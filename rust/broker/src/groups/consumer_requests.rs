@@ -64,6 +64,15 @@ impl GroupCoordinator {
     ) -> Result<HeartbeatAnswer, Refusal> {
         let regex = heartbeat::validate(&req, group_id, version, &self.config.consumer_assignors)?;
         let image = self.topic_image();
+        // Read at every heartbeat, as Kafka does: a changed group config reaches members
+        // at their next one.
+        let timeouts = self.broker_state().map_or_else(
+            |_| self.config.consumer_timeouts(),
+            |b| {
+                b.group_configs
+                    .consumer_timeouts(group_id, &b.dynamic.live().settings)
+            },
+        );
         let joining = req.member_epoch == 0;
         let member_id = req.member_id.clone();
         let unknown = || {
@@ -90,7 +99,7 @@ impl GroupCoordinator {
                 g.protocol_name = None;
             }
             let cg = g.consumer.as_mut().expect("set above");
-            cg.heartbeat(group_id, req, regex, &image, cx)
+            cg.heartbeat(group_id, req, regex, &image, timeouts, cx)
         });
         match outcome {
             Ok(Some(answer)) => answer,

@@ -9,6 +9,7 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::config::group as group_configs;
 use crate::config::topic as topic_configs;
 use crate::config::{client_metrics, client_metrics_apply, dynamic_apply};
 use crate::errors::{codes, ApiError};
@@ -112,11 +113,27 @@ pub fn apply(
         client_metrics::RESOURCE_CLIENT_METRICS => {
             client_metrics_apply::alter(state, name, configs, validate_only)
         }
+        group_configs::RESOURCE_GROUP => alter_group(state, name, configs, validate_only),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
         )),
     }
+}
+
+/// Make `configs` a group's whole override set, checked against the broker's bounds.
+pub fn alter_group(
+    state: &BrokerState,
+    name: &str,
+    configs: BTreeMap<String, String>,
+    validate_only: bool,
+) -> Result<(), ApiError> {
+    group_configs::check_name(name)?;
+    let stored = group_configs::validate(&configs, &state.dynamic.live().settings)?;
+    if validate_only {
+        return Ok(());
+    }
+    state.group_configs.set(name, stored)
 }
 
 pub fn error_fields(outcome: Result<(), ApiError>) -> (i16, Option<StrBytes>) {

@@ -14,6 +14,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use kafkalite_core::config::{self as schema, Type};
 
+use crate::config::group as group_configs;
 use crate::config::topic::{self as topic_configs, source, Synonym};
 use crate::config::{broker_logger, client_metrics};
 use crate::config::{dynamic, dynamic_apply};
@@ -75,6 +76,7 @@ fn describe(
         RESOURCE_BROKER => broker_entries(state, &r.resource_name),
         broker_logger::RESOURCE_BROKER_LOGGER => logger_entries(state, &r.resource_name),
         client_metrics::RESOURCE_CLIENT_METRICS => client_metrics_entries(state, &r.resource_name),
+        group_configs::RESOURCE_GROUP => group_entries(state, &r.resource_name),
         other => Err(ApiError::new(
             codes::INVALID_REQUEST,
             format!("unsupported resource type {other}"),
@@ -144,6 +146,38 @@ fn client_metrics_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>,
                 read_only: false,
                 sensitive: false,
                 synonyms,
+            }
+        })
+        .collect())
+}
+
+/// Kafka 4.1's `createGroupConfigEntry`: every group key, its one synonym the value
+/// itself, GROUP_CONFIG where the group sets it and DEFAULT_CONFIG (the broker's value)
+/// where not.
+fn group_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
+    group_configs::check_name(name)?;
+    let overrides = state.group_configs.get(name);
+    let live = state.dynamic.live();
+    Ok(group_configs::effective(&overrides, &live.settings)
+        .into_iter()
+        .map(|(key, (value, set))| {
+            let source = if set {
+                group_configs::SOURCE_GROUP_CONFIG
+            } else {
+                source::DEFAULT_CONFIG
+            };
+            Entry {
+                name: key.to_string(),
+                value: Some(value.clone()),
+                source,
+                kind: group_configs::key(key).map_or(Type::String, |k| k.ty),
+                read_only: false,
+                sensitive: false,
+                synonyms: vec![Synonym {
+                    name: key.to_string(),
+                    value,
+                    source,
+                }],
             }
         })
         .collect())

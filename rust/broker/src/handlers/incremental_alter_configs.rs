@@ -14,6 +14,7 @@ use kafka_protocol::protocol::Decodable;
 use kafkalite_core::config::Type;
 
 use crate::config::dynamic_apply;
+use crate::config::group as group_configs;
 use crate::config::topic as topic_configs;
 use crate::config::{broker_logger, client_metrics, client_metrics_apply};
 use crate::errors::{codes, ApiError};
@@ -114,19 +115,26 @@ fn broker_change(r: &AlterConfigsResource) -> Result<dynamic_apply::Change, ApiE
     Ok(dynamic_apply::Change::Incremental { set, delete })
 }
 
-/// The topic's override set after the operations.
+/// The topic's or group's override set after the operations.
 fn merged(
     state: &BrokerState,
     r: &AlterConfigsResource,
 ) -> Result<BTreeMap<String, String>, ApiError> {
     no_duplicates(r.configs.iter().map(|c| c.name.as_str()))?;
-    if r.resource_type != RESOURCE_TOPIC {
+    let mut configs = match r.resource_type {
+        RESOURCE_TOPIC => {
+            validate_topic_name(&r.resource_name)?;
+            let topic = state.require_topic(&r.resource_name)?;
+            let configs = topic.configs.read().expect("lock").clone();
+            configs
+        }
+        group_configs::RESOURCE_GROUP => {
+            group_configs::check_name(&r.resource_name)?;
+            state.group_configs.get(&r.resource_name)
+        }
         // Not a resource type configs exist for: `apply` names it.
-        return Ok(BTreeMap::new());
-    }
-    validate_topic_name(&r.resource_name)?;
-    let topic = state.require_topic(&r.resource_name)?;
-    let mut configs = topic.configs.read().expect("lock").clone();
+        _ => return Ok(BTreeMap::new()),
+    };
     for c in &r.configs {
         let name = c.name.to_string();
         let op = c.config_operation;
@@ -145,7 +153,9 @@ fn merged(
                 configs.insert(name, value);
             }
             APPEND | SUBTRACT => {
-                let key = topic_configs::find(&name).filter(|k| k.ty == Type::List);
+                // No group key is a list.
+                let key = topic_configs::find(&name)
+                    .filter(|k| k.ty == Type::List && r.resource_type == RESOURCE_TOPIC);
                 let Some(key) = key else {
                     return Err(ApiError::new(
                         codes::INVALID_CONFIG,

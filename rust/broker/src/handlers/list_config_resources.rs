@@ -4,7 +4,7 @@
 //! UNSUPPORTED_VERSION to a type it does not list, as Kafka 4.1.1 does. Needs
 //! DESCRIBE_CONFIGS on the cluster.
 //!
-//! GROUP lists the groups with dynamic configs; kafkalite keeps none yet, so it lists none.
+//! GROUP lists the groups with dynamic configs (`config::group`).
 
 use std::sync::Arc;
 
@@ -89,8 +89,8 @@ fn resources(
         .collect()
 }
 
-fn groups(_state: &BrokerState, _ctx: &RequestContext<'_>) -> Vec<String> {
-    Vec::new()
+fn groups(state: &BrokerState, _ctx: &RequestContext<'_>) -> Vec<String> {
+    state.group_configs.group_names()
 }
 
 fn client_metrics(state: &BrokerState, _ctx: &RequestContext<'_>) -> Vec<String> {

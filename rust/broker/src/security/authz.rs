@@ -188,7 +188,14 @@ pub fn configs(
     name: &str,
 ) -> Result<(), crate::errors::ApiError> {
     use crate::errors::{codes, ApiError};
-    if resource_type == resource::TOPIC {
+    if resource_type == crate::config::group::RESOURCE_GROUP {
+        if !group(state, ctx, operation, name) {
+            return Err(ApiError::new(
+                codes::GROUP_AUTHORIZATION_FAILED,
+                "Authorization failed.",
+            ));
+        }
+    } else if resource_type == resource::TOPIC {
         if !topic(state, ctx, operation, name) {
             return Err(ApiError::new(
                 codes::TOPIC_AUTHORIZATION_FAILED,

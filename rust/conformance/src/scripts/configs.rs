@@ -11,6 +11,7 @@ use crate::session::Session;
 
 const TOPIC: i8 = 2;
 const BROKER: i8 = 4;
+const GROUP: i8 = 32;
 
 pub fn scripts() -> Vec<Script> {
     vec![
@@ -92,6 +93,14 @@ fn describe_configs(s: &mut Session, v: i16) {
         false,
     );
     s.play("bad broker id", v, |_| r.clone());
+    // A group nobody configured: every group key at the broker's value.
+    let r = request(vec![resource(GROUP, &format!("dc-group-v{v}"), None)], true);
+    s.play("group keys with synonyms", v, |_| r.clone());
+    let r = request(
+        vec![resource(GROUP, "", Some(&["consumer.session.timeout.ms"]))],
+        false,
+    );
+    s.play("group without a name", v, |_| r.clone());
     let r = request(vec![], false);
     s.play("empty request", v, |_| r.clone());
 }
@@ -100,22 +109,26 @@ fn alter_configs(s: &mut Session, v: i16) {
     use alter_configs_request::{AlterConfigsResource, AlterableConfig};
     let name = format!("ac-v{v}");
     create_topic(s, &name, 1, &[]);
+    let request_to =
+        |kind: i8, topic: &str, configs: &[(&str, Option<&str>)], validate_only: bool| {
+            AlterConfigsRequest::default()
+                .with_validate_only(validate_only)
+                .with_resources(vec![AlterConfigsResource::default()
+                    .with_resource_type(kind)
+                    .with_resource_name(text(topic))
+                    .with_configs(
+                        configs
+                            .iter()
+                            .map(|(k, val)| {
+                                AlterableConfig::default()
+                                    .with_name(text(k))
+                                    .with_value(val.map(text))
+                            })
+                            .collect(),
+                    )])
+        };
     let request = |topic: &str, configs: &[(&str, Option<&str>)], validate_only: bool| {
-        AlterConfigsRequest::default()
-            .with_validate_only(validate_only)
-            .with_resources(vec![AlterConfigsResource::default()
-                .with_resource_type(TOPIC)
-                .with_resource_name(text(topic))
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(k, val)| {
-                            AlterableConfig::default()
-                                .with_name(text(k))
-                                .with_value(val.map(text))
-                        })
-                        .collect(),
-                )])
+        request_to(TOPIC, topic, configs, validate_only)
     };
     let r = request(&name, &[("retention.ms", Some("5000"))], true);
     s.play("validate only", v, |_| r.clone());
@@ -137,6 +150,28 @@ fn alter_configs(s: &mut Session, v: i16) {
     // A null value: INVALID_REQUEST, not a dropped key (fuzzer-found).
     let r = request(&name, &[("retention.ms", None)], false);
     s.play("null value", v, |_| r.clone());
+    let group = format!("ac-group-v{v}");
+    let r = request_to(
+        GROUP,
+        &group,
+        &[
+            ("consumer.session.timeout.ms", Some("50000")),
+            ("consumer.heartbeat.interval.ms", Some("6000")),
+        ],
+        false,
+    );
+    s.play("group success", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("share.record.lock.duration.ms", Some("100"))],
+        false,
+    );
+    s.play("group value below its range", v, |_| r.clone());
+    let r = request_to(GROUP, &group, &[("no.such.config", Some("1"))], true);
+    s.play("group unknown key", v, |_| r.clone());
+    let r = request_to(GROUP, &group, &[], false);
+    s.play("group cleared", v, |_| r.clone());
     let r = AlterConfigsRequest::default();
     s.play("empty request", v, |_| r.clone());
 }
@@ -145,10 +180,10 @@ fn incremental_alter_configs(s: &mut Session, v: i16) {
     use incremental_alter_configs_request::{AlterConfigsResource, AlterableConfig};
     let name = format!("iac-v{v}");
     create_topic(s, &name, 1, &[]);
-    let request = |topic: &str, configs: &[(&str, i8, Option<&str>)]| {
+    let request_to = |kind: i8, topic: &str, configs: &[(&str, i8, Option<&str>)]| {
         IncrementalAlterConfigsRequest::default().with_resources(vec![
             AlterConfigsResource::default()
-                .with_resource_type(TOPIC)
+                .with_resource_type(kind)
                 .with_resource_name(text(topic))
                 .with_configs(
                     configs
@@ -163,6 +198,8 @@ fn incremental_alter_configs(s: &mut Session, v: i16) {
                 ),
         ])
     };
+    let request =
+        |topic: &str, configs: &[(&str, i8, Option<&str>)]| request_to(TOPIC, topic, configs);
     let r = request(&name, &[("retention.ms", 0, Some("5000"))]);
     s.play("set", v, |_| r.clone());
     let r = request(&name, &[("retention.ms", 1, None)]);
@@ -187,6 +224,47 @@ fn incremental_alter_configs(s: &mut Session, v: i16) {
         ],
     );
     s.play("duplicate key", v, |_| r.clone());
+    let group = format!("iac-group-v{v}");
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("consumer.session.timeout.ms", 0, Some("50000"))],
+    );
+    s.play("group set", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("consumer.heartbeat.interval.ms", 0, Some("1000"))],
+    );
+    s.play("group value below the broker's minimum", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("consumer.session.timeout.ms", 0, Some("soon"))],
+    );
+    s.play("group value not a number", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("share.isolation.level", 0, Some("dirty"))],
+    );
+    s.play("group value not one of", v, |_| r.clone());
+    let r = request_to(GROUP, &group, &[("no.such.config", 0, Some("1"))]);
+    s.play("group unknown key", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        &group,
+        &[("consumer.session.timeout.ms", 2, Some("1"))],
+    );
+    s.play("group append", v, |_| r.clone());
+    let r = request_to(GROUP, &group, &[("consumer.session.timeout.ms", 1, None)]);
+    s.play("group delete", v, |_| r.clone());
+    let r = request_to(
+        GROUP,
+        "",
+        &[("consumer.session.timeout.ms", 0, Some("50000"))],
+    );
+    s.play("group without a name", v, |_| r.clone());
     let r = IncrementalAlterConfigsRequest::default().with_validate_only(true);
     s.play("empty request", v, |_| r.clone());
 }

@@ -93,6 +93,25 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.max.session.timeout.ms", Int, Value("1800000"), AtLeast(1), ReadOnly),
     key("group.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
     key("group.min.session.timeout.ms", Int, Value("6000"), AtLeast(1), ReadOnly),
+    // Share and streams groups: kafkalite has neither, but their group-level configs
+    // (`share.*`, `streams.*` of a GROUP resource) are bounded by these, as in Kafka 4.1.
+    key("group.share.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.share.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
+    key("group.share.max.record.lock.duration.ms", Int, Value("60000"), Between(30_000, 3_600_000), ReadOnly),
+    key("group.share.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
+    key("group.share.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.share.min.record.lock.duration.ms", Int, Value("15000"), Between(1000, 30_000), ReadOnly),
+    key("group.share.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.share.record.lock.duration.ms", Int, Value("30000"), Between(1000, 3_600_000), ReadOnly),
+    key("group.share.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.streams.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.streams.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
+    key("group.streams.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
+    key("group.streams.max.standby.replicas", Int, Value("2"), AtLeast(0), ReadOnly),
+    key("group.streams.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.streams.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.streams.num.standby.replicas", Int, Value("0"), AtLeast(0), ReadOnly),
+    key("group.streams.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     key("inter.broker.listener.name", Str, Null, Any, ReadOnly),
     // kafkalite's own (Kafka has no cap): how far a produced batch may decompress before it
     // is refused as INVALID_RECORD; it bounds what one compression bomb costs.

@@ -5,6 +5,7 @@
 //! exists.
 
 mod broker_keys;
+mod group_rules;
 pub mod schema;
 mod settings;
 #[cfg(test)]
@@ -13,6 +14,7 @@ mod topic_keys;
 mod value;
 
 pub use broker_keys::BROKER_KEYS;
+pub use group_rules::{assignor_short_name, CONSUMER_ASSIGNORS};
 pub use schema::{Check, ConfigKey, Default, TopicSynonym, Type, Update};
 pub use settings::BrokerSettings;
 pub use topic_keys::{CLEANUP_POLICIES, TIMESTAMP_TYPES, TOPIC_KEYS};

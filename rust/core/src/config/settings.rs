@@ -71,7 +71,7 @@ impl BrokerSettings {
                 format!("must not exceed group.max.session.timeout.ms ({max})"),
             ));
         }
-        Ok(())
+        super::group_rules::check(|k| self.int(k), &self.list("group.consumer.assignors"))
     }
 
     /// Whether the key was given (not defaulted).

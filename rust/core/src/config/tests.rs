@@ -216,3 +216,55 @@ fn topic_values_are_normalized_and_bounded() {
         assert!(n(k, v).is_err(), "{k}={v}");
     }
 }
+
+#[test]
+fn consumer_group_bounds_are_checked_as_kafka_does() {
+    let e = refused(&[("group.consumer.heartbeat.interval.ms", "500")]);
+    assert_eq!(
+        e.to_string(),
+        "invalid config group.consumer.heartbeat.interval.ms=500: must be greater than or \
+         equal to group.consumer.min.heartbeat.interval.ms (5000)"
+    );
+    let e = refused(&[("group.consumer.session.timeout.ms", "70000")]);
+    assert_eq!(
+        e.reason,
+        "must be less than or equal to group.consumer.max.session.timeout.ms (60000)"
+    );
+    let e = refused(&[
+        ("group.consumer.min.session.timeout.ms", "2000"),
+        ("group.consumer.session.timeout.ms", "5000"),
+    ]);
+    assert_eq!(
+        (e.key.as_str(), e.reason.as_str()),
+        (
+            "group.consumer.heartbeat.interval.ms",
+            "must be less than group.consumer.session.timeout.ms (5000)"
+        )
+    );
+    let e = refused(&[("group.consumer.max.heartbeat.interval.ms", "4000")]);
+    assert_eq!(e.key, "group.consumer.max.heartbeat.interval.ms");
+    let e = refused(&[("group.consumer.assignors", "range,sticky")]);
+    assert_eq!(e.key, "group.consumer.assignors");
+    assert!(e.reason.contains("unknown assignor sticky"), "{e}");
+    settings(&[
+        ("group.consumer.min.heartbeat.interval.ms", "100"),
+        ("group.consumer.heartbeat.interval.ms", "500"),
+        ("group.consumer.min.session.timeout.ms", "1000"),
+        ("group.consumer.session.timeout.ms", "1000"),
+        (
+            "group.consumer.assignors",
+            "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+        ),
+    ]);
+}
+
+#[test]
+fn share_and_streams_group_bounds_are_checked_too() {
+    let e = refused(&[("group.share.heartbeat.interval.ms", "20000")]);
+    assert_eq!(
+        e.reason,
+        "must be less than or equal to group.share.max.heartbeat.interval.ms (15000)"
+    );
+    let e = refused(&[("group.streams.num.standby.replicas", "3")]);
+    assert_eq!(e.key, "group.streams.num.standby.replicas");
+}

@@ -6,9 +6,10 @@
 //!   mean fewer paused partitions during a rebalance), gives the rest to the least loaded
 //!   subscriber, then moves partitions from the most to the least loaded subscribers until
 //!   no two subscribers of a topic differ by more than one partition.
-//! - `range` splits each topic's partitions into contiguous ranges over its subscribers in
-//!   member-id order, so members subscribed to the same topics get the same partition
-//!   numbers (co-partitioning); it does not try to keep partitions where they are.
+//! - `range` splits each topic's partitions into ranges over its subscribers in member-id
+//!   order, so members subscribed to the same topics get the same partition numbers
+//!   (co-partitioning); like Kafka 4.1's, it first leaves each member what it holds, up to
+//!   its share.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,6 +89,10 @@ fn empty_result(members: &BTreeMap<String, MemberSpec>) -> BTreeMap<String, Assi
         .collect()
 }
 
+/// Kafka 4.1's server-side range assignor: each topic's partitions split over its
+/// subscribers in member-id order, `quota` each and one more for the first `extra`, but a
+/// member first keeps what it holds, up to its share, so a join or leave moves only the
+/// partitions it must. With nothing held the ranges are contiguous.
 fn range(
     members: &BTreeMap<String, MemberSpec>,
     topics: &TopicImage,
@@ -95,12 +100,46 @@ fn range(
     let mut out = empty_result(members);
     for (topic_id, partitions, subs) in subscribers(members, topics).into_values() {
         let n = i32::try_from(subs.len()).unwrap_or(i32::MAX).max(1);
-        let (quota, extra) = (partitions / n, partitions % n);
-        let mut next = 0;
-        for (i, member) in (0..).zip(subs) {
-            let take = quota + i32::from(i < extra);
-            let set: BTreeSet<i32> = (next..next + take).collect();
-            next += take;
+        let (quota, mut extra) = (partitions / n, partitions % n);
+        let mut taken = BTreeSet::new();
+        let mut given: Vec<BTreeSet<i32>> = vec![BTreeSet::new(); subs.len()];
+        for (i, member) in subs.iter().enumerate() {
+            let held: Vec<i32> = members[*member]
+                .current
+                .get(&topic_id)
+                .map(|ps| {
+                    ps.iter()
+                        .copied()
+                        .filter(|p| (0..partitions).contains(p))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut share = quota;
+            if held.len() > usize::try_from(quota).unwrap_or(0) && extra > 0 {
+                share += 1;
+                extra -= 1;
+            }
+            for p in held.into_iter().take(usize::try_from(share).unwrap_or(0)) {
+                if taken.insert(p) {
+                    given[i].insert(p);
+                }
+            }
+        }
+        let mut free = (0..partitions).filter(|p| !taken.contains(p));
+        for set in &mut given {
+            let had = i32::try_from(set.len()).unwrap_or(i32::MAX);
+            let mut share = quota;
+            if had <= quota && extra > 0 {
+                share += 1;
+                extra -= 1;
+            }
+            for _ in had..share {
+                if let Some(p) = free.next() {
+                    set.insert(p);
+                }
+            }
+        }
+        for (member, set) in subs.into_iter().zip(given) {
             if !set.is_empty() {
                 out.get_mut(member)
                     .expect("subscribers are members")
@@ -234,6 +273,34 @@ mod tests {
         assert_eq!(out["m2"][&ids[0]], BTreeSet::from([3, 4]));
         assert_eq!(out["m1"][&ids[1]], BTreeSet::from([0]));
         assert_eq!(out["m2"][&ids[1]], BTreeSet::from([1]));
+    }
+
+    #[test]
+    fn range_keeps_partitions_with_their_owners_when_a_member_joins_or_leaves() {
+        let (img, ids) = image(&[("t", 6)]);
+        let mut members: BTreeMap<String, MemberSpec> = ["m2", "m3"]
+            .iter()
+            .map(|m| (m.to_string(), spec(&["t"])))
+            .collect();
+        let first = Assignor::Range.assign(&members, &img);
+        assert_eq!(first["m2"][&ids[0]], BTreeSet::from([0, 1, 2]));
+        for (id, a) in &first {
+            members.get_mut(id).unwrap().current = a.clone();
+        }
+        // m1 sorts first: a plain range split would move every partition.
+        members.insert("m1".to_string(), spec(&["t"]));
+        let second = Assignor::Range.assign(&members, &img);
+        assert_eq!(loads(&second), vec![2, 2, 2]);
+        assert_eq!(second["m2"][&ids[0]], BTreeSet::from([0, 1]));
+        assert_eq!(second["m3"][&ids[0]], BTreeSet::from([3, 4]));
+        assert_eq!(second["m1"][&ids[0]], BTreeSet::from([2, 5]));
+        for (id, a) in &second {
+            members.get_mut(id).unwrap().current = a.clone();
+        }
+        members.remove("m3");
+        let third = Assignor::Range.assign(&members, &img);
+        assert_eq!(third["m1"][&ids[0]], BTreeSet::from([2, 3, 5]));
+        assert_eq!(third["m2"][&ids[0]], BTreeSet::from([0, 1, 4]));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::group::ConsumerGroup;
 use super::member::{compile_regex, ConsumerMember, Subscription, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use super::reconcile::{reconcile, MemberState, Progress};
 use super::topics::{is_subset, Assignment, TopicImage};
+use crate::config::group::ConsumerTimeouts;
 use crate::groups::errors;
 use crate::groups::group::{Ctx, Effect};
 
@@ -146,6 +147,7 @@ impl ConsumerGroup {
         req: HeartbeatRequest,
         regex: Option<Regex>,
         image: &TopicImage,
+        timeouts: ConsumerTimeouts,
         cx: &mut Ctx,
     ) -> Result<HeartbeatAnswer, Refusal> {
         if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
@@ -155,7 +157,7 @@ impl ConsumerGroup {
         let is_new = !self.members.contains_key(&member_id);
         let mut changed = true;
         if is_new {
-            let member = self.new_member(&member_id, &req, regex.clone(), cx);
+            let member = self.new_member(&member_id, &req, regex.clone(), timeouts, cx);
             match req
                 .instance_id
                 .as_ref()
@@ -172,7 +174,7 @@ impl ConsumerGroup {
                 deadline: m.session_deadline,
             });
         } else {
-            let session = timeout(cx.config.consumer_session_timeout_ms);
+            let session = timeout(timeouts.session_timeout_ms);
             let member = self.members.get_mut(&member_id).expect("known member");
             let before = member.subscription.clone();
             update(member, &req, regex);
@@ -228,7 +230,7 @@ impl ConsumerGroup {
         Ok(HeartbeatAnswer {
             member_id,
             member_epoch: epoch,
-            heartbeat_interval_ms: cx.config.consumer_heartbeat_interval_ms,
+            heartbeat_interval_ms: timeouts.heartbeat_interval_ms,
             assignment: (full || assignment_changed).then_some(assigned),
         })
     }
@@ -313,9 +315,10 @@ impl ConsumerGroup {
         member_id: &str,
         req: &HeartbeatRequest,
         regex: Option<Regex>,
+        timeouts: ConsumerTimeouts,
         cx: &Ctx,
     ) -> ConsumerMember {
-        let session_timeout_ms = cx.config.consumer_session_timeout_ms;
+        let session_timeout_ms = timeouts.session_timeout_ms;
         let mut member = ConsumerMember {
             id: member_id.to_string(),
             instance_id: req.instance_id.clone(),

@@ -74,7 +74,14 @@ impl Harness {
             effects: Vec::new(),
         };
         self.group
-            .heartbeat("g", req, regex, &self.image, &mut cx)
+            .heartbeat(
+                "g",
+                req,
+                regex,
+                &self.image,
+                self.config.consumer_timeouts(),
+                &mut cx,
+            )
             .map_err(|r| r.code)
     }
 }
@@ -190,4 +197,35 @@ fn new_partitions_and_bad_requests() {
     by_regex.subscribed_topic_regex = Some("t|u".to_string());
     let r = h.send(by_regex).unwrap();
     assert_eq!(r.member_epoch, 3);
+}
+
+#[test]
+fn the_member_past_group_consumer_max_size_is_refused() {
+    let mut h = Harness::new(2);
+    h.config.consumer_max_size = 2;
+    h.send(join("m1")).unwrap();
+    h.send(join("m2")).unwrap();
+    assert_eq!(h.send(join("m3")), Err(errors::GROUP_MAX_SIZE_REACHED));
+    let mut static_joiner = join("m4");
+    static_joiner.instance_id = Some("i4".to_string());
+    assert_eq!(h.send(static_joiner), Err(errors::GROUP_MAX_SIZE_REACHED));
+    // Members already in keep heartbeating; a place freed by a leave is taken again.
+    assert!(h.send(beat("m1", 1, &[0, 1])).is_ok());
+    let mut leave = beat("m2", -1, &[]);
+    leave.owned = None;
+    h.send(leave).unwrap();
+    assert!(h.send(join("m3")).is_ok());
+}
+
+#[test]
+fn a_member_may_name_the_assignor_by_its_short_name_only() {
+    let mut h = Harness::new(2);
+    let mut by_class = join("m1");
+    by_class.server_assignor =
+        Some("org.apache.kafka.coordinator.group.assignor.RangeAssignor".to_string());
+    assert_eq!(h.send(by_class), Err(errors::UNSUPPORTED_ASSIGNOR));
+    let mut range = join("m1");
+    range.server_assignor = Some("range".to_string());
+    h.send(range).unwrap();
+    assert_eq!(h.group.assignor.map(super::Assignor::name), Some("range"));
 }
