@@ -225,6 +225,7 @@ def volume_case(name: str, gib: int, step: int, root: Path) -> dict[str, Any]:
             out[f"{cache}_read_mb_s_per_gib"] = per_gib_rates(row["timeline_consume_mb_s"], gib)
             say(f"{name}: {cache} read at {row['consume_mb_s']:.0f} MiB/s")
         out["steps"] = steps(out, gib, step)
+        out["fitted"] = fitted(out)
     finally:
         system.stop()
     return out
@@ -243,6 +244,27 @@ def per_gib_rates(timeline_mb_s: list[float], gib: int) -> list[float]:
             last_done = done
         got += mb
     return rates
+
+
+def fitted(out: dict[str, Any]) -> dict[str, Any]:
+    """Each rate series' least-squares line, read at its first and last GiB: on a noisy
+    machine one GiB's rate moves by a third from the next, while a rate that falls as the log
+    grows shows as a slope."""
+    rows: dict[str, Any] = {}
+    for key in ("append_mb_s_per_gib", "cold_read_mb_s_per_gib", "warm_read_mb_s_per_gib"):
+        series = out.get(key)
+        if not series or len(series) < 2:
+            continue
+        xs = list(range(1, len(series) + 1))
+        slope, intercept = statistics.linear_regression(xs, series)
+        first, last = intercept + slope, intercept + slope * len(series)
+        name = key.removesuffix("_mb_s_per_gib")
+        rows[name] = {
+            "at_first_gib_mb_s": round(first, 1),
+            "at_last_gib_mb_s": round(last, 1),
+            "last_vs_first": round(last / first, 3) if first > 0 else None,
+        }
+    return rows
 
 
 def steps(out: dict[str, Any], gib: int, step: int) -> list[dict[str, Any]]:
