@@ -9,15 +9,19 @@
 //! telling the submitter about the completion. On a VM whose idle vCPUs halt, each of those
 //! is an IPI and a vCPU resume.
 //!
-//! So the submitter polls the completion queue for about as long as the write should take
-//! (`poll_budget`) instead of sleeping in `io_uring_enter` at once, and the ring is set up
-//! with COOP_TASKRUN and TASKRUN_FLAG: the completion's task work waits for this thread to
-//! enter the kernel (which the flag tells `poll` to do) rather than interrupting it. With
-//! one usable CPU the worker needs the submitter's CPU, so nothing is polled. Measured on
-//! Linux 6.18, ext4, 2 vCPUs: appending a 69-byte batch (one record) from Python took
-//! 18-20 us sleeping, about 12 us now (pwritev: 1.8 us); in a /tmp micro-benchmark a bare
+//! So the submitter polls the completion queue for the hand-off's length (`poll_budget`)
+//! instead of sleeping in `io_uring_enter` at once, and the ring is set up with
+//! COOP_TASKRUN and TASKRUN_FLAG: the completion's task work waits for this thread to enter
+//! the kernel (which the flag tells `poll` to do) rather than interrupting it. With one
+//! usable CPU the worker needs the submitter's CPU, so nothing is polled. Measured on Linux
+//! 6.18, ext4, 2 vCPUs: appending a 69-byte batch (one record) from Python took 18-20 us
+//! sleeping, about 12 us polling (pwritev: 1.8 us); in a /tmp micro-benchmark a bare
 //! 100-byte round trip took 24 us sleeping, 7.9 us polling, 2.8 us polling with COOP_TASKRUN.
-//! For ~1 MiB appends the difference is within this VM's noise (bench/append.py).
+//!
+//! Polling no longer grows with the write: it used to last about as long as the copy
+//! should take (up to 1 ms), and a large write then cost the copy twice over, once in the
+//! io-wq worker and once spinning beside it. Kafka's ProducerPerformance (1 MiB batches,
+//! 4 GiB) cost the broker 2.9-3.0 CPU-seconds per GiB that way, 1.4 with `pwritev`.
 //! Tried without gain for ~1 MiB appends: DEFER_TASKRUN, 1 MiB as 4x256 KiB SQEs (io-wq
 //! serialises writes to one inode) or 16x64 KiB, IOSQE_ASYNC (erratic), the io-wq worker
 //! pinned to the submitter's CPU with the CRCs on a helper thread (wake-affine placement
@@ -35,27 +39,20 @@ use crate::io::iovecs::{pwritev_all, IoVecs, IOV_MAX};
 
 const RING_ENTRIES: u32 = 16;
 
-/// Polling covers the hand-off to the io-wq worker and back whatever the size (a few us
-/// measured, see the module doc; the margin covers a busy machine).
+/// Polling covers the hand-off to the io-wq worker and back (a few us measured, see the
+/// module doc; the margin covers a busy machine). A write still running after it is waited
+/// for asleep: spinning through the copy would spend a second CPU on it.
 const POLL_HANDOFF: Duration = Duration::from_micros(50);
 
-/// Bytes per nanosecond the poll budget assumes for the copy into the page cache: about
-/// half the buffered-write speed measured on warm memory, so a normal write completes
-/// within the budget and a slow one (fresh memory, reclaim, a full journal) sleeps.
-const POLL_BYTES_PER_NS: u64 = 2;
-
-/// Upper bound on polling, whatever the size of the round.
-const POLL_MAX: Duration = Duration::from_millis(1);
-
-/// How long to poll the completion queue for a round of `bytes` before sleeping; zero when
-/// this thread can only run on one CPU (the io-wq worker needs that CPU).
-fn poll_budget(bytes: usize) -> Duration {
+/// How long to poll the completion queue before sleeping; zero when this thread can only
+/// run on one CPU (the io-wq worker needs that CPU).
+fn poll_budget() -> Duration {
     static CPUS: OnceLock<usize> = OnceLock::new();
     let cpus = *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
     if cpus < 2 {
         return Duration::ZERO;
     }
-    (POLL_HANDOFF + Duration::from_nanos(bytes as u64 / POLL_BYTES_PER_NS)).min(POLL_MAX)
+    POLL_HANDOFF
 }
 
 /// One SQE's share of the iovec list.
@@ -214,8 +211,7 @@ impl UringWriter {
         if let Some(f) = meanwhile.take() {
             f();
         }
-        let bytes = chunks.iter().map(|c| c.bytes).sum();
-        self.poll(chunks.len(), polling_since + poll_budget(bytes));
+        self.poll(chunks.len(), polling_since + poll_budget());
         self.collect(chunks.len())
     }
 
