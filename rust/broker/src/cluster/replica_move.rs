@@ -210,7 +210,7 @@ fn copy_then_swap(partition: &Partition, moving: &Move, future: &Path) -> io::Re
     }
 }
 
-/// What step 1 copied: each file's inode, length and change time then.
+/// What step 1 copied: each file's inode, the bytes copied, and its change time when listed.
 type Copied = BTreeMap<String, (u64, u64, i64, i64)>;
 
 fn stamp(meta: &fs::Metadata) -> (u64, u64, i64, i64) {
@@ -233,8 +233,11 @@ fn copy_all(src: &Path, dest: &Path) -> io::Result<Copied> {
             Err(e) => return Err(e),
         };
         match copy_file(&entry.path(), &dest.join(&name)) {
-            Ok(()) => {
-                copied.insert(name, stamp(&meta));
+            Ok(bytes) => {
+                // What was copied, not what the file held when listed: a segment being
+                // appended to may have grown meanwhile, and its tail is copied from here.
+                let (ino, _, mtime, mtime_nsec) = stamp(&meta);
+                copied.insert(name, (ino, bytes, mtime, mtime_nsec));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
@@ -243,9 +246,11 @@ fn copy_all(src: &Path, dest: &Path) -> io::Result<Copied> {
     Ok(copied)
 }
 
-fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
-    fs::copy(from, to)?;
-    fs::File::open(to)?.sync_all()
+/// Copy `from` to `to` durably; the bytes copied.
+fn copy_file(from: &Path, to: &Path) -> io::Result<u64> {
+    let bytes = fs::copy(from, to)?;
+    fs::File::open(to)?.sync_all()?;
+    Ok(bytes)
 }
 
 /// Append `from`'s bytes past `known` to `to` (a segment that only grew).
@@ -279,7 +284,9 @@ fn catch_up(src: &Path, dest: &Path, copied: &Copied) -> io::Result<()> {
             Some(&(ino, len, ..)) if ino == now.0 && now.1 > len && name.ends_with(".log") => {
                 copy_tail(&entry.path(), &dest.join(&name), len)?;
             }
-            _ => copy_file(&entry.path(), &dest.join(&name))?,
+            _ => {
+                copy_file(&entry.path(), &dest.join(&name))?;
+            }
         }
         present.insert(name);
     }

@@ -384,9 +384,14 @@ impl TopicRegistry {
             .collect()
     }
 
-    /// How many hosted partitions each log dir holds, in `log_dirs` order.
+    /// How many hosted partitions each log dir holds, in `log_dirs` order (with one log
+    /// dir there is nothing to choose, and hosting partitions one at a time must not count
+    /// them all each time).
     fn partitions_per_dir(&self) -> Vec<usize> {
         let mut counts = vec![0; self.log_dirs.len()];
+        if self.log_dirs.len() == 1 {
+            return counts;
+        }
         for p in self.partitions(None) {
             let dir = p.dir();
             if let Some(i) = self.log_dirs.iter().position(|d| dir.parent() == Some(d)) {
@@ -408,9 +413,13 @@ impl TopicRegistry {
             Self::retire_dirs(topic, index, stale);
             return keep;
         }
-        let loads = log_dir_placement::loads(&self.log_dirs, counts);
         // No dir online: the first, where opening fails with the storage error.
-        let i = log_dir_placement::choose(&loads).unwrap_or(0);
+        let i = if self.log_dirs.len() == 1 {
+            0
+        } else {
+            log_dir_placement::choose(&log_dir_placement::loads(&self.log_dirs, counts))
+                .unwrap_or(0)
+        };
         counts[i] += 1;
         self.log_dirs[i].join(log_dir_placement::partition_dir_name(topic, index))
     }
