@@ -108,6 +108,25 @@ def test_replicas_fetch_over_the_inter_broker_listener(secured: tuple[str, Clust
     producer = Producer(
         {"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 5, **ALICE}
     )
+
+    def led_everywhere() -> bool:
+        # Each broker learns the topic from ZooKeeper in its own time; a producer whose
+        # metadata came from one that had not yet fails its records "Unknown partition".
+        views = [
+            AdminClient({"bootstrap.servers": b.bootstrap_servers, **ALICE}).list_topics(
+                "replicated", timeout=5
+            )
+            for b in c.brokers
+        ] + [producer.list_topics("replicated", timeout=5)]
+        return all(
+            (t := md.topics.get("replicated")) is not None
+            and t.error is None
+            and len(t.partitions) == 3
+            and all(p.leader >= 0 for p in t.partitions.values())
+            for md in views
+        )
+
+    wait_for(led_everywhere, 30)
     failures: list[object] = []
     for i in range(300):
         producer.produce(
