@@ -29,6 +29,10 @@ pub const PARTITION_METADATA_FILE: &str = "partition.metadata";
 /// Kafka's suffix of a partition dir awaiting deletion.
 pub const DELETE_SUFFIX: &str = "-delete";
 
+/// Kafka's suffix of a future replica's dir: the copy a move to another log dir is making
+/// (`replica_move`).
+pub const FUTURE_SUFFIX: &str = "-future";
+
 /// A topic id as Kafka prints it (`Uuid.toString`): base64url of its 16 bytes, unpadded.
 #[must_use]
 pub fn kafka_uuid_string(id: uuid::Uuid) -> String {
@@ -185,7 +189,7 @@ pub fn clean(log_dirs: &[PathBuf], topics: &BTreeMap<String, TopicRecord>) -> Cl
             };
             // A `-future` dir is the copy of a move to another log dir that did not
             // finish (`replica_move`): the partition is still whole where it was.
-            if name.ends_with(DELETE_SUFFIX) || name.ends_with(super::replica_move::FUTURE_SUFFIX) {
+            if name.ends_with(DELETE_SUFFIX) || name.ends_with(FUTURE_SUFFIX) {
                 cleaned.finished.push(path);
                 continue;
             }

@@ -25,12 +25,9 @@ use kafkalite_core::storage::PartitionLog;
 
 use super::log_dir_placement::partition_dir_name;
 use super::partition::Partition;
-use super::partition_dirs;
+use super::partition_dirs::{self, FUTURE_SUFFIX};
 
 const LOGGER: &str = "kafkalite.cluster.ReplicaMove";
-
-/// Kafka's suffix of a future replica's dir.
-pub const FUTURE_SUFFIX: &str = "-future";
 
 /// How long the last step waits for a running compaction before it gives up.
 const COMPACTION_WAIT: Duration = Duration::from_secs(600);

@@ -15,7 +15,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::cluster::log_dir_placement::partition_dir_name;
-use crate::cluster::replica_move::FUTURE_SUFFIX;
+use crate::cluster::partition_dirs::FUTURE_SUFFIX;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
