@@ -74,8 +74,9 @@ pub fn new_cluster_id() -> String {
 
 /// Temp file, fsync, rename, fsync of the dir: the metadata is the commit point of topic
 /// creation and deletion (see `partition_dirs`), so it must be on disk before the data
-/// dirs change after it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// dirs change after it. Other stores the broker answers for (group configs, client-metrics
+/// subscriptions) write through it too.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let parent = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;

@@ -88,9 +88,7 @@ impl ClientMetricsStore {
             all.insert(name.to_string(), configs);
         }
         if let Some(path) = &self.path {
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&all)?)?;
-            std::fs::rename(&tmp, path)?;
+            crate::cluster::file_store::write_atomically(path, &serde_json::to_vec_pretty(&all)?)?;
         }
         self.replace_all(all);
         Ok(())

@@ -447,9 +447,7 @@ fn write_atomically(
     path: &Path,
     groups: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(groups)?)?;
-    std::fs::rename(&tmp, path)?;
+    crate::cluster::file_store::write_atomically(path, &serde_json::to_vec_pretty(groups)?)?;
     Ok(())
 }
 
