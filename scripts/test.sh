@@ -52,11 +52,23 @@ command -v nft >/dev/null 2>&1 || tool_debs+=(nftables)
 # The device-fault tests put a log dir on a FUSE layer (kafkalite.chaos.fusefs): fusepy
 # loads libfuse.so.2.
 ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || tool_debs+=(libfuse2)
+# Background jobs (the tools' install, the cargo stage) die with the script.
+bg_pids=()
+trap 'for p in "${bg_pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; true' EXIT
+tools_log=$(mktemp)
+tools_pid=
 if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
   if root && command -v apt-get >/dev/null; then
+    apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
     say "installing Debian packages: ${build_debs[*]} ${tool_debs[*]}"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${build_debs[@]}" "${tool_debs[@]}" >/dev/null
+    [ ${#build_debs[@]} -eq 0 ] || apt_install "${build_debs[@]}"
+    # The build needs none of the tools: they install (mostly downloading) while it compiles.
+    if [ ${#tool_debs[@]} -gt 0 ]; then
+      apt_install "${tool_debs[@]}" >"$tools_log" 2>&1 &
+      tools_pid=$!
+      bg_pids+=("$tools_pid")
+    fi
   elif [ ${#build_debs[@]} -gt 0 ]; then
     die "missing ${build_debs[*]}: sudo apt-get install ${build_debs[*]} ${tool_debs[*]} (or run this script as root)"
   else
@@ -79,22 +91,45 @@ python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   python -m pip install -q --disable-pip-version-check ".[dev]"
 
-say "cargo fmt / clippy / test (core and broker crates)"
-# One clean build of some twenty test binaries: incremental state and full debug info only
-# cost compile and link time here (line tables keep panics' file:line).
-export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
-export CARGO_PROFILE_TEST_DEBUG=line-tables-only
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -q -- -D warnings
-cargo test --workspace --exclude kafkalite-py -q
+# The cargo stage (a debug build of some twenty test binaries) runs beside pytest at idle
+# CPU priority: the broker tests spend most of their time waiting on sockets and timers,
+# so the compile fills idle cores instead of adding minutes to CI. Its output is shown,
+# and its failure fails the run, at the end.
+cargo_log=$(mktemp)
+idle=()
+command -v chrt >/dev/null 2>&1 && idle=(chrt --idle 0)
+say "cargo fmt / clippy / test (core and broker crates), in the background: $cargo_log"
+(
+  # One clean build: incremental state and full debug info only cost compile and link
+  # time here (line tables keep panics' file:line).
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+  export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+  set -e
+  cargo fmt --all -- --check
+  "${idle[@]}" cargo clippy --workspace --all-targets -q -- -D warnings
+  "${idle[@]}" cargo test --workspace --exclude kafkalite-py -q
+) >"$cargo_log" 2>&1 &
+cargo_pid=$!
+bg_pids+=("$cargo_pid")
 
 say "ruff"
 python -m ruff check python tests bench spark
 python -m ruff format --check python tests bench spark
+
+if [ -n "$tools_pid" ]; then
+  say "waiting for the Debian tools' install"
+  wait "$tools_pid" || { cat "$tools_log"; die "installing ${tool_debs[*]} failed (above)"; }
+fi
 
 say "pytest (io engine: default)"
 python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests
 
 say "pytest storage suite with io_uring forced off"
 KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
+
+say "cargo fmt / clippy / test: waiting for the background stage"
+cargo_rc=0
+wait "$cargo_pid" || cargo_rc=$?
+cat "$cargo_log"
+[ "$cargo_rc" -eq 0 ] || die "cargo fmt / clippy / test failed (above)"
 say "done"

@@ -310,19 +310,24 @@ class ClusterNode:
     def is_controller(self) -> bool:
         return self._controller is not None
 
-    def _leads_any(self) -> bool:
+    def _leads_any_movable(self) -> bool:
+        """Whether this broker still leads a partition the controller can hand to another
+        in-sync replica that is registered. A partition with no such replica stays put
+        (Kafka's controlled shutdown skips it too): when a whole cluster stops at once,
+        waiting for it would only run out the timeout."""
         assert self.zk is not None
         snap = snapshot.read(self.zk)
+        others = {b.broker_id for b in snap.brokers} - {self.broker_id}
         return any(
-            leader == self.broker_id
+            leader == self.broker_id and any(r in others for r in isr)
             for _tid, _configs, parts in snap.topics.values()
-            for _p, leader, _epoch, _replicas, _isr in parts
+            for _p, leader, _epoch, _replicas, isr in parts
         )
 
     def _shut_down_under_control(self, timeout_s: float) -> None:
         """Kafka's controlled shutdown, through ZooKeeper: leave ``/brokers/ids`` while
         still serving, so the controller (this broker's own loop, if it holds the seat)
-        moves every leadership off it; wait until none is left, then take that last
+        moves every leadership it can off it; wait until none is left, then take that last
         snapshot, so clients are told NOT_LEADER_OR_FOLLOWER rather than cut off."""
         assert self.zk is not None
         self._leaving.set()
@@ -337,7 +342,7 @@ class ClusterNode:
             return
         self._wake.set()
         deadline = time.monotonic() + timeout_s
-        while self._leads_any() and time.monotonic() < deadline:
+        while self._leads_any_movable() and time.monotonic() < deadline:
             time.sleep(0.05)
         self.sync_now()
 
