@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kafkalite import Broker
 
@@ -158,3 +158,31 @@ def test_alter_replica_log_dirs_refuses_a_dir_the_broker_does_not_have(tmp_path:
                     "--reassignment-json-file", str(plan))  # fmt: skip
         assert done.returncode != 0
         assert "LogDirNotFoundException" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_reordering_log_dirs_keeps_topics_configs_and_cluster_id(tmp_path: Path) -> None:
+    """The broker's own stores live in one log dir (the first, on a new broker); a restart
+    with `log.dirs` in another order finds them there rather than starting empty."""
+    dirs = [tmp_path / "disk-a", tmp_path / "disk-b"]
+    with Broker(log_dirs=dirs) as b:
+        boot = b.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": boot})
+        admin.create_topics([NewTopic("kept", 2, 1, config={"retention.ms": "4242000"})])[
+            "kept"
+        ].result(30)
+        p = Producer({"bootstrap.servers": boot, "acks": "all"})
+        for i in range(20):
+            p.produce("kept", str(i).encode(), partition=i % 2)
+        assert p.flush(30) == 0
+        cluster_id = admin.describe_cluster().result(30).cluster_id
+    with Broker(log_dirs=list(reversed(dirs))) as b:
+        boot = b.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": boot})
+        assert admin.describe_cluster().result(30).cluster_id == cluster_id
+        topics = admin.list_topics(timeout=30).topics
+        assert "kept" in topics and len(topics["kept"].partitions) == 2
+        (configs,) = admin.describe_configs([ConfigResource("topic", "kept")]).values()
+        assert configs.result(30)["retention.ms"].value == "4242000"
+        values = read_all(boot, "kept", 0, 10) + read_all(boot, "kept", 1, 10)
+        assert sorted(int(v) for v in values) == list(range(20))
+    assert not (dirs[1] / ".kafkalite").exists()

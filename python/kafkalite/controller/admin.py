@@ -23,6 +23,7 @@ from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, Lead
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 from kafkalite.controller.client_metrics import ClientMetricsOps
 from kafkalite.controller.client_quotas import ClientQuotaOps
+from kafkalite.controller.group_configs import GroupConfigOps
 from kafkalite.controller.shared_security import SecretError, SecurityOps
 
 _log = logging.getLogger("kafkalite.controller")
@@ -35,7 +36,9 @@ INTERNAL_TOPICS = {
 }
 
 
-class AdminHandler(LeaderAndReplicaOps, SecurityOps, ClientQuotaOps, ClientMetricsOps):
+class AdminHandler(
+    LeaderAndReplicaOps, SecurityOps, ClientQuotaOps, ClientMetricsOps, GroupConfigOps
+):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
     so its next Metadata request sees what was just done. Operations that answer with
     data (``admin_moves``) have it sent back as JSON."""

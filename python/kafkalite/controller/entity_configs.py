@@ -4,7 +4,8 @@ change leaves a sequential ``/config/changes/config_change_NNNNNNNNNN`` with
 ``{"version":2,"entity_path":"<entity type>/<entity name>"}`` for brokers to react to.
 
 Entity types: ``brokers`` (a broker id, or ``<default>``), ``users`` and ``clients``
-(names sanitized as Kafka's ``Sanitizer`` does), ``topics``, ``client-metrics``. Several
+(names sanitized as Kafka's ``Sanitizer`` does), ``topics``, ``client-metrics``, ``groups``
+(sanitized too: a group id may hold any character). Several
 owners share one znode -- a user's SCRAM credentials and its quotas live side by side -- so
 every write is a read-modify-write that keeps the keys it was not asked to change, retried
 on a version conflict."""
@@ -22,7 +23,7 @@ CONFIG_ROOT = "/config"
 CHANGES = "/config/changes"
 CHANGE_PREFIX = "config_change_"
 DEFAULT = "<default>"
-ENTITY_TYPES = ("brokers", "users", "clients", "topics", "client-metrics")
+ENTITY_TYPES = ("brokers", "users", "clients", "topics", "client-metrics", "groups")
 
 
 def sanitize(name: str) -> str:

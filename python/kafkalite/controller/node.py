@@ -25,6 +25,7 @@ from kafkalite.controller import (
     client_metrics,
     client_quotas,
     election,
+    group_configs,
     shared_security,
     snapshot,
     znodes,
@@ -280,11 +281,13 @@ class ClusterNode:
             )
             quotas = client_quotas.read_all(self.zk, self._watch)
             subscriptions = client_metrics.read_all(self.zk, self._watch)
+            groups = group_configs.read_all(self.zk, self._watch)
             if self.server is not None:
                 self.server.apply_metadata(*snap.as_arguments())
                 self.server.apply_shared_security(shared)
                 self.server.apply_client_quotas(json.dumps(quotas))
                 self.server.apply_client_metrics(json.dumps(subscriptions))
+                self.server.apply_group_configs(json.dumps(groups))
 
     def _admin_loop(self) -> None:
         handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]

@@ -18,10 +18,14 @@ pub mod client_metrics_store;
 pub mod dynamic;
 pub mod dynamic_apply;
 pub mod group;
+pub mod group_apply;
 pub mod live;
 pub mod topic;
 
 /// kafkalite's own broker key bounding a produced batch's decompressed size.
+/// The dir in the metadata log dir that marks it (and holds `topics.json`).
+pub const METADATA_SUBDIR: &str = ".kafkalite";
+
 pub const DECOMPRESSED_MAX_KEY: &str = "kafkalite.batch.decompressed.max.bytes";
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
@@ -98,6 +102,19 @@ impl Default for BrokerConfig {
 }
 
 impl BrokerConfig {
+    /// The log dir holding the broker's own stores (`.kafkalite/topics.json`, dynamic
+    /// configs, ACLs, credentials, quotas, group configs): the first of `log.dirs` that
+    /// already has a `.kafkalite` dir, so reordering `log.dirs` between starts keeps them;
+    /// the first log dir for a new broker.
+    #[must_use]
+    pub fn metadata_dir(&self) -> &std::path::Path {
+        self.log_dirs
+            .iter()
+            .find(|d| d.join(METADATA_SUBDIR).is_dir())
+            .or_else(|| self.log_dirs.first())
+            .map_or(std::path::Path::new("."), PathBuf::as_path)
+    }
+
     /// Build from Kafka keys. Unknown keys are kept (and shown by DescribeConfigs) but not
     /// acted on; `settings.warnings` names them.
     pub fn from_pairs(pairs: &BTreeMap<String, String>) -> Result<BrokerConfig, ConfigError> {

@@ -90,8 +90,10 @@ impl BrokerState {
     pub fn open(config: BrokerConfig) -> anyhow::Result<Arc<BrokerState>> {
         let dir_locks = DirLock::acquire_all(&config.log_dirs)?;
         let (config, dynamic) = crate::config::dynamic::at_start(config)?;
-        let store = FileStore::in_log_dir(&config.log_dirs[0]);
+        let store = FileStore::in_log_dir(config.metadata_dir());
         let stored = store.load()?;
+        // Marks the metadata log dir from the first start, before any store writes there.
+        std::fs::create_dir_all(store.path().parent().unwrap_or(config.metadata_dir()))?;
         let cluster_id = if stored.cluster_id.is_empty() {
             file_store::new_cluster_id()
         } else {
@@ -99,9 +101,9 @@ impl BrokerState {
         };
         let groups = crate::groups::GroupCoordinator::new(&config)?;
         let group_configs = if config.zookeeper_connect.is_some() {
-            crate::config::group::GroupConfigStore::unstored()
+            crate::config::group::GroupConfigStore::pushed()
         } else {
-            crate::config::group::GroupConfigStore::open(&config.log_dirs[0])?
+            crate::config::group::GroupConfigStore::open(config.metadata_dir())?
         };
         let transactions = crate::transactions::TransactionCoordinator::new(&config)?;
         let topics = TopicRegistry::new(
@@ -117,7 +119,7 @@ impl BrokerState {
         let client_metrics = if cluster.is_some() {
             crate::config::client_metrics_store::ClientMetricsStore::pushed()
         } else {
-            crate::config::client_metrics_store::ClientMetricsStore::open(&config.log_dirs[0])?
+            crate::config::client_metrics_store::ClientMetricsStore::open(config.metadata_dir())?
         };
         let fetchers = match &cluster {
             Some(_) => Some(crate::replication::fetchers::Fetchers::new(

@@ -189,6 +189,17 @@ impl BrokerServer {
         Ok(())
     }
 
+    /// Cluster mode: make this broker's group configs those ZooKeeper holds.
+    /// `groups_json`: `{group: {key: value}}`.
+    fn apply_group_configs(&self, groups_json: &str) -> PyResult<()> {
+        let all: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> =
+            serde_json::from_str(groups_json).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!("group configs: {e}"))
+            })?;
+        self.state()?.group_configs.replace_all(all);
+        Ok(())
+    }
+
     /// Cluster mode: the next metadata-changing admin request a client sent this broker,
     /// as (id, {"op": ..., ...}), or None after `timeout_ms` without one.
     fn next_admin_request<'py>(

@@ -1,4 +1,4 @@
-//! The single-node metadata store: `<first log dir>/.kafkalite/topics.json`, holding the
+//! The single-node metadata store: `<metadata log dir>/.kafkalite/topics.json`, holding the
 //! cluster id, the next producer id and each topic's id, partition count and config
 //! overrides. Rewritten whole and atomically (temp file + rename) on every change. A
 //! controller replaces this as the source of topics in multi-broker mode.
@@ -30,11 +30,14 @@ pub struct FileStore {
 }
 
 impl FileStore {
-    /// The store of a broker whose first log dir is `first_log_dir`.
+    /// The store of a broker whose metadata log dir (`BrokerConfig::metadata_dir`) is
+    /// `log_dir`.
     #[must_use]
-    pub fn in_log_dir(first_log_dir: &Path) -> FileStore {
+    pub fn in_log_dir(log_dir: &Path) -> FileStore {
         FileStore {
-            path: first_log_dir.join(".kafkalite").join("topics.json"),
+            path: log_dir
+                .join(crate::config::METADATA_SUBDIR)
+                .join("topics.json"),
         }
     }
 
@@ -75,13 +78,30 @@ pub fn new_cluster_id() -> String {
 /// Temp file, fsync, rename, fsync of the dir: the metadata is the commit point of topic
 /// creation and deletion (see `partition_dirs`), so it must be on disk before the data
 /// dirs change after it. Other stores the broker answers for (group configs, client-metrics
-/// subscriptions) write through it too.
+/// subscriptions, quotas) write through it too.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with_mode(path, bytes, 0o666)
+}
+
+/// As [`write_atomically`], readable by the broker's user only: for stores that hold
+/// secrets (keystore passwords in dynamic configs, SCRAM credentials).
+pub(crate) fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with_mode(path, bytes, 0o600)
+}
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
     let parent = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
     let tmp = path.with_extension("tmp");
-    let mut file = fs::File::create(&tmp)?;
+    let _ = fs::remove_file(&tmp);
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(&tmp)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     fs::rename(&tmp, path)?;

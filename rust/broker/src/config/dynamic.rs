@@ -227,14 +227,10 @@ impl DynamicStore {
     /// atomically, readable by the broker's user only: they may hold keystore passwords).
     pub fn set(&self, live: LiveConfig) -> anyhow::Result<()> {
         if let Some(path) = &self.path {
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&live.layers)?)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-            }
-            std::fs::rename(&tmp, path)?;
+            crate::cluster::file_store::write_private_atomically(
+                path,
+                &serde_json::to_vec_pretty(&live.layers)?,
+            )?;
         }
         *self
             .live
@@ -250,7 +246,7 @@ pub fn at_start(config: BrokerConfig) -> anyhow::Result<(BrokerConfig, DynamicSt
     let store = if config.zookeeper_connect.is_some() {
         DynamicStore::in_memory(static_raw, &config.dynamic_at_start)?
     } else {
-        DynamicStore::open(&config.log_dirs[0], static_raw)?
+        DynamicStore::open(config.metadata_dir(), static_raw)?
     };
     let layers = store.layers();
     if layers == DynamicLayers::default() {

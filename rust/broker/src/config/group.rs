@@ -368,13 +368,28 @@ impl GroupConfigStore {
         })
     }
 
-    /// Cluster mode: nothing is stored yet (see `set`).
+    /// Cluster mode: ZooKeeper holds the configs (`/config/groups/<name>`, written by the
+    /// Python side) and the controller side pushes the whole set in with `replace_all`.
     #[must_use]
-    pub fn unstored() -> GroupConfigStore {
+    pub fn pushed() -> GroupConfigStore {
         GroupConfigStore {
             groups: RwLock::new(BTreeMap::new()),
             path: None,
         }
+    }
+
+    /// Whether this store writes its own file (single node).
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Cluster mode: make every group's overrides what ZooKeeper holds.
+    pub fn replace_all(&self, groups: BTreeMap<String, BTreeMap<String, String>>) {
+        *self
+            .groups
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = groups;
     }
 
     /// The group's overrides (empty if it has none).
@@ -389,15 +404,13 @@ impl GroupConfigStore {
         self.read().keys().cloned().collect()
     }
 
-    /// Make `overrides` (already validated) the group's whole set.
+    /// Make `overrides` (already validated) the group's whole set, on a single node
+    /// (cluster mode goes through ZooKeeper: `config::group_apply`).
     pub fn set(&self, group: &str, overrides: BTreeMap<String, String>) -> Result<(), ApiError> {
         let Some(path) = &self.path else {
-            // Kafka keeps group configs in KRaft metadata; kafkalite's ZooKeeper mode
-            // has no place for them yet, and a value only one broker knew would be lost
-            // when the group's coordinator moves.
             return Err(ApiError::new(
-                codes::INVALID_REQUEST,
-                "group configs are not supported in cluster mode yet",
+                codes::UNKNOWN_SERVER_ERROR,
+                "group configs are stored through ZooKeeper in cluster mode",
             ));
         };
         let mut groups = self

@@ -133,7 +133,7 @@ pub fn alter_group(
     if validate_only {
         return Ok(());
     }
-    state.group_configs.set(name, stored)
+    crate::config::group_apply::alter(state, name, stored)
 }
 
 pub fn error_fields(outcome: Result<(), ApiError>) -> (i16, Option<StrBytes>) {

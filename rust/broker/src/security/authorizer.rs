@@ -212,9 +212,7 @@ impl Authorizer {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(acls)?)?;
-        std::fs::rename(&tmp, path)?;
+        crate::cluster::file_store::write_atomically(path, &serde_json::to_vec_pretty(acls)?)?;
         Ok(())
     }
 }

@@ -155,9 +155,10 @@ impl ScramStore {
             })
             .collect();
         if let Some(path) = &self.path {
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&stored)?)?;
-            std::fs::rename(&tmp, path)?;
+            crate::cluster::file_store::write_private_atomically(
+                path,
+                &serde_json::to_vec_pretty(&stored)?,
+            )?;
         }
         Ok(found)
     }

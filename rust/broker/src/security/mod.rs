@@ -86,7 +86,7 @@ impl Security {
         let dir = config
             .zookeeper_connect
             .is_none()
-            .then(|| config.log_dirs[0].as_path());
+            .then(|| config.metadata_dir());
         Ok(Security {
             listeners: RwLock::new(listeners),
             scram: ScramStore::open(dir)?,
@@ -104,7 +104,7 @@ impl Security {
                 if config.zookeeper_connect.is_some() {
                     quotas::store::QuotaStore::pushed()
                 } else {
-                    quotas::store::QuotaStore::open(&config.log_dirs[0])?
+                    quotas::store::QuotaStore::open(config.metadata_dir())?
                 },
                 quotas::rate::Windows {
                     samples: usize::try_from(config.settings.int("quota.window.num")).unwrap_or(11),

@@ -137,9 +137,10 @@ impl QuotaStore {
             }
         }
         if let Some(path) = &self.path {
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&to_stored(&quotas))?)?;
-            std::fs::rename(&tmp, path)?;
+            crate::cluster::file_store::write_atomically(
+                path,
+                &serde_json::to_vec_pretty(&to_stored(&quotas))?,
+            )?;
         }
         self.set_all(quotas);
         Ok(())
