@@ -91,23 +91,23 @@ python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   python -m pip install -q --disable-pip-version-check ".[dev]"
 
-# The cargo stage (a debug build of some twenty test binaries) runs beside pytest at idle
-# CPU priority: the broker tests spend most of their time waiting on sockets and timers,
-# so the compile fills idle cores instead of adding minutes to CI. Its output is shown,
-# and its failure fails the run, at the end.
+# The cargo stage's compiles (clippy, and a debug build of some twenty test binaries) run
+# beside pytest at idle CPU priority: the broker tests spend most of their time waiting on
+# sockets and timers, so the compiles fill idle cores instead of adding minutes to CI. The
+# tests themselves run after pytest at normal priority (some time a broker's answers).
 cargo_log=$(mktemp)
 idle=()
 command -v chrt >/dev/null 2>&1 && idle=(chrt --idle 0)
-say "cargo fmt / clippy / test (core and broker crates), in the background: $cargo_log"
+# One clean build: incremental state and full debug info only cost compile and link time
+# here (line tables keep panics' file:line).
+export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+say "cargo fmt / clippy / test build (core and broker crates), in the background: $cargo_log"
 (
-  # One clean build: incremental state and full debug info only cost compile and link
-  # time here (line tables keep panics' file:line).
-  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
-  export CARGO_PROFILE_TEST_DEBUG=line-tables-only
   set -e
   cargo fmt --all -- --check
   "${idle[@]}" cargo clippy --workspace --all-targets -q -- -D warnings
-  "${idle[@]}" cargo test --workspace --exclude kafkalite-py -q
+  "${idle[@]}" cargo test --workspace --exclude kafkalite-py -q --no-run
 ) >"$cargo_log" 2>&1 &
 cargo_pid=$!
 bg_pids+=("$cargo_pid")
@@ -127,9 +127,11 @@ python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests
 say "pytest storage suite with io_uring forced off"
 KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
 
-say "cargo fmt / clippy / test: waiting for the background stage"
+say "cargo fmt / clippy / test build: waiting for the background stage"
 cargo_rc=0
 wait "$cargo_pid" || cargo_rc=$?
 cat "$cargo_log"
-[ "$cargo_rc" -eq 0 ] || die "cargo fmt / clippy / test failed (above)"
+[ "$cargo_rc" -eq 0 ] || die "cargo fmt / clippy / test build failed (above)"
+say "cargo test (core and broker crates)"
+cargo test --workspace --exclude kafkalite-py -q
 say "done"
