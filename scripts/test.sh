@@ -54,7 +54,7 @@ command -v nft >/dev/null 2>&1 || tool_debs+=(nftables)
 ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || tool_debs+=(libfuse2)
 # Background jobs (the tools' install, the cargo stage) die with the script.
 bg_pids=()
-trap 'for p in "${bg_pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; true' EXIT
+trap 'for p in "${bg_pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done' EXIT
 tools_log=$(mktemp)
 tools_pid=
 if [ $(( ${#build_debs[@]} + ${#tool_debs[@]} )) -gt 0 ]; then
