@@ -22,10 +22,10 @@ pub mod group_apply;
 pub mod live;
 pub mod topic;
 
-/// kafkalite's own broker key bounding a produced batch's decompressed size.
 /// The dir in the metadata log dir that marks it (and holds `topics.json`).
 pub const METADATA_SUBDIR: &str = ".kafkalite";
 
+/// kafkalite's own broker key bounding a produced batch's decompressed size.
 pub const DECOMPRESSED_MAX_KEY: &str = "kafkalite.batch.decompressed.max.bytes";
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
