@@ -22,9 +22,6 @@ pub mod group_apply;
 pub mod live;
 pub mod topic;
 
-/// The dir in the metadata log dir that marks it (and holds `topics.json`).
-pub const METADATA_SUBDIR: &str = ".kafkalite";
-
 /// kafkalite's own broker key bounding a produced batch's decompressed size.
 pub const DECOMPRESSED_MAX_KEY: &str = "kafkalite.batch.decompressed.max.bytes";
 
@@ -110,7 +107,7 @@ impl BrokerConfig {
     pub fn metadata_dir(&self) -> &std::path::Path {
         self.log_dirs
             .iter()
-            .find(|d| d.join(METADATA_SUBDIR).is_dir())
+            .find(|d| d.join(crate::cluster::file_store::METADATA_SUBDIR).is_dir())
             .or_else(|| self.log_dirs.first())
             .map_or(std::path::Path::new("."), PathBuf::as_path)
     }

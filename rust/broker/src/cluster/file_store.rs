@@ -25,6 +25,10 @@ pub struct StoredMetadata {
     pub topics: BTreeMap<String, TopicRecord>,
 }
 
+/// The dir in the metadata log dir that marks it (and holds `topics.json`); see
+/// `BrokerConfig::metadata_dir`.
+pub const METADATA_SUBDIR: &str = ".kafkalite";
+
 pub struct FileStore {
     path: PathBuf,
 }
@@ -35,9 +39,7 @@ impl FileStore {
     #[must_use]
     pub fn in_log_dir(log_dir: &Path) -> FileStore {
         FileStore {
-            path: log_dir
-                .join(crate::config::METADATA_SUBDIR)
-                .join("topics.json"),
+            path: log_dir.join(METADATA_SUBDIR).join("topics.json"),
         }
     }
 
