@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -74,6 +75,38 @@ def entities(zk: KazooClient, entity_type: str, watch: object = None) -> list[st
     except NoNodeError:
         return []
     return sorted(desanitize(c) for c in children)
+
+
+def read_all(
+    zk: KazooClient, entity_type: str, watch: Callable[[Any], None] | None = None
+) -> dict[str, dict[str, str]]:
+    """Every entity of the type that has keys: name -> configs."""
+    out: dict[str, dict[str, str]] = {}
+    for name in entities(zk, entity_type, watch):
+        configs = read(zk, entity_type, name)
+        if configs:
+            out[name] = configs
+    return out
+
+
+def replace_whole(zk: KazooClient, entity_type: str, name: str, configs: Mapping[str, str]) -> None:
+    """Make ``configs`` the entity's whole set; an entity left with no key loses its znode
+    (a client-metrics subscription or a group's configs, as in Kafka)."""
+    if configs:
+        modify(zk, entity_type, name, lambda _: dict(configs))
+        return
+    try:
+        zk.delete(path(entity_type, name))
+    except NoNodeError:
+        pass
+    notify_change(zk, entity_type, name)
+
+
+def whole_set_args(op: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """(name, configs) of an admin request that replaces an entity's whole set, as the
+    broker's Rust side sends it: ``{"args": "{\"name\": ..., \"configs\": {...}}"}``."""
+    args = json.loads(op["args"])
+    return str(args["name"]), {str(k): str(v) for k, v in args["configs"].items()}
 
 
 def modify(

@@ -25,6 +25,7 @@ from kafkalite.controller import (
     client_metrics,
     client_quotas,
     election,
+    entity_configs,
     group_configs,
     shared_security,
     snapshot,
@@ -280,8 +281,10 @@ class ClusterNode:
                 self.zk, self.broker_id, self._decrypter, self._watch
             )
             quotas = client_quotas.read_all(self.zk, self._watch)
-            subscriptions = client_metrics.read_all(self.zk, self._watch)
-            groups = group_configs.read_all(self.zk, self._watch)
+            subscriptions = entity_configs.read_all(
+                self.zk, client_metrics.ENTITY_TYPE, self._watch
+            )
+            groups = entity_configs.read_all(self.zk, group_configs.ENTITY_TYPE, self._watch)
             if self.server is not None:
                 self.server.apply_metadata(*snap.as_arguments())
                 self.server.apply_shared_security(shared)
