@@ -54,15 +54,9 @@ SASL_CLIENT = (
     "assertions): kafkalite brokers only verify SASL, they do not log in with it"
 )
 NOT_IN_SCHEMA = (
-    "a tunable of Kafka's own machinery (threads, purgatories, checkpoints, sessions, "
-    "metrics sampling, retries) that kafkalite does not read; not in its schema yet, "
-    "issue 16"
+    "KIP-848's policy for converting groups between the classic and consumer protocols; "
+    "not in kafkalite's schema yet, issue 16"
 )
-NULL_DEFAULT = (
-    "Kafka 4.1 describes the key's default as null (the hours/jitter synonym or the flush "
-    "scheduler decides); kafkalite describes the effective value; schema defaults, issue 16"
-)
-EMPTY_DEFAULT = "Kafka's default is null, kafkalite's an empty string; schema defaults, issue 16"
 OWN_LOG_DIR = (
     "kafkalite's default data dir is its own (/tmp/kafkalite-logs), so a broker started "
     "without log.dirs never opens a Kafka broker's default one"
@@ -225,59 +219,8 @@ DIFFERENCES: dict[str, str] = {
         "sasl.oauthbearer.scope.claim.name",
         "sasl.oauthbearer.token.endpoint.url",
     ),
-    **_all(
-        NOT_IN_SCHEMA,
-        "add.partitions.to.txn.retry.backoff.max.ms",
-        "add.partitions.to.txn.retry.backoff.ms",
-        "alter.log.dirs.replication.quota.window.num",
-        "alter.log.dirs.replication.quota.window.size.seconds",
-        "background.threads",
-        "connection.failed.authentication.delay.ms",
-        "delete.records.purgatory.purge.interval.requests",
-        "fetch.max.bytes",
-        "fetch.purgatory.purge.interval.requests",
-        "group.consumer.migration.policy",
-        "group.coordinator.append.linger.ms",
-        "group.coordinator.rebalance.protocols",
-        "group.coordinator.threads",
-        "kafka.metrics.polling.interval.secs",
-        "log.dir.failure.timeout.ms",
-        "log.flush.offset.checkpoint.interval.ms",
-        "log.flush.scheduler.interval.ms",
-        "log.flush.start.offset.checkpoint.interval.ms",
-        "max.incremental.fetch.session.cache.slots",
-        "max.request.partition.size.limit",
-        "metrics.num.samples",
-        "metrics.recording.level",
-        "metrics.sample.window.ms",
-        "num.replica.alter.log.dirs.threads",
-        "offsets.commit.timeout.ms",
-        "offsets.load.buffer.size",
-        "offsets.topic.compression.codec",
-        "producer.id.expiration.ms",
-        "producer.purgatory.purge.interval.requests",
-        "queued.max.request.bytes",
-        "queued.max.requests",
-        "replica.fetch.min.bytes",
-        "replica.high.watermark.checkpoint.interval.ms",
-        "replica.socket.receive.buffer.bytes",
-        "replication.quota.window.num",
-        "replication.quota.window.size.seconds",
-        "request.timeout.ms",
-        "socket.connection.setup.timeout.max.ms",
-        "socket.connection.setup.timeout.ms",
-        "socket.listen.backlog.size",
-        "ssl.allow.dn.changes",
-        "ssl.allow.san.changes",
-        "telemetry.max.bytes",
-        "transaction.partition.verification.enable",
-        "transaction.state.log.load.buffer.size",
-        "transaction.two.phase.commit.enable",
-    ),
+    **_all(NOT_IN_SCHEMA, "group.consumer.migration.policy"),
     # Served by both, with different defaults.
-    **_all(NULL_DEFAULT, "log.flush.interval.ms", "log.retention.ms", "log.roll.jitter.ms"),
-    **_all(NULL_DEFAULT, "log.roll.ms"),
-    **_all(EMPTY_DEFAULT, "sasl.oauthbearer.expected.audience"),
     **_all(OWN_LOG_DIR, "log.dir"),
 }
 
