@@ -9,7 +9,9 @@
 //! listener security (`security::reload`), connection limits (`max.connection*`), and
 //! every broker synonym of a topic key — the `log.*` topic defaults, `message.max.bytes`,
 //! `min.insync.replicas`, ... (`config::live`: hosted logs without a topic override take
-//! the new value, new topics start from it). Every other dynamic key (`log.cleaner.*`
+//! the new value, new topics start from it), and the keys read at each use
+//! (`producer.id.expiration.ms`, `transaction.partition.verification.enable`). Every other
+//! dynamic key (`log.cleaner.*`
 //! threads and buffers, `num.*.threads`, `num.replica.fetchers`,
 //! `connections.max.reauth.ms`, `advertised.listeners`, and the broker default of
 //! `unclean.leader.election.enable`, which the controller reads) is stored and becomes
@@ -117,6 +119,19 @@ pub fn applies_live(name: &str) -> bool {
 #[must_use]
 pub fn is_connection_limit(name: &str) -> bool {
     base_key(name).is_some_and(|(k, _)| k.name.starts_with("max.connection"))
+}
+
+/// Keys the broker reads from the live config each time it needs them (`LiveConfig`), so
+/// a change applies to the next request.
+const READ_AT_EACH_USE: &[&str] = &[
+    "producer.id.expiration.ms",
+    "transaction.partition.verification.enable",
+];
+
+/// Whether `name` is read at each use (a change applies to the next request).
+#[must_use]
+pub fn read_at_each_use(name: &str) -> bool {
+    READ_AT_EACH_USE.contains(&name)
 }
 
 fn is_security(key: &ConfigKey) -> bool {

@@ -224,14 +224,18 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
 /// Log the keys kafkalite takes up only at the broker's next start.
 fn log_later(touched: &[String]) {
     let later = |k: &&String| {
-        !dynamic::applies_live(k) && !dynamic::is_connection_limit(k) && !live::applies_to_logs(k)
+        !dynamic::applies_live(k)
+            && !dynamic::is_connection_limit(k)
+            && !live::applies_to_logs(k)
+            && !dynamic::read_at_each_use(k)
     };
     for key in touched.iter().filter(later) {
         kafkalite_core::logging::info(
             LOGGER,
             &format!(
                 "{key} changed dynamically; kafkalite applies it at the broker's next start \
-                 (live: listener security, connection limits and the log.* topic defaults)"
+                 (live: listener security, connection limits, the log.* topic defaults, \
+                 producer.id.expiration.ms and transaction.partition.verification.enable)"
             ),
         );
     }
