@@ -4,8 +4,9 @@
 //!
 //! An alteration of this broker's listener security is checked by building every
 //! listener's TLS and SASL settings with it before anything is stored: a keystore that
-//! cannot be read is refused with INVALID_CONFIG naming the key, and the listeners in
-//! service stay. Once stored (the data dir on a single node, ZooKeeper through the
+//! cannot be read, or whose certificate names the broker otherwise than the one in
+//! service (unless `ssl.allow.dn.changes` / `ssl.allow.san.changes`), is refused with
+//! INVALID_CONFIG naming the key, and the listeners in service stay. Once stored (the data dir on a single node, ZooKeeper through the
 //! controller side in cluster mode), new connections get the new settings; connections
 //! already open keep theirs.
 //!
@@ -101,12 +102,16 @@ pub fn alter(
     // Build the listeners with the new values first: a bad keystore is refused here.
     let listeners = if touched.iter().any(|k| dynamic::applies_live(k)) {
         let config = effective(state, &live);
-        Some(
-            state
-                .security
-                .check_listeners(&config)
-                .map_err(invalid_config)?,
-        )
+        let listeners = state
+            .security
+            .check_listeners(&config)
+            .map_err(invalid_config)?;
+        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule).
+        state
+            .security
+            .check_certificates(&listeners, &config)
+            .map_err(invalid_config)?;
+        Some(listeners)
     } else {
         None
     };
@@ -183,10 +188,15 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
     if changed(dynamic::applies_live) {
         let rebuilt = derived.clone().and_then(|live| {
             let config = effective(state, &live);
-            state
+            let listeners = state
                 .security
                 .check_listeners(&config)
-                .map_err(invalid_config)
+                .map_err(invalid_config)?;
+            state
+                .security
+                .check_certificates(&listeners, &config)
+                .map_err(invalid_config)?;
+            Ok(listeners)
         });
         match rebuilt {
             Ok(listeners) => state.security.install_listeners(listeners),

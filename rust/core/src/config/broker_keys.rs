@@ -280,12 +280,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // starts it afresh, DescribeProducers no longer lists it); changes at once.
     key("producer.id.expiration.ms", Int, Value("86400000"), AtLeast(1), ClusterWide),
     key("producer.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly),
-    // Back-pressure on reading requests. Kafka queues requests between its network and I/O
-    // threads; kafkalite hands each request to its handler as it is read (one in flight
-    // per connection), so `queued.max.requests` bounds how many are read and not yet
-    // answered across the broker, and `queued.max.request.bytes` (-1 or 0: no bound; else
-    // at least socket.request.max.bytes, checked across keys) their bytes.
+    // Back-pressure on reading requests: the bytes of requests read and not yet answered
+    // (-1 or 0: no bound; else at least socket.request.max.bytes, checked across keys).
     key("queued.max.request.bytes", Long, Value("-1"), Any, ReadOnly),
+    // Kafka's queue between its network and I/O threads. kafkalite has no such queue: the
+    // connection's task that reads a request handles it at once (one in flight per
+    // connection), so requests waiting for a handler never outnumber the connections, and
+    // the bytes above are what bounds reading: not read.
     key("queued.max.requests", Int, Value("500"), AtLeast(1), ReadOnly),
     // The client quotas' rate windows (Kafka's ClientQuotaManagerConfig).
     key("quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
@@ -338,7 +339,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("socket.request.max.bytes", Int, Value("104857600"), AtLeast(64), ReadOnly),
     key("socket.send.buffer.bytes", Int, Value("102400"), Any, ReadOnly),
     // A keystore replaced while the broker runs must keep its certificate's subject and
-    // subject alternative names, unless these allow a change (Kafka's SslFactory rule).
+    // subject alternative names, unless these allow a change (Kafka's SslFactory rule;
+    // per listener with `listener.name.<l>.`).
     key("ssl.allow.dn.changes", Boolean, Value("false"), Any, ReadOnly),
     key("ssl.allow.san.changes", Boolean, Value("false"), Any, ReadOnly),
     key("ssl.cipher.suites", List, Value(""), Any, PerBroker),
