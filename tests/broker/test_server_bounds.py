@@ -121,7 +121,10 @@ def metadata_answered(boot: str, timeout: float) -> bool:
 def test_queued_max_request_bytes_holds_requests_while_the_pool_is_spent() -> None:
     pool = 1 << 20
     settings = {"socket.request.max.bytes": pool, "queued.max.request.bytes": pool}
-    with Broker(config=settings) as bounded, Broker(config={"socket.request.max.bytes": pool}) as free:
+    with (
+        Broker(config=settings) as bounded,
+        Broker(config={"socket.request.max.bytes": pool}) as free,
+    ):
         for broker, answered_while_held in ((bounded, False), (free, True)):
             # A request announced at the pool's whole size, half sent: its bytes are
             # reserved from the moment its size is read.

@@ -153,9 +153,10 @@ def test_offsets_topic_compression_codec_compresses_the_coordinators_batches(
 ) -> None:
     one_partition = {**GROUP_CONFIG, "offsets.topic.num.partitions": 1}
     gzip = {**one_partition, "offsets.topic.compression.codec": 1}
-    with Broker(log_dirs=tmp_path / "gzip", config=gzip) as gz, Broker(
-        log_dirs=tmp_path / "none", config=one_partition
-    ) as plain:
+    with (
+        Broker(log_dirs=tmp_path / "gzip", config=gzip) as gz,
+        Broker(log_dirs=tmp_path / "none", config=one_partition) as plain,
+    ):
         for broker, codec in ((gz, 1), (plain, 0)):
             commit(broker.bootstrap_servers, "codec", [7, 9])
             assert committed(broker.bootstrap_servers, "codec") == 9
