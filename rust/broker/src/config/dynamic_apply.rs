@@ -4,14 +4,14 @@
 //!
 //! An alteration of this broker's listener security is checked by building every
 //! listener's TLS and SASL settings with it before anything is stored: a keystore that
-//! cannot be read, or whose certificate names the broker otherwise than the one in
-//! service (unless `ssl.allow.dn.changes` / `ssl.allow.san.changes`), is refused with
-//! INVALID_CONFIG naming the key, and the listeners in service stay. Once stored (the data dir on a single node, ZooKeeper through the
-//! controller side in cluster mode), new connections get the new settings; connections
-//! already open keep theirs.
+//! cannot be read is refused with INVALID_CONFIG naming the key, and one whose certificate
+//! names the broker otherwise than the one in service (unless `ssl.allow.dn.changes` /
+//! `ssl.allow.san.changes`) with INVALID_REQUEST, as Kafka 4.1.1 answers it; the
+//! listeners in service stay.
 //!
-//! What else applies at once: connection limits, and the topic defaults the `log.*` keys
-//! set (`config::live::reapply`). The rest waits for the broker's next start, and says so.
+//! What else applies at once: connection limits, the topic defaults the `log.*` keys set
+//! (`config::live::reapply`), and the keys read at each use
+//! (`dynamic::read_at_each_use`). The rest waits for the broker's next start, and says so.
 
 use std::collections::BTreeMap;
 
@@ -106,11 +106,12 @@ pub fn alter(
             .security
             .check_listeners(&config)
             .map_err(invalid_config)?;
-        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule).
+        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule, and
+        // its INVALID_REQUEST).
         state
             .security
             .check_certificates(&listeners, &config)
-            .map_err(invalid_config)?;
+            .map_err(|why| ApiError::new(codes::INVALID_REQUEST, why))?;
         Some(listeners)
     } else {
         None
@@ -195,7 +196,7 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
             state
                 .security
                 .check_certificates(&listeners, &config)
-                .map_err(invalid_config)?;
+                .map_err(|why| ApiError::new(codes::INVALID_REQUEST, why))?;
             Ok(listeners)
         });
         match rebuilt {

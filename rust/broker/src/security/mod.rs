@@ -128,8 +128,8 @@ impl Security {
     /// Kafka's rule for a keystore replaced while the broker runs: each TLS listener's new
     /// certificate keeps the subject and alternative names of the one it serves, unless
     /// the listener's `ssl.allow.dn.changes` / `ssl.allow.san.changes` allow a change. The
-    /// error names the listener's keystore key.
-    pub fn check_certificates(&self, new: &Listeners, config: &BrokerConfig) -> anyhow::Result<()> {
+    /// refusal names the listener's keystore key.
+    pub fn check_certificates(&self, new: &Listeners, config: &BrokerConfig) -> Result<(), String> {
         for (name, security) in new {
             let (Some(old), Some(new)) = (&self.listener(name).certificate, &security.certificate)
             else {
@@ -151,9 +151,9 @@ impl Security {
                     "listener.name.{}.ssl.keystore.location",
                     name.to_lowercase()
                 );
-                return Err(typed_config_error(anyhow::anyhow!(
-                    "invalid config {key}: {why}"
-                )));
+                return Err(format!(
+                    "Validation of dynamic config update of {key} failed: {why}"
+                ));
             }
         }
         Ok(())
