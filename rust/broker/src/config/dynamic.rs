@@ -140,9 +140,11 @@ fn is_security(key: &ConfigKey) -> bool {
 
 /// Check one key and value for a dynamic update of this broker (`per_broker`) or of the
 /// cluster default, as Kafka's `DynamicBrokerConfig.validateConfigs` does; the value as
-/// stored.
+/// stored. A refusal is INVALID_REQUEST, as Kafka 4.1.1 answers every refused broker
+/// alteration (its ConfigException becomes an InvalidRequestException; checked side by
+/// side for read-only keys, per-listener and per-broker rules and bad values).
 pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiError> {
-    let refuse = |why: &str| ApiError::new(codes::INVALID_CONFIG, format!("{why}: {name}"));
+    let refuse = |why: &str| ApiError::new(codes::INVALID_REQUEST, format!("{why}: {name}"));
     let Some((key, prefixed)) = base_key(name) else {
         return Err(refuse("Unknown broker config"));
     };
@@ -164,7 +166,7 @@ pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiErr
         // Never echo a secret in an error message.
         let shown = if key.sensitive() { "[hidden]" } else { value };
         ApiError::new(
-            codes::INVALID_CONFIG,
+            codes::INVALID_REQUEST,
             format!(
                 "Invalid value {shown} for configuration {name}: {}",
                 e.reason
@@ -353,7 +355,7 @@ mod tests {
         let e = check("broker.id", "3", true).unwrap_err();
         assert!(e.message.contains("dynamically"), "{e:?}");
         let e = check("no.such.key", "3", true).unwrap_err();
-        assert_eq!(e.code, codes::INVALID_CONFIG);
+        assert_eq!(e.code, codes::INVALID_REQUEST);
         assert_eq!(check("log.cleaner.threads", "2", false).unwrap(), "2");
         assert_eq!(check("log.retention.ms", "1000", false).unwrap(), "1000");
         // Kafka 4.1 changes the ms key only; the hours and minutes keys need a restart.

@@ -4,10 +4,10 @@
 //!
 //! An alteration of this broker's listener security is checked by building every
 //! listener's TLS and SASL settings with it before anything is stored: a keystore that
-//! cannot be read is refused with INVALID_CONFIG naming the key, and one whose certificate
-//! names the broker otherwise than the one in service (unless `ssl.allow.dn.changes` /
-//! `ssl.allow.san.changes`) with INVALID_REQUEST, as Kafka 4.1.1 answers it; the
-//! listeners in service stay.
+//! cannot be read, or whose certificate names the broker otherwise than the one in
+//! service (unless `ssl.allow.dn.changes` / `ssl.allow.san.changes`), is refused naming the
+//! key, and the listeners in service stay. Every refusal is INVALID_REQUEST, as Kafka
+//! 4.1.1 answers a refused broker alteration.
 //!
 //! What else applies at once: connection limits, the topic defaults the `log.*` keys set
 //! (`config::live::reapply`), and the keys read at each use
@@ -106,8 +106,7 @@ pub fn alter(
             .security
             .check_listeners(&config)
             .map_err(invalid_config)?;
-        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule, and
-        // its INVALID_REQUEST).
+        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule).
         state
             .security
             .check_certificates(&listeners, &config)
@@ -271,11 +270,11 @@ fn reconfigure_limits(state: &BrokerState, config: &BrokerConfig) {
 }
 
 /// What `layers` over server.properties make of the broker's settings; a value that does
-/// not work is INVALID_CONFIG naming its key (never the value).
+/// not work is INVALID_REQUEST naming its key (never the value).
 fn derive(state: &BrokerState, layers: &DynamicLayers) -> Result<LiveConfig, ApiError> {
     LiveConfig::derive(&state.dynamic.static_raw, layers).map_err(|e| {
         ApiError::new(
-            codes::INVALID_CONFIG,
+            codes::INVALID_REQUEST,
             hide_value(e.key, e.reason).to_string(),
         )
     })
@@ -289,7 +288,7 @@ fn effective(state: &BrokerState, live: &LiveConfig) -> BrokerConfig {
     config
 }
 
-/// A listener build failure as INVALID_CONFIG naming the key (never the value).
+/// A listener build failure as INVALID_REQUEST naming the key (never the value).
 fn invalid_config(e: anyhow::Error) -> ApiError {
     let message = match e.downcast_ref::<kafkalite_core::Error>() {
         Some(kafkalite_core::Error::InvalidConfig { key, reason, .. }) => {
@@ -297,5 +296,5 @@ fn invalid_config(e: anyhow::Error) -> ApiError {
         }
         _ => format!("{e:#}"),
     };
-    ApiError::new(codes::INVALID_CONFIG, message)
+    ApiError::new(codes::INVALID_REQUEST, message)
 }
