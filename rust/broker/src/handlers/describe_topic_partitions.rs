@@ -6,9 +6,9 @@
 //! none (internal ones included, as Kafka lists them), else the named ones (unknown:
 //! UNKNOWN_TOPIC_OR_PARTITION, invalid name: INVALID_TOPIC_EXCEPTION, not allowed:
 //! TOPIC_AUTHORIZATION_FAILED). At most `response_partition_limit` partitions are answered
-//! (capped by the broker's `max.request.partition.size.limit`, 2000 by default); when more remain,
-//! `next_cursor` names the topic and partition to continue from, and a request carrying that
-//! cursor starts there. A cursor naming a topic the request does not list is an invalid
+//! (capped by the broker's `max.request.partition.size.limit`, 2000 by default); when more
+//! remain, `next_cursor` names the topic and partition to continue from, and a request
+//! carrying that cursor starts there. A cursor naming a topic the request does not list is an invalid
 //! request, as Kafka answers it. No eligible leader replicas (KIP-966's ELR is not built):
 //! those lists are empty, as Kafka sends them for a partition without any.
 

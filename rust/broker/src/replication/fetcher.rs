@@ -10,8 +10,9 @@
 //! `replica.fetch.backoff.ms`, per partition for partition errors, for the whole fetcher
 //! when the connection fails.
 //!
-//! The connection is Kafka's replica fetcher's: SO_RCVBUF `replica.socket.receive.buffer.bytes`,
-//! each request bounded by `replica.socket.timeout.ms`, each Fetch asking for
+//! The connection is Kafka's replica fetcher's: SO_RCVBUF
+//! `replica.socket.receive.buffer.bytes`, each request bounded by
+//! `replica.socket.timeout.ms`, each Fetch asking for
 //! `replica.fetch.min.bytes` within `replica.fetch.wait.max.ms`; connecting is bounded by
 //! `socket.connection.setup.timeout.ms`, doubled by each failure in a row up to
 //! `socket.connection.setup.timeout.max.ms`.

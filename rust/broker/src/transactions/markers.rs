@@ -2,12 +2,12 @@
 //! `TransactionMarkerChannelManager`). A partition this broker leads (every partition on a
 //! single node) gets its marker appended here; in a cluster the others get theirs through
 //! WriteTxnMarkers to their leader, sent with the project's client (each request bounded
-//! by `request.timeout.ms`, each connection by `socket.connection.setup.timeout.ms`). Leaders move: a
-//! retriable answer (or an unreachable broker) sends the marker again, to whoever leads
-//! the partition by then, until it is written or the coordinator is no longer this
-//! broker (its successor completes the transaction from the logged Prepare state). A
-//! partition whose topic was deleted is skipped; an answer saying the marker is stale
-//! (fenced epoch) is final.
+//! by `request.timeout.ms`, each connection by `socket.connection.setup.timeout.ms`).
+//! Leaders move: a retriable answer (or an unreachable broker) sends the marker again, to
+//! whoever leads the partition by then, until it is written or the coordinator is no
+//! longer this broker (its successor completes the transaction from the logged Prepare
+//! state). A partition whose topic was deleted is skipped; an answer saying the marker is
+//! stale (fenced epoch) is final.
 //!
 //! A marker in `__consumer_offsets` also settles the offsets the transaction committed
 //! there (`GroupCoordinator::complete_txn_offsets`), here or on the partition's leader.
