@@ -33,6 +33,10 @@ def daemon_with_nofile(
             f"PLAINTEXT://127.0.0.1:{port}",
             "--log-dirs",
             str(tmp_path / "data"),
+            # Room in the listen backlog for every client the broker cannot accept (Kafka's
+            # default backlog, 50, would time the last ones out).
+            "--override",
+            "socket.listen.backlog.size=1024",
         ],
         stderr=stderr,
         text=True,

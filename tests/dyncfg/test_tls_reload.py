@@ -73,10 +73,11 @@ def until(check: Callable[[], bool], timeout_s: float) -> float:
 
 
 @pytest.fixture
-def pki(tmp_path: Path) -> dict[str, Path | Pem]:
+def pki(tmp_path: Path) -> dict[str, Path | Pem | Authority]:
     ca = Authority(tmp_path, "ca-one")
     other = Authority(tmp_path, "ca-two")
     return {
+        "authority": ca,
         "ca": ca.pem.cert,
         "other_ca": other.pem.cert,
         "a": ca.issue("server-a", "localhost", server=True),
@@ -177,7 +178,7 @@ def test_a_keystore_that_cannot_be_read_is_refused_by_key(
     with pytest.raises(KafkaException) as e:
         alter(broker, **{"listener.name.ssl.ssl.keystore.location": str(path)})
     error = e.value.args[0]
-    assert error.code() == KafkaError.INVALID_CONFIG, error
+    assert error.code() == KafkaError.INVALID_REQUEST, error  # as Kafka 4.1.1
     assert "listener.name.ssl.ssl.keystore.location" in error.str(), error
     assert served_serial(address(broker, "SSL"), pki["ca"]) == serial_of(pki["a"])
 
@@ -197,7 +198,7 @@ def test_a_pkcs12_keystore_with_a_wrong_password_is_refused_by_key(
     with pytest.raises(KafkaException) as e:
         alter(broker, **b, **{f"{prefix}.password": "wrong-password"})
     error = e.value.args[0]
-    assert error.code() == KafkaError.INVALID_CONFIG, error
+    assert error.code() == KafkaError.INVALID_REQUEST, error  # as Kafka 4.1.1
     # The store and the password it is opened with: a bad MAC cannot tell them apart.
     assert f"{prefix}.location" in error.str(), error
     assert "ssl.keystore.password" in error.str(), error
@@ -237,3 +238,48 @@ def test_a_truststore_gaining_a_ca_accepts_its_clients(
     alter(broker, **{"listener.name.mtls.ssl.truststore.location": str(both)})
     until(lambda: metadata(pki["client_two"]), ROTATION_S)
     assert metadata(pki["client_one"])
+
+
+def test_a_keystore_naming_the_broker_otherwise_needs_ssl_allow_dn_and_san_changes(
+    kafkalite_broker_factory: Callable[..., Broker],
+    tls_broker: tuple[Broker, Path],
+    pki: dict,
+    tmp_path: Path,
+) -> None:
+    broker, keystore = tls_broker
+    renamed = pki["authority"].issue("server-renamed", "broker-renamed", server=True)
+    unnamed = pki["authority"].issue("server-no-san", "localhost", server=False)  # no SAN
+    key = "listener.name.ssl.ssl.keystore.location"
+    for store, refused in ((renamed, "DistinguishedName"), (unnamed, "SubjectAltNames")):
+        with pytest.raises(KafkaException) as e:
+            alter(broker, **{key: str(store.bundle)})
+        error = e.value.args[0]
+        assert error.code() == KafkaError.INVALID_REQUEST, error
+        assert key in error.str() and f"Keystore {refused} do" in error.str(), error
+        assert served_serial(address(broker, "SSL"), pki["ca"]) == serial_of(pki["a"])
+    # The same keystores, on a listener that allows both changes.
+    allowing = kafkalite_broker_factory(
+        config={
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            "ssl.keystore.type": "PEM",
+            key: str(keystore),
+            "listener.name.ssl.ssl.allow.dn.changes": "true",
+            "listener.name.ssl.ssl.allow.san.changes": "true",
+        }
+    )
+    alter(allowing, **{key: str(renamed.bundle)})
+    until(lambda: served_common_name(address(allowing, "SSL"), pki["ca"]) == "broker-renamed", 5)
+
+
+def served_common_name(address: str, ca: Path) -> str:
+    """The CN of the certificate served at `address` (no host name check: it may name
+    another host)."""
+    host, port = address.rsplit(":", 1)
+    ctx = ssl.create_default_context(cafile=str(ca))
+    ctx.check_hostname = False
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with ctx.wrap_socket(raw) as tls:
+            der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    cert = x509.load_der_x509_certificate(der)
+    return str(cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value)

@@ -43,8 +43,10 @@ impl Broker {
         }
         let (shutdown, watcher) = watch::channel(false);
         let mut addrs = Vec::new();
+        let backlog = u32::try_from(state.config.settings.int("socket.listen.backlog.size"))
+            .unwrap_or(acceptor::LISTEN_BACKLOG_DEFAULT);
         for listener in listeners {
-            let socket = runtime.block_on(acceptor::bind(&listener))?;
+            let socket = runtime.block_on(acceptor::bind(&listener, backlog))?;
             addrs.push((listener.name.clone(), socket.local_addr()?));
             runtime.spawn(acceptor::accept_loop(
                 socket,

@@ -41,6 +41,8 @@ pub struct BrokerConfig {
     pub auto_create_topics: bool,
     pub message_max_bytes: usize,
     pub socket_request_max_bytes: usize,
+    /// `fetch.max.bytes`: no Fetch response is filled past this, whatever it asks (KIP-541).
+    pub fetch_max_bytes: i32,
     /// `connections.max.idle.ms`: a connection with no request for this long is closed,
     /// and a request frame must arrive whole within it; `None` (negative) never closes.
     pub connections_max_idle: Option<std::time::Duration>,
@@ -136,6 +138,7 @@ impl BrokerConfig {
             auto_create_topics: s.boolean("auto.create.topics.enable"),
             message_max_bytes: positive(s.long("message.max.bytes")) as usize,
             socket_request_max_bytes: positive(s.long("socket.request.max.bytes")) as usize,
+            fetch_max_bytes: s.int("fetch.max.bytes"),
             connections_max_idle: u64::try_from(s.long("connections.max.idle.ms"))
                 .ok()
                 .map(std::time::Duration::from_millis),

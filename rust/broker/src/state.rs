@@ -78,6 +78,8 @@ pub struct BrokerState {
     pub client_metrics: crate::config::client_metrics_store::ClientMetricsStore,
     /// Client instances pushing telemetry (KIP-714) and what they pushed last.
     pub telemetry: crate::telemetry::Telemetry,
+    /// `queued.max.request.bytes`: the bytes of requests read and not yet answered.
+    pub request_memory: crate::net::request_memory::RequestMemory,
     store: FileStore,
     /// Serialises metadata-changing operations and the metadata file writes.
     admin: Mutex<()>,
@@ -128,6 +130,11 @@ impl BrokerState {
             )),
             None => None,
         };
+        let telemetry =
+            crate::telemetry::Telemetry::new(config.settings.int("telemetry.max.bytes"));
+        let request_memory = crate::net::request_memory::RequestMemory::new(
+            config.settings.long("queued.max.request.bytes"),
+        );
         let state = Arc::new(BrokerState {
             config,
             cluster_id,
@@ -142,7 +149,8 @@ impl BrokerState {
             security,
             metrics: crate::metrics::Metrics::default(),
             client_metrics,
-            telemetry: crate::telemetry::Telemetry::default(),
+            telemetry,
+            request_memory,
             dynamic,
             group_configs,
             store,

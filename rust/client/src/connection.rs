@@ -15,7 +15,7 @@ use kafka_protocol::protocol::{
 };
 use kafkalite_core::error_codes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 use crate::address::Address;
 use crate::config::ClientConfig;
@@ -50,10 +50,11 @@ impl Connection {
             broker: broker.clone(),
             source,
         };
-        let connect = TcpStream::connect((address.host.as_str(), address.port));
-        let stream = tokio::time::timeout(config.request_timeout, connect)
+        let setup = config.connect_timeout.unwrap_or(config.request_timeout);
+        let connect = connect(address, config.receive_buffer_bytes);
+        let stream = tokio::time::timeout(setup, connect)
             .await
-            .map_err(|_| io(timed_out(config.request_timeout)))?
+            .map_err(|_| io(timed_out(setup)))?
             .map_err(io)?;
         stream.set_nodelay(true).map_err(io)?;
         let stream: Box<dyn Transport> = match &security.tls {
@@ -69,9 +70,9 @@ impl Connection {
                     tokio_rustls::TlsConnector::from(std::sync::Arc::clone(&tls.config));
                 let handshake = connector.connect(name, stream);
                 Box::new(
-                    tokio::time::timeout(config.request_timeout, handshake)
+                    tokio::time::timeout(setup, handshake)
                         .await
-                        .map_err(|_| io(timed_out(config.request_timeout)))?
+                        .map_err(|_| io(timed_out(setup)))?
                         .map_err(io)?,
                 )
             }
@@ -294,6 +295,42 @@ fn api_key<R: Request>() -> ApiKey {
     ApiKey::try_from(R::KEY).unwrap_or(ApiKey::ApiVersions)
 }
 
+/// A socket for `addr` with SO_RCVBUF set to `receive_buffer_bytes` (before it connects,
+/// so the TCP window scale is chosen for it).
+fn socket_for(addr: std::net::SocketAddr, receive_buffer_bytes: u32) -> std::io::Result<TcpSocket> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_recv_buffer_size(receive_buffer_bytes)?;
+    Ok(socket)
+}
+
+/// Connect to the first of `address`'s resolved addresses that takes the connection.
+async fn connect(
+    address: &Address,
+    receive_buffer_bytes: Option<u32>,
+) -> std::io::Result<TcpStream> {
+    let target = (address.host.as_str(), address.port);
+    let Some(bytes) = receive_buffer_bytes else {
+        return TcpStream::connect(target).await;
+    };
+    let mut last = None;
+    for addr in tokio::net::lookup_host(target).await? {
+        match socket_for(addr, bytes)?.connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the address resolves to nothing",
+        )
+    }))
+}
+
 fn timed_out(limit: Duration) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::TimedOut,
@@ -315,4 +352,65 @@ async fn deadline<T>(
         .await
         .map_err(|_| io_error(timed_out(limit)))?
         .map_err(io_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_receive_buffer_is_set_before_connecting() {
+        let _rt = runtime().enter();
+        let addr = "127.0.0.1:9".parse().unwrap();
+        let small = socket_for(addr, 8192).unwrap().recv_buffer_size().unwrap();
+        let large = socket_for(addr, 256 << 10)
+            .unwrap()
+            .recv_buffer_size()
+            .unwrap();
+        // Linux keeps twice what is asked (room for its bookkeeping), within rmem_max.
+        assert!((8192..=2 * 8192).contains(&small), "{small}");
+        assert!(large > small, "{small} {large}");
+    }
+
+    #[test]
+    fn opening_a_connection_is_bounded_by_the_setup_timeout() {
+        runtime().block_on(async {
+            // A listener that never accepts, with its queue full: the next SYN goes
+            // unanswered, as from a broker that is down behind a firewall.
+            let listener = TcpSocket::new_v4().unwrap();
+            listener.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let listener = listener.listen(0).unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let mut queued = Vec::new();
+            for _ in 0..4 {
+                let attempt = TcpStream::connect(("127.0.0.1", port));
+                if let Ok(Ok(s)) = tokio::time::timeout(Duration::from_millis(200), attempt).await {
+                    queued.push(s);
+                }
+            }
+            let config = ClientConfig {
+                connect_timeout: Some(Duration::from_millis(300)),
+                request_timeout: Duration::from_secs(10),
+                ..ClientConfig::default()
+            };
+            let address = Address {
+                host: "127.0.0.1".into(),
+                port,
+            };
+            let started = std::time::Instant::now();
+            let e = Connection::open(&address, &config).await.err().unwrap();
+            let took = started.elapsed();
+            // The setup bound, not the request timeout.
+            assert!(took < Duration::from_secs(5), "{took:?} {e}");
+            assert!(e.to_string().contains("no answer within 300 ms"), "{e}");
+            drop(queued);
+        });
+    }
 }

@@ -42,6 +42,8 @@ pub fn broker_config_is_sensitive(name: &str) -> bool {
 /// else the cluster default); the value as stored. Raises InvalidConfigError naming the key.
 #[pyfunction]
 pub fn check_dynamic_broker_config(name: &str, value: &str, per_broker: bool) -> PyResult<String> {
+    // The broker answers a refusal INVALID_REQUEST (as Kafka); to this caller it is a bad
+    // config value.
     kafkalite_broker::config::dynamic::check(name, value, per_broker)
-        .map_err(|e| kafka_error(e.code, e.message))
+        .map_err(|e| kafka_error(kafkalite_core::error_codes::INVALID_CONFIG, e.message))
 }

@@ -173,6 +173,7 @@ impl KafkaClient {
             client_id: client_id.to_string(),
             response_bytes_max,
             request_timeout: Duration::from_millis(request_timeout_ms),
+            ..ClientConfig::default()
         };
         let inner = BlockingClient::new(&bootstrap_servers, config).map_err(client_error)?;
         Ok(KafkaClient {

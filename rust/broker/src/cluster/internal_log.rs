@@ -26,9 +26,20 @@ use kafkalite_core::storage::txn_index::{
 use super::partition::Partition;
 use crate::errors::ApiError;
 
-/// How long an append waits for the ISR before the coordinator gives up (its client
-/// retries): below the clients' 30 s request timeout.
-const REPLICATION_WAIT_MAX: Duration = Duration::from_secs(15);
+/// How a coordinator writes its internal topic, as Kafka's coordinators do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Writes {
+    /// The codec of its batches: `offsets.topic.compression.codec` for groups, none for
+    /// `__transaction_state` (Kafka's `TransactionLog` enforces none).
+    pub compression: Compression,
+    /// How long a write that must be replicated waits for the ISR (cluster mode) before
+    /// the coordinator gives up (its client retries): `offsets.commit.timeout.ms` for
+    /// groups, `request.timeout.ms` for transactions.
+    pub replication_wait: Duration,
+    /// The read size of a replay (`offsets.load.buffer.size`,
+    /// `transaction.state.log.load.buffer.size`); a larger batch is still read whole.
+    pub load_buffer_bytes: usize,
+}
 
 /// What replay finds in one batch.
 pub enum Entry {
@@ -43,10 +54,16 @@ pub enum Entry {
 
 /// Hand every batch of `partition`, from its log start to its log end, to `visit`.
 /// Undecodable records are skipped; a torn tail ends the replay.
-pub fn replay(partition: &Partition, mut visit: impl FnMut(Entry)) -> anyhow::Result<()> {
+/// Each read takes up to `buffer_bytes`, and at least one whole batch.
+pub fn replay(
+    partition: &Partition,
+    buffer_bytes: usize,
+    mut visit: impl FnMut(Entry),
+) -> anyhow::Result<()> {
     let log = partition.log.lock().expect("lock");
     let mut position = log.log_start_offset();
-    while let Some(slice) = log.read(position, 4 << 20, None)? {
+    let buffer_bytes = u64::try_from(buffer_bytes).unwrap_or(u64::MAX).max(1);
+    while let Some(slice) = log.read(position, buffer_bytes, None)? {
         let mut buf = vec![0u8; slice.len as usize];
         slice.file.read_exact_at(&mut buf, slice.position)?;
         let mut rest = &buf[..];
@@ -91,19 +108,22 @@ pub enum Placement {
 }
 
 /// Append `records` as one batch (transactional for `Some((producer id, epoch))`);
-/// `replicated`: in cluster mode, return once the ISR has it.
+/// `replicated`: in cluster mode, return once the ISR has it (within
+/// `writes.replication_wait`).
+#[allow(clippy::too_many_arguments)]
 pub fn append(
     partition: &Partition,
     records: &[RecordInput],
     producer: Option<(i64, i16)>,
     now_ms: i64,
     placement: Placement,
+    writes: Writes,
     replicated: bool,
     wake: &tokio::sync::Notify,
 ) -> Result<(), ApiError> {
     let batch = match producer {
-        Some((id, epoch)) => transactional_batch(records, id, epoch)?,
-        None => encode_batch(records, Compression::None, 0)?,
+        Some((id, epoch)) => transactional_batch(records, id, epoch, writes.compression)?,
+        None => encode_batch(records, writes.compression, 0)?,
     };
     let Placement::Cluster { node } = placement else {
         partition.append(&batch, now_ms)?;
@@ -120,11 +140,22 @@ pub fn append(
     if !replicated {
         return Ok(());
     }
-    wait_replicated(partition, node, info.last_offset + 1)
+    wait_replicated(
+        partition,
+        node,
+        info.last_offset + 1,
+        writes.replication_wait,
+    )
 }
 
-/// Wait (blocking the calling thread) until the high watermark reaches `required`.
-pub fn wait_replicated(partition: &Partition, node: i32, required: i64) -> Result<(), ApiError> {
+/// Wait (blocking the calling thread) until the high watermark reaches `required`, at
+/// most `max` (then REQUEST_TIMED_OUT).
+pub fn wait_replicated(
+    partition: &Partition,
+    node: i32,
+    required: i64,
+    max: Duration,
+) -> Result<(), ApiError> {
     let started = Instant::now();
     let poll = || loop {
         if partition.high_watermark() >= required {
@@ -133,7 +164,7 @@ pub fn wait_replicated(partition: &Partition, node: i32, required: i64) -> Resul
         if partition.replica_state().leader != node {
             return Err(not_leader(partition));
         }
-        if started.elapsed() > REPLICATION_WAIT_MAX {
+        if started.elapsed() > max {
             return Err(ApiError::new(
                 codes::REQUEST_TIMED_OUT,
                 format!(
@@ -141,7 +172,7 @@ pub fn wait_replicated(partition: &Partition, node: i32, required: i64) -> Resul
                     partition.topic,
                     partition.index,
                     required - 1,
-                    REPLICATION_WAIT_MAX.as_millis()
+                    max.as_millis()
                 ),
             ));
         }

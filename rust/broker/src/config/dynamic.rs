@@ -9,7 +9,9 @@
 //! listener security (`security::reload`), connection limits (`max.connection*`), and
 //! every broker synonym of a topic key — the `log.*` topic defaults, `message.max.bytes`,
 //! `min.insync.replicas`, ... (`config::live`: hosted logs without a topic override take
-//! the new value, new topics start from it). Every other dynamic key (`log.cleaner.*`
+//! the new value, new topics start from it), and the keys read at each use
+//! (`producer.id.expiration.ms`, `transaction.partition.verification.enable`). Every other
+//! dynamic key (`log.cleaner.*`
 //! threads and buffers, `num.*.threads`, `num.replica.fetchers`,
 //! `connections.max.reauth.ms`, `advertised.listeners`, and the broker default of
 //! `unclean.leader.election.enable`, which the controller reads) is stored and becomes
@@ -119,15 +121,30 @@ pub fn is_connection_limit(name: &str) -> bool {
     base_key(name).is_some_and(|(k, _)| k.name.starts_with("max.connection"))
 }
 
+/// Keys the broker reads from the live config each time it needs them (`LiveConfig`), so
+/// a change applies to the next request.
+const READ_AT_EACH_USE: &[&str] = &[
+    "producer.id.expiration.ms",
+    "transaction.partition.verification.enable",
+];
+
+/// Whether `name` is read at each use (a change applies to the next request).
+#[must_use]
+pub fn read_at_each_use(name: &str) -> bool {
+    READ_AT_EACH_USE.contains(&name)
+}
+
 fn is_security(key: &ConfigKey) -> bool {
     key.name.starts_with("ssl.") || key.name.starts_with("sasl.")
 }
 
 /// Check one key and value for a dynamic update of this broker (`per_broker`) or of the
 /// cluster default, as Kafka's `DynamicBrokerConfig.validateConfigs` does; the value as
-/// stored.
+/// stored. A refusal is INVALID_REQUEST, as Kafka 4.1.1 answers every refused broker
+/// alteration (its ConfigException becomes an InvalidRequestException; checked side by
+/// side for read-only keys, per-listener and per-broker rules and bad values).
 pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiError> {
-    let refuse = |why: &str| ApiError::new(codes::INVALID_CONFIG, format!("{why}: {name}"));
+    let refuse = |why: &str| ApiError::new(codes::INVALID_REQUEST, format!("{why}: {name}"));
     let Some((key, prefixed)) = base_key(name) else {
         return Err(refuse("Unknown broker config"));
     };
@@ -149,7 +166,7 @@ pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiErr
         // Never echo a secret in an error message.
         let shown = if key.sensitive() { "[hidden]" } else { value };
         ApiError::new(
-            codes::INVALID_CONFIG,
+            codes::INVALID_REQUEST,
             format!(
                 "Invalid value {shown} for configuration {name}: {}",
                 e.reason
@@ -334,7 +351,7 @@ mod tests {
         let e = check("broker.id", "3", true).unwrap_err();
         assert!(e.message.contains("dynamically"), "{e:?}");
         let e = check("no.such.key", "3", true).unwrap_err();
-        assert_eq!(e.code, codes::INVALID_CONFIG);
+        assert_eq!(e.code, codes::INVALID_REQUEST);
         assert_eq!(check("log.cleaner.threads", "2", false).unwrap(), "2");
         assert_eq!(check("log.retention.ms", "1000", false).unwrap(), "1000");
         // Kafka 4.1 changes the ms key only; the hours and minutes keys need a restart.

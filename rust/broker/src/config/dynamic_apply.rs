@@ -4,13 +4,14 @@
 //!
 //! An alteration of this broker's listener security is checked by building every
 //! listener's TLS and SASL settings with it before anything is stored: a keystore that
-//! cannot be read is refused with INVALID_CONFIG naming the key, and the listeners in
-//! service stay. Once stored (the data dir on a single node, ZooKeeper through the
-//! controller side in cluster mode), new connections get the new settings; connections
-//! already open keep theirs.
+//! cannot be read, or whose certificate names the broker otherwise than the one in
+//! service (unless `ssl.allow.dn.changes` / `ssl.allow.san.changes`), is refused naming the
+//! key, and the listeners in service stay. Every refusal is INVALID_REQUEST, as Kafka
+//! 4.1.1 answers a refused broker alteration.
 //!
-//! What else applies at once: connection limits, and the topic defaults the `log.*` keys
-//! set (`config::live::reapply`). The rest waits for the broker's next start, and says so.
+//! What else applies at once: connection limits, the topic defaults the `log.*` keys set
+//! (`config::live::reapply`), and the keys read at each use
+//! (`dynamic::read_at_each_use`). The rest waits for the broker's next start, and says so.
 
 use std::collections::BTreeMap;
 
@@ -101,12 +102,16 @@ pub fn alter(
     // Build the listeners with the new values first: a bad keystore is refused here.
     let listeners = if touched.iter().any(|k| dynamic::applies_live(k)) {
         let config = effective(state, &live);
-        Some(
-            state
-                .security
-                .check_listeners(&config)
-                .map_err(invalid_config)?,
-        )
+        let listeners = state
+            .security
+            .check_listeners(&config)
+            .map_err(invalid_config)?;
+        // A replaced keystore keeps the broker's names unless allowed (Kafka's rule).
+        state
+            .security
+            .check_certificates(&listeners, &config)
+            .map_err(|why| ApiError::new(codes::INVALID_REQUEST, why))?;
+        Some(listeners)
     } else {
         None
     };
@@ -183,10 +188,15 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
     if changed(dynamic::applies_live) {
         let rebuilt = derived.clone().and_then(|live| {
             let config = effective(state, &live);
-            state
+            let listeners = state
                 .security
                 .check_listeners(&config)
-                .map_err(invalid_config)
+                .map_err(invalid_config)?;
+            state
+                .security
+                .check_certificates(&listeners, &config)
+                .map_err(|why| ApiError::new(codes::INVALID_REQUEST, why))?;
+            Ok(listeners)
         });
         match rebuilt {
             Ok(listeners) => state.security.install_listeners(listeners),
@@ -224,14 +234,18 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
 /// Log the keys kafkalite takes up only at the broker's next start.
 fn log_later(touched: &[String]) {
     let later = |k: &&String| {
-        !dynamic::applies_live(k) && !dynamic::is_connection_limit(k) && !live::applies_to_logs(k)
+        !dynamic::applies_live(k)
+            && !dynamic::is_connection_limit(k)
+            && !live::applies_to_logs(k)
+            && !dynamic::read_at_each_use(k)
     };
     for key in touched.iter().filter(later) {
         kafkalite_core::logging::info(
             LOGGER,
             &format!(
                 "{key} changed dynamically; kafkalite applies it at the broker's next start \
-                 (live: listener security, connection limits and the log.* topic defaults)"
+                 (live: listener security, connection limits, the log.* topic defaults, \
+                 producer.id.expiration.ms and transaction.partition.verification.enable)"
             ),
         );
     }
@@ -256,11 +270,11 @@ fn reconfigure_limits(state: &BrokerState, config: &BrokerConfig) {
 }
 
 /// What `layers` over server.properties make of the broker's settings; a value that does
-/// not work is INVALID_CONFIG naming its key (never the value).
+/// not work is INVALID_REQUEST naming its key (never the value).
 fn derive(state: &BrokerState, layers: &DynamicLayers) -> Result<LiveConfig, ApiError> {
     LiveConfig::derive(&state.dynamic.static_raw, layers).map_err(|e| {
         ApiError::new(
-            codes::INVALID_CONFIG,
+            codes::INVALID_REQUEST,
             hide_value(e.key, e.reason).to_string(),
         )
     })
@@ -274,7 +288,7 @@ fn effective(state: &BrokerState, live: &LiveConfig) -> BrokerConfig {
     config
 }
 
-/// A listener build failure as INVALID_CONFIG naming the key (never the value).
+/// A listener build failure as INVALID_REQUEST naming the key (never the value).
 fn invalid_config(e: anyhow::Error) -> ApiError {
     let message = match e.downcast_ref::<kafkalite_core::Error>() {
         Some(kafkalite_core::Error::InvalidConfig { key, reason, .. }) => {
@@ -282,5 +296,5 @@ fn invalid_config(e: anyhow::Error) -> ApiError {
         }
         _ => format!("{e:#}"),
     };
-    ApiError::new(codes::INVALID_CONFIG, message)
+    ApiError::new(codes::INVALID_REQUEST, message)
 }

@@ -25,6 +25,10 @@ pub struct LiveConfig {
     pub settings: BrokerSettings,
     /// The topic-level defaults hosted logs and new topics start from.
     pub log_defaults: LogConfig,
+    /// `producer.id.expiration.ms`, read by each idempotent batch's partition.
+    pub producer_id_expiration_ms: i64,
+    /// `transaction.partition.verification.enable`, read by each transactional batch.
+    pub transaction_verification: bool,
 }
 
 impl LiveConfig {
@@ -39,6 +43,8 @@ impl LiveConfig {
         Ok(LiveConfig {
             static_raw: static_raw.clone(),
             layers: layers.clone(),
+            producer_id_expiration_ms: settings.long("producer.id.expiration.ms"),
+            transaction_verification: settings.boolean("transaction.partition.verification.enable"),
             settings,
             log_defaults,
         })

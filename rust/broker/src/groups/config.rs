@@ -3,8 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use kafkalite_core::config::{assignor_short_name, BrokerSettings};
+use std::time::Duration;
 
+use kafkalite_core::config::{assignor_short_name, BrokerSettings};
+use kafkalite_core::records::Compression;
+
+use crate::cluster::internal_log::Writes;
 use crate::config::group::ConsumerTimeouts;
 use crate::config::ConfigError;
 
@@ -41,6 +45,13 @@ pub struct GroupConfig {
     pub consumer_max_size: usize,
     /// `group.consumer.assignors`, as short names; the first is the default.
     pub consumer_assignors: Vec<String>,
+    /// Whether `group.coordinator.rebalance.protocols` names `consumer` (KIP-848's
+    /// ConsumerGroupHeartbeat and ConsumerGroupDescribe are served).
+    pub consumer_protocol: bool,
+    /// How `__consumer_offsets` is written and read back: batches in
+    /// `offsets.topic.compression.codec`, each replicated write waiting
+    /// `offsets.commit.timeout.ms` for its ISR, loaded in reads of `offsets.load.buffer.size`.
+    pub writes: Writes,
 }
 
 impl Default for GroupConfig {
@@ -82,6 +93,21 @@ impl GroupConfig {
                 .iter()
                 .filter_map(|name| assignor_short_name(name).map(String::from))
                 .collect(),
+            consumer_protocol: s
+                .list("group.coordinator.rebalance.protocols")
+                .iter()
+                .any(|p| p == "consumer"),
+            writes: Writes {
+                // The schema bounds the id to Kafka's codecs.
+                compression: Compression::from_attributes(
+                    i16::try_from(s.int("offsets.topic.compression.codec")).unwrap_or(0),
+                )
+                .unwrap_or(Compression::None),
+                replication_wait: Duration::from_millis(
+                    u64::try_from(s.int("offsets.commit.timeout.ms")).unwrap_or(0),
+                ),
+                load_buffer_bytes: count("offsets.load.buffer.size"),
+            },
         }
     }
 

@@ -55,6 +55,13 @@ impl GroupCoordinator {
         image
     }
 
+    /// Whether the consumer protocol is served (`group.coordinator.rebalance.protocols`);
+    /// without it Kafka answers its requests UNSUPPORTED_VERSION.
+    #[must_use]
+    pub fn consumer_protocol_enabled(&self) -> bool {
+        self.config.consumer_protocol
+    }
+
     /// ConsumerGroupHeartbeat (`version` of the request).
     pub fn consumer_heartbeat(
         self: &Arc<Self>,

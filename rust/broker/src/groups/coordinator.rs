@@ -117,7 +117,12 @@ impl GroupCoordinator {
         let Some(topic) = broker.topic(INTERNAL_OFFSETS_TOPIC) else {
             return Ok(());
         };
-        let store = OffsetsTopic::new(topic.id, topic.partition_slots(), Placement::SingleNode);
+        let store = OffsetsTopic::new(
+            topic.id,
+            topic.partition_slots(),
+            Placement::SingleNode,
+            self.config.writes,
+        );
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         *self.pending_txn.lock().expect("lock") = loaded.pending;
@@ -365,6 +370,7 @@ impl GroupCoordinator {
             topic.id,
             topic.partition_slots(),
             Placement::SingleNode,
+            self.config.writes,
         ));
         *self.store.write().expect("lock") = Some(Arc::clone(&store));
         Ok(store)

@@ -15,7 +15,7 @@ use super::records::{
     decode_group_value, decode_key, decode_offset_value, encode_group_key, encode_group_value,
     encode_offset_key, encode_offset_value, GroupRecord, RecordKey,
 };
-use crate::cluster::internal_log::{self, Entry, Placement};
+use crate::cluster::internal_log::{self, Entry, Placement, Writes};
 use crate::cluster::Partition;
 use crate::errors::ApiError;
 
@@ -49,6 +49,7 @@ pub struct OffsetsTopic {
     /// By index; `None` where this broker hosts no replica (cluster mode).
     partitions: Vec<Option<Arc<Partition>>>,
     placement: Placement,
+    writes: Writes,
 }
 
 impl OffsetsTopic {
@@ -57,11 +58,13 @@ impl OffsetsTopic {
         topic_id: uuid::Uuid,
         partitions: Vec<Option<Arc<Partition>>>,
         placement: Placement,
+        writes: Writes,
     ) -> OffsetsTopic {
         OffsetsTopic {
             topic_id,
             partitions,
             placement,
+            writes,
         }
     }
 
@@ -143,6 +146,7 @@ impl OffsetsTopic {
             producer,
             now_ms,
             self.placement,
+            self.writes,
             replicated,
             wake,
         )
@@ -153,7 +157,7 @@ impl OffsetsTopic {
     pub fn replay(&self) -> anyhow::Result<Loaded> {
         let mut loaded = Loaded::default();
         for partition in self.partitions.iter().flatten() {
-            replay_into(partition, &mut loaded)?;
+            replay_into(partition, self.writes.load_buffer_bytes, &mut loaded)?;
         }
         loaded
             .groups
@@ -163,17 +167,21 @@ impl OffsetsTopic {
 }
 
 /// Rebuild the groups stored in one partition (what a new coordinator of it loads).
-pub fn replay_partition(partition: &Partition) -> anyhow::Result<Loaded> {
+pub fn replay_partition(partition: &Partition, buffer_bytes: usize) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
-    replay_into(partition, &mut loaded)?;
+    replay_into(partition, buffer_bytes, &mut loaded)?;
     loaded
         .groups
         .retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
     Ok(loaded)
 }
 
-fn replay_into(partition: &Partition, loaded: &mut Loaded) -> anyhow::Result<()> {
-    internal_log::replay(partition, |entry| match entry {
+fn replay_into(
+    partition: &Partition,
+    buffer_bytes: usize,
+    loaded: &mut Loaded,
+) -> anyhow::Result<()> {
+    internal_log::replay(partition, buffer_bytes, |entry| match entry {
         Entry::Records {
             producer_id: None,
             records,

@@ -60,6 +60,12 @@ pub async fn handle(
         .iter()
         .map(|id| {
             let base = DescribedGroup::default().with_group_id(id.clone());
+            if !state.groups.consumer_protocol_enabled() {
+                // `group.coordinator.rebalance.protocols` without `consumer`: as Kafka.
+                return base
+                    .with_error_code(errors::UNSUPPORTED_VERSION)
+                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
+            }
             if !authz::group(state, ctx, authz::operation::DESCRIBE, id) {
                 return base
                     .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)

@@ -1,7 +1,9 @@
 //! ConsumerGroupHeartbeat (v0-1, KIP-848): join, heartbeat and leave a consumer-protocol
 //! group in one request; the coordinator answers with the member's epoch and, when it
 //! changed or the request was a full one, its assignment. From v1 the client names itself
-//! (KIP-1082). READ on the group is required, as in Kafka.
+//! (KIP-1082). READ on the group is required, as in Kafka. Without `consumer` in
+//! `group.coordinator.rebalance.protocols` every request is UNSUPPORTED_VERSION (before
+//! authorization), as Kafka answers it.
 
 use std::sync::Arc;
 
@@ -27,6 +29,11 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let r = ConsumerGroupHeartbeatRequest::decode(&mut body, version)?;
+    if !state.groups.consumer_protocol_enabled() {
+        let off =
+            ConsumerGroupHeartbeatResponse::default().with_error_code(errors::UNSUPPORTED_VERSION);
+        return encode(&off, version).map(Some);
+    }
     if !authz::group(state, ctx, authz::operation::READ, &r.group_id) {
         let denied = ConsumerGroupHeartbeatResponse::default()
             .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)

@@ -278,13 +278,15 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
             }
         }
     }
-    // The broker key behind each topic key, at the value new topics get and with the
-    // synonyms (e.g. log.retention.hours) that set it.
+    // The broker key behind each topic key, where server.properties sets it, with the
+    // less specific synonyms beneath it (e.g. log.retention.hours). As Kafka's
+    // `ConfigHelper` does, a key describes its own value only: log.retention.ms left unset
+    // is null with no synonyms, whatever log.retention.hours makes of retention.ms.
     for e in topic_configs::effective(&live, &BTreeMap::new()) {
         if let Some(primary) = schema::broker_synonyms(e.key.name).first() {
             if let Some(entry) = entries.get_mut(primary.name) {
-                if entry.source < source::STATIC_BROKER_CONFIG {
-                    continue; // a dynamic value: its own synonyms stand
+                if entry.source != source::STATIC_BROKER_CONFIG {
+                    continue; // dynamic: its own synonyms stand; unset: its own default
                 }
                 entry.value = Some(e.value);
                 entry.source = e.source;

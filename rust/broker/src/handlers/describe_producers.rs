@@ -67,7 +67,10 @@ fn describe(state: &BrokerState, topic: &str, index: i32) -> PartitionResponse {
         }
     }
     let ongoing = partition.ongoing_transactions();
-    let producers = partition.producers.lock().expect("lock");
+    let mut producers = partition.producers.lock().expect("lock");
+    // Those idle past `producer.id.expiration.ms` are gone, as from Kafka's state.
+    producers.set_expiration_ms(state.dynamic.live().producer_id_expiration_ms);
+    producers.expire(kafkalite_core::storage::clock::now_ms());
     let active = producers
         .iter()
         .map(|(id, entry)| {

@@ -6,9 +6,9 @@
 //! none (internal ones included, as Kafka lists them), else the named ones (unknown:
 //! UNKNOWN_TOPIC_OR_PARTITION, invalid name: INVALID_TOPIC_EXCEPTION, not allowed:
 //! TOPIC_AUTHORIZATION_FAILED). At most `response_partition_limit` partitions are answered
-//! (capped at Kafka's `max.request.partition.size.limit` default, 2000); when more remain,
-//! `next_cursor` names the topic and partition to continue from, and a request carrying that
-//! cursor starts there. A cursor naming a topic the request does not list is an invalid
+//! (capped by the broker's `max.request.partition.size.limit`, 2000 by default); when more
+//! remain, `next_cursor` names the topic and partition to continue from, and a request
+//! carrying that cursor starts there. A cursor naming a topic the request does not list is an invalid
 //! request, as Kafka answers it. No eligible leader replicas (KIP-966's ELR is not built):
 //! those lists are empty, as Kafka sends them for a partition without any.
 
@@ -31,9 +31,6 @@ use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::state::{validate_topic_name, BrokerState};
-
-/// Kafka's `max.request.partition.size.limit` default: the most partitions one answer holds.
-const PARTITION_LIMIT_MAX: i32 = 2000;
 
 fn name(n: &str) -> TopicName {
     TopicName(StrBytes::from_string(n.to_string()))
@@ -75,9 +72,12 @@ pub async fn handle(
         }
         names.retain(|n| n >= topic);
     }
-    let mut remaining = request
-        .response_partition_limit
-        .clamp(1, PARTITION_LIMIT_MAX);
+    // `max.request.partition.size.limit`: the most partitions one answer holds.
+    let limit_max = state
+        .config
+        .settings
+        .int("max.request.partition.size.limit");
+    let mut remaining = request.response_partition_limit.clamp(1, limit_max);
     for topic_name in names {
         if remaining == 0 {
             // Every partition of the previous topics went out: continue at this one.

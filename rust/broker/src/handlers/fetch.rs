@@ -16,7 +16,8 @@
 //! batches go out like any batch; clients skip them. No preferred read replica.
 //!
 //! Sizes follow KIP-74: partitions are filled in request order, each up to
-//! `partition_max_bytes` and to what is left of the response's `max_bytes`; the first
+//! `partition_max_bytes` and to what is left of the response's `max_bytes` (itself capped
+//! by the broker's `fetch.max.bytes`, KIP-541); the first
 //! partition with data returns at least its first batch whole, later partitions whose first
 //! batch does not fit are answered with empty records (and are still listed, as in Kafka).
 //! An offset inside a batch returns the whole batch; clients skip the earlier records.
@@ -101,6 +102,10 @@ pub async fn handle(
             result, version,
         )?)));
     }
+    // KIP-541: the broker's `fetch.max.bytes` caps what anyone asks, followers included
+    // (as Kafka's `KafkaApis` caps it); the first batch still goes out whole.
+    request.max_bytes = request.max_bytes.min(state.config.fetch_max_bytes);
+    request.min_bytes = request.min_bytes.min(request.max_bytes);
     // Clients' fetches count against consumer_byte_rate; replicas' never do.
     let client = !(state.cluster.is_some() && request.replica_id.0 >= 0);
     let (user, client_id) = (&ctx.principal().name, ctx.client_id);

@@ -14,7 +14,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
-use crate::telemetry::{ACCEPTED_COMPRESSION, TELEMETRY_MAX_BYTES};
+use crate::telemetry::ACCEPTED_COMPRESSION;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -35,7 +35,7 @@ pub async fn handle(
             .with_subscription_id(s.subscription_id)
             .with_accepted_compression_types(ACCEPTED_COMPRESSION.to_vec())
             .with_push_interval_ms(s.push_interval_ms)
-            .with_telemetry_max_bytes(TELEMETRY_MAX_BYTES)
+            .with_telemetry_max_bytes(state.telemetry.max_bytes())
             .with_delta_temporality(true)
             .with_requested_metrics(
                 s.requested_metrics

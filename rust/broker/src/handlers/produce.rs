@@ -19,11 +19,13 @@
 //!   part of the producer's ongoing transaction (KIP-890 part 1): INVALID_TXN_STATE (48)
 //!   if not (TRANSACTION_ABORTABLE (120) for v11+), INVALID_PRODUCER_EPOCH (47) for a
 //!   fenced epoch. v12 (transaction version 2) adds the partition to the transaction
-//!   implicitly first;
+//!   implicitly first. `transaction.partition.verification.enable=false` (dynamic) skips
+//!   the check, as Kafka's log does;
 //! - batch larger than the segment size: RECORD_LIST_TOO_LARGE (18);
 //! - compacted topic and a record without key: INVALID_RECORD (87) with `record_errors`;
 //! - idempotence (`producer_state`): duplicates acknowledged with their original offsets,
-//!   INVALID_PRODUCER_EPOCH (47), OUT_OF_ORDER_SEQUENCE_NUMBER (45);
+//!   INVALID_PRODUCER_EPOCH (47), OUT_OF_ORDER_SEQUENCE_NUMBER (45); a producer idle past
+//!   `producer.id.expiration.ms` (dynamic) is unknown again;
 //! - then the core's `append_shared` (size limit, CRC, layout, then every record walked as
 //!   Kafka's LogValidator does, compressed batches inflated up to
 //!   `kafkalite.batch.decompressed.max.bytes`), whose errors carry their codes:
@@ -430,6 +432,12 @@ fn produce_partition(
         ));
     }
     let mut producers = partition.producers.lock().expect("lock");
+    // The dynamic keys an idempotent or transactional batch is checked with.
+    let live = (header.producer_id >= 0).then(|| state.dynamic.live());
+    if let Some(live) = &live {
+        producers.set_expiration_ms(live.producer_id_expiration_ms);
+    }
+    let verify = live.as_ref().is_some_and(|l| l.transaction_verification);
     if header.is_transactional() {
         // Under the producer lock: a marker cannot slip between this check and the append.
         if version >= 12 {
@@ -443,26 +451,30 @@ fn produce_partition(
                 )
                 .map_err(|(code, message)| Failed::new(code, message))?;
         }
-        state
-            .transactions
-            .verify_produce(
-                header.producer_id,
-                header.producer_epoch,
-                &partition.topic,
-                partition.index,
-                state.cluster.is_none(),
-            )
-            .map_err(|(code, message)| {
-                // v11+ clients know TRANSACTION_ABORTABLE (KIP-890): abort and go on.
-                let code = if code == codes::INVALID_TXN_STATE && version >= 11 {
-                    codes::TRANSACTION_ABORTABLE
-                } else {
-                    code
-                };
-                Failed::new(code, message)
-            })?;
+        // `transaction.partition.verification.enable=false`: Kafka appends the batch
+        // unchecked (v12's implicit add above still puts the partition in the transaction).
+        if verify {
+            state
+                .transactions
+                .verify_produce(
+                    header.producer_id,
+                    header.producer_epoch,
+                    &partition.topic,
+                    partition.index,
+                    state.cluster.is_none(),
+                )
+                .map_err(|(code, message)| {
+                    // v11+ clients know TRANSACTION_ABORTABLE (KIP-890): abort and go on.
+                    let code = if code == codes::INVALID_TXN_STATE && version >= 11 {
+                        codes::TRANSACTION_ABORTABLE
+                    } else {
+                        code
+                    };
+                    Failed::new(code, message)
+                })?;
+        }
     }
-    let verdict = producers.check(&header)?;
+    let verdict = producers.check(&header, now)?;
     if let Verdict::Duplicate(batch) = verdict {
         return Ok(Appended {
             base_offset: batch.first_offset,

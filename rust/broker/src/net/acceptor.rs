@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 
 use super::connection;
@@ -17,9 +17,25 @@ use crate::metrics::ConnectionGuard;
 use crate::security::{ktls, principal, ListenerSecurity};
 use crate::state::BrokerState;
 
-/// Bind `listener`'s address; the error names the listener.
-pub async fn bind(listener: &Listener) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(listener.bind).await.map_err(|e| {
+/// Kafka's `socket.listen.backlog.size` default.
+pub const LISTEN_BACKLOG_DEFAULT: u32 = 50;
+
+/// Bind `listener`'s address and listen with a queue of `backlog` connections not yet
+/// accepted (`socket.listen.backlog.size`; the kernel caps it at `net.core.somaxconn`);
+/// the error names the listener.
+pub async fn bind(listener: &Listener, backlog: u32) -> anyhow::Result<TcpListener> {
+    let bound = || -> std::io::Result<TcpListener> {
+        let socket = if listener.bind.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        // As std's and Kafka's listeners: a restarted broker rebinds past TIME_WAIT.
+        socket.set_reuseaddr(true)?;
+        socket.bind(listener.bind)?;
+        socket.listen(backlog)
+    };
+    bound().map_err(|e| {
         anyhow::anyhow!(
             "cannot listen on {} ({}): {e}",
             listener.bind,
@@ -268,7 +284,7 @@ mod tests {
     #[tokio::test]
     async fn a_connection_knows_its_listener_and_peer() {
         let listener = Listener::plaintext("INTERNAL", "127.0.0.1:0".parse().unwrap());
-        let socket = bind(&listener).await.unwrap();
+        let socket = bind(&listener, LISTEN_BACKLOG_DEFAULT).await.unwrap();
         let client = TcpSocket::new_v4().unwrap();
         client.bind("127.0.0.3:0".parse().unwrap()).unwrap();
         let client = client.connect(socket.local_addr().unwrap()).await.unwrap();
@@ -309,9 +325,9 @@ mod tests {
     #[tokio::test]
     async fn a_busy_address_names_the_listener() {
         let first = Listener::plaintext("A", "127.0.0.1:0".parse().unwrap());
-        let taken = bind(&first).await.unwrap();
+        let taken = bind(&first, LISTEN_BACKLOG_DEFAULT).await.unwrap();
         let second = Listener::plaintext("B", taken.local_addr().unwrap());
-        let e = bind(&second).await.unwrap_err();
+        let e = bind(&second, LISTEN_BACKLOG_DEFAULT).await.unwrap_err();
         assert!(
             e.to_string()
                 .starts_with(&format!("cannot listen on {} (B): ", second.bind)),

@@ -8,6 +8,10 @@
 //! whole within the same time instead. That cuts no real client: a Kafka client gives up
 //! on a request after `request.timeout.ms` (30 s by default), far inside the 10 minutes.
 //! The time a handler takes (a long-poll fetch waiting `max.wait.ms`) is not counted.
+//!
+//! A frame's bytes are reserved from `queued.max.request.bytes` (`request_memory`) once its
+//! size is read and given back once it is answered; while none are free the connection
+//! waits before reading the body (that wait is not idleness either).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -68,6 +72,10 @@ pub async fn serve(
             state.config.socket_request_max_bytes
         };
         let size = framing::check_frame_size(size, max)?;
+        let reserved = tokio::select! {
+            r = state.request_memory.reserve(size) => r,
+            _ = shutdown.changed() => return Ok(()),
+        };
         let frame = within(limit, framing::read_frame(&mut transport, size))
             .await
             .ok_or_else(|| anyhow::anyhow!("request frame not received within {limit:?}"))??
@@ -133,6 +141,8 @@ pub async fn serve(
                 written.ok_or_else(|| anyhow::anyhow!("response not taken within {limit:?}"))??;
             }
         }
+        // Answered: its bytes go back to the pool (before any quota mute).
+        drop(reserved);
         // KIP-219: the client over its quota has its answer (with throttle_time_ms) first;
         // then its channel is muted — nothing more is read from it — for that long.
         if throttle.ms() > 0 {

@@ -9,6 +9,13 @@
 //! only: a trailing partial batch is asked for again). Errors back off
 //! `replica.fetch.backoff.ms`, per partition for partition errors, for the whole fetcher
 //! when the connection fails.
+//!
+//! The connection is Kafka's replica fetcher's: SO_RCVBUF
+//! `replica.socket.receive.buffer.bytes`, each request bounded by
+//! `replica.socket.timeout.ms`, each Fetch asking for
+//! `replica.fetch.min.bytes` within `replica.fetch.wait.max.ms`; connecting is bounded by
+//! `socket.connection.setup.timeout.ms`, doubled by each failure in a row up to
+//! `socket.connection.setup.timeout.max.ms`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -83,15 +90,19 @@ pub async fn run(
     security: ClientSecurity,
     shared: Arc<FetcherShared>,
 ) {
-    let client_config = ClientConfig {
+    let mut client_config = ClientConfig {
         client_id: format!("kafkalite-replica-fetcher-{node}"),
         response_bytes_max: usize::try_from(config.fetch_response_max_bytes)
             .unwrap_or(0)
             .saturating_add(64 << 20),
-        request_timeout: Duration::from_secs(30),
+        request_timeout: config.socket_timeout,
+        connect_timeout: Some(config.setup_timeout.base),
+        receive_buffer_bytes: config.receive_buffer_bytes,
     };
     let backoff = Duration::from_millis(config.fetch_backoff_ms.max(10));
     let mut conn: Option<Connection> = None;
+    // Failed connection attempts in a row (each doubles the next one's setup bound).
+    let mut failed_connects = 0u32;
     loop {
         let now = Instant::now();
         let (work, next_retry) = {
@@ -124,9 +135,14 @@ pub async fn run(
             continue;
         }
         if conn.is_none() {
+            client_config.connect_timeout = Some(config.setup_timeout.after(failed_connects));
             match Connection::open_secured(&leader, &client_config, &security).await {
-                Ok(c) => conn = Some(c),
+                Ok(c) => {
+                    conn = Some(c);
+                    failed_connects = 0;
+                }
                 Err(e) => {
+                    failed_connects = failed_connects.saturating_add(1);
                     kafkalite_core::logging::warn(
                         "kafkalite.replication.ReplicaFetcher",
                         &format!("cannot connect to leader {leader}: {e}"),
@@ -290,7 +306,7 @@ async fn fetch(
     let mut request = FetchRequest::default();
     request.replica_id = BrokerId(node);
     request.max_wait_ms = config.fetch_wait_max_ms;
-    request.min_bytes = 1;
+    request.min_bytes = config.fetch_min_bytes;
     request.max_bytes = config.fetch_response_max_bytes;
     request.isolation_level = 0;
     request.session_id = 0;

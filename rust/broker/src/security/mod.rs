@@ -6,6 +6,7 @@
 pub mod acl;
 pub mod authorizer;
 pub mod authz;
+pub mod cert_identity;
 pub mod credentials;
 pub mod gate;
 pub mod jaas;
@@ -32,6 +33,8 @@ use settings::ListenerKeys;
 /// How one listener secures its connections.
 pub struct ListenerSecurity {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Who the TLS listener's certificate says the broker is (`cert_identity`).
+    pub certificate: Option<cert_identity::CertIdentity>,
     /// Hand TLS sessions to the kernel (kTLS) after the handshake: enabled for the
     /// listener (`kafkalite.ssl.ktls.enable`) and the kernel has it.
     pub ktls: bool,
@@ -44,6 +47,7 @@ impl ListenerSecurity {
     fn plaintext() -> ListenerSecurity {
         ListenerSecurity {
             tls: None,
+            certificate: None,
             ktls: false,
             principal_mapper: PrincipalMapper::parse("DEFAULT").expect("DEFAULT parses"),
             sasl: None,
@@ -121,6 +125,40 @@ impl Security {
         Self::build_listeners(config).map_err(typed_config_error)
     }
 
+    /// Kafka's rule for a keystore replaced while the broker runs: each TLS listener's new
+    /// certificate keeps the subject and alternative names of the one it serves, unless
+    /// the listener's `ssl.allow.dn.changes` / `ssl.allow.san.changes` allow a change. The
+    /// refusal names the listener's keystore key.
+    pub fn check_certificates(&self, new: &Listeners, config: &BrokerConfig) -> Result<(), String> {
+        for (name, security) in new {
+            let (Some(old), Some(new)) = (&self.listener(name).certificate, &security.certificate)
+            else {
+                continue;
+            };
+            let keys = ListenerKeys::new(&config.raw, &config.settings, name);
+            let allowed = |key: &str| {
+                keys.get(key)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            };
+            let checked = cert_identity::check_change(
+                old,
+                new,
+                allowed("ssl.allow.dn.changes"),
+                allowed("ssl.allow.san.changes"),
+            );
+            if let Err(why) = checked {
+                let key = format!(
+                    "listener.name.{}.ssl.keystore.location",
+                    name.to_lowercase()
+                );
+                return Err(format!(
+                    "Validation of dynamic config update of {key} failed: {why}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Serve new connections with `listeners`; connections already open keep theirs.
     pub fn install_listeners(&self, listeners: Listeners) {
         *self
@@ -137,7 +175,9 @@ impl Security {
             let protocol = listener.security_protocol;
             let mut security = ListenerSecurity::plaintext();
             if matches!(protocol, SecurityProtocol::Ssl | SecurityProtocol::SaslSsl) {
-                security.tls = Some(tokio_rustls::TlsAcceptor::from(tls::server_config(&keys)?));
+                let (config, leaf) = tls::server_config(&keys)?;
+                security.tls = Some(tokio_rustls::TlsAcceptor::from(config));
+                security.certificate = cert_identity::CertIdentity::of(&leaf);
                 let rules = keys.get("ssl.principal.mapping.rules").unwrap_or_default();
                 security.principal_mapper = PrincipalMapper::parse(&rules).map_err(|e| {
                     anyhow::anyhow!(

@@ -5,7 +5,7 @@
 use regex::Regex;
 
 /// Read one DER element: (tag, content, rest).
-fn der(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(super) fn der(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = input.split_first()?;
     let (&first, mut rest) = rest.split_first()?;
     let len = if first < 0x80 {

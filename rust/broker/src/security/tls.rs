@@ -241,11 +241,20 @@ pub fn client_auth(keys: &ListenerKeys<'_>) -> anyhow::Result<ClientAuth> {
     }
 }
 
-/// The rustls server config for a TLS listener.
-pub fn server_config(keys: &ListenerKeys<'_>) -> anyhow::Result<Arc<ServerConfig>> {
+/// The rustls server config for a TLS listener, and the leaf certificate it serves.
+pub fn server_config(
+    keys: &ListenerKeys<'_>,
+) -> anyhow::Result<(Arc<ServerConfig>, CertificateDer<'static>)> {
     let provider = Arc::new(provider(keys)?);
     let versions = protocol_versions(keys)?;
     let (certs, key) = keystore(keys)?;
+    let leaf = certs.first().cloned().ok_or_else(|| {
+        bad(
+            keys,
+            "ssl.keystore.location",
+            "no certificate in the keystore",
+        )
+    })?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&versions)
         .map_err(|e| bad(keys, "ssl.enabled.protocols", e))?;
@@ -281,7 +290,7 @@ pub fn server_config(keys: &ListenerKeys<'_>) -> anyhow::Result<Arc<ServerConfig
     // the session to the kernel (kTLS); clients reconnect rarely enough to do without.
     config.send_tls13_tickets = 0;
     config.enable_secret_extraction = true;
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), leaf))
 }
 
 /// The rustls client config of a broker's replica fetchers on a TLS inter-broker listener

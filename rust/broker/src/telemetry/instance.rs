@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use super::otlp::Point;
-use super::{Push, TELEMETRY_MAX_BYTES};
+use super::Push;
 use crate::errors::{codes, ApiError};
 
 /// What a client's `match` selectors are tested against.
@@ -98,7 +98,12 @@ impl Instance {
     /// Kafka's push checks, in its order: after a terminating push nothing more; a push
     /// right after a get is accepted (clients jitter their interval), otherwise one per
     /// interval unless terminating; the subscription id; the compression type; the size.
-    pub fn check_push(&mut self, push: &Push<'_>, now: u64) -> Result<(), ApiError> {
+    pub fn check_push(
+        &mut self,
+        push: &Push<'_>,
+        now: u64,
+        max_bytes: i32,
+    ) -> Result<(), ApiError> {
         let id = push.client_instance_id;
         if self.terminating {
             return Err(ApiError::new(
@@ -139,12 +144,12 @@ impl Instance {
                 ),
             ));
         }
-        if push.metrics.len() > usize::try_from(TELEMETRY_MAX_BYTES).unwrap_or(0) {
+        if push.metrics.len() > usize::try_from(max_bytes).unwrap_or(0) {
             return Err(ApiError::new(
                 codes::TELEMETRY_TOO_LARGE,
                 format!(
                     "Telemetry request from [{id}] is larger than the maximum allowed size \
-                     [{TELEMETRY_MAX_BYTES}]"
+                     [{max_bytes}]"
                 ),
             ));
         }
@@ -170,6 +175,9 @@ pub fn subscription_id(metrics: &[String], interval: i32, id: Uuid) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `telemetry.max.bytes`' default.
+    const MAX: i32 = 1_048_576;
 
     fn meta() -> ClientMeta {
         ClientMeta {
@@ -202,26 +210,26 @@ mod tests {
             "a second get within the interval is throttled"
         );
         assert!(
-            i.check_push(&push(sub, false), 500).is_ok(),
+            i.check_push(&push(sub, false), 500, MAX).is_ok(),
             "right after a get"
         );
-        let e = i.check_push(&push(sub, false), 900).unwrap_err();
+        let e = i.check_push(&push(sub, false), 900, MAX).unwrap_err();
         assert_eq!(e.code, codes::THROTTLING_QUOTA_EXCEEDED);
-        assert!(i.check_push(&push(sub, false), 1500).is_ok());
-        let e = i.check_push(&push(sub + 1, false), 2600).unwrap_err();
+        assert!(i.check_push(&push(sub, false), 1500, MAX).is_ok());
+        let e = i.check_push(&push(sub + 1, false), 2600, MAX).unwrap_err();
         assert_eq!(e.code, codes::UNKNOWN_SUBSCRIPTION_ID);
         i.last_error = e.code;
         assert!(i.may_get(2601), "a get right after UNKNOWN_SUBSCRIPTION_ID");
         let mut bad = push(sub, false);
         bad.compression_type = 9;
-        let e = i.check_push(&bad, 3700).unwrap_err();
+        let e = i.check_push(&bad, 3700, MAX).unwrap_err();
         assert_eq!(e.code, codes::UNSUPPORTED_COMPRESSION_TYPE);
         assert!(
-            i.check_push(&push(sub, true), 3701).is_ok(),
+            i.check_push(&push(sub, true), 3701, MAX).is_ok(),
             "terminating is never throttled"
         );
         i.terminating = true;
-        let e = i.check_push(&push(sub, false), 9000).unwrap_err();
+        let e = i.check_push(&push(sub, false), 9000, MAX).unwrap_err();
         assert_eq!(e.code, codes::INVALID_REQUEST);
     }
 

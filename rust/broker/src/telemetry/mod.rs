@@ -23,8 +23,6 @@ use crate::config::client_metrics::{self, INTERVAL_MS_DEFAULT};
 use crate::config::client_metrics_store::ClientMetricsStore;
 use crate::errors::{codes, ApiError};
 
-/// Kafka's `telemetry.max.bytes` default: the largest (compressed) push accepted.
-pub const TELEMETRY_MAX_BYTES: i32 = 1_048_576;
 /// The compression types offered, in Kafka's order of preference: zstd, lz4, gzip, snappy.
 pub const ACCEPTED_COMPRESSION: [i8; 4] = [4, 3, 1, 2];
 const INSTANCES_MAX: usize = 16_384;
@@ -50,18 +48,25 @@ pub struct Push<'a> {
 pub struct Telemetry {
     started: Instant,
     instances: Mutex<HashMap<Uuid, Instance>>,
-}
-
-impl Default for Telemetry {
-    fn default() -> Self {
-        Telemetry {
-            started: Instant::now(),
-            instances: Mutex::default(),
-        }
-    }
+    /// `telemetry.max.bytes`: the largest (compressed) push accepted.
+    max_bytes: i32,
 }
 
 impl Telemetry {
+    #[must_use]
+    pub fn new(max_bytes: i32) -> Telemetry {
+        Telemetry {
+            started: Instant::now(),
+            instances: Mutex::default(),
+            max_bytes,
+        }
+    }
+
+    /// `telemetry.max.bytes`, which GetTelemetrySubscriptions tells clients.
+    #[must_use]
+    pub fn max_bytes(&self) -> i32 {
+        self.max_bytes
+    }
     fn now_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
@@ -131,14 +136,14 @@ impl Telemetry {
         let now = self.now_ms();
         let mut instances = self.lock();
         let instance = current(&mut instances, store, id, meta, now);
-        let checked = instance.check_push(push, now);
+        let checked = instance.check_push(push, now, self.max_bytes);
         instance.terminating = push.terminating;
         if let Err(e) = checked {
             instance.last_error = e.code;
             return Err(e);
         }
         if !push.metrics.is_empty() {
-            match decode(push) {
+            match decode(push, self.max_bytes) {
                 Ok(points) => instance.points = points,
                 Err(e) => {
                     instance.last_error = e.code;
@@ -238,7 +243,8 @@ fn matching(store: &ClientMetricsStore, meta: &ClientMeta) -> (Vec<String>, i32)
     (metrics, interval)
 }
 
-fn decode(push: &Push<'_>) -> Result<Vec<otlp::Point>, ApiError> {
+/// The points of a push; it may inflate to 16 times `max_bytes`.
+fn decode(push: &Push<'_>, max_bytes: i32) -> Result<Vec<otlp::Point>, ApiError> {
     use kafkalite_core::records::compression::{decompress, Compression};
     let codec = Compression::from_attributes(i16::from(push.compression_type)).map_err(|_| {
         ApiError::new(
@@ -246,7 +252,7 @@ fn decode(push: &Push<'_>) -> Result<Vec<otlp::Point>, ApiError> {
             "unknown compression type",
         )
     })?;
-    let max = usize::try_from(TELEMETRY_MAX_BYTES).unwrap_or(0) * 16;
+    let max = usize::try_from(max_bytes).unwrap_or(0).saturating_mul(16);
     let raw = if codec == Compression::None {
         push.metrics.to_vec()
     } else {

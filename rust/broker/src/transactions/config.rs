@@ -3,8 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use kafkalite_core::config::BrokerSettings;
+use std::time::Duration;
 
+use kafkalite_core::config::BrokerSettings;
+use kafkalite_core::records::Compression;
+
+use crate::cluster::internal_log::Writes;
 use crate::config::ConfigError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +29,10 @@ pub struct TxnConfig {
     pub abort_check_interval_ms: u64,
     /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
     pub expire_check_interval_ms: u64,
+    /// How `__transaction_state` is written and read back: uncompressed, each write
+    /// waiting `request.timeout.ms` for its ISR, loaded in reads of
+    /// `transaction.state.log.load.buffer.size`.
+    pub writes: Writes,
 }
 
 impl Default for TxnConfig {
@@ -58,6 +66,14 @@ impl TxnConfig {
             expire_check_interval_ms: ms(
                 "transaction.remove.expired.transaction.cleanup.interval.ms",
             ),
+            writes: Writes {
+                compression: Compression::None,
+                replication_wait: Duration::from_millis(
+                    u64::try_from(s.int("request.timeout.ms")).unwrap_or(0),
+                ),
+                load_buffer_bytes: usize::try_from(s.int("transaction.state.log.load.buffer.size"))
+                    .unwrap_or(1),
+            },
         }
     }
 

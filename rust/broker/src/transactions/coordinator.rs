@@ -122,7 +122,12 @@ impl TransactionCoordinator {
             return Ok(());
         };
         // Kept locally in full (not placed by the controller): every partition is hosted.
-        let store = TxnLogTopic::new(topic.id, topic.partition_slots(), Placement::SingleNode);
+        let store = TxnLogTopic::new(
+            topic.id,
+            topic.partition_slots(),
+            Placement::SingleNode,
+            self.config.writes,
+        );
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         let pending = {
@@ -215,6 +220,7 @@ impl TransactionCoordinator {
             topic.id,
             topic.partition_slots(),
             Placement::SingleNode,
+            self.config.writes,
         ));
         *self.store.write().expect("lock") = Some(Arc::clone(&store));
         Ok(store)

@@ -11,7 +11,7 @@ use kafkalite_core::records::RecordInput;
 
 use super::records::{decode_key, decode_value, encode_key, encode_value, TxnRecord};
 pub use crate::cluster::coordination::partition_for;
-use crate::cluster::internal_log::{self, Entry, Placement};
+use crate::cluster::internal_log::{self, Entry, Placement, Writes};
 use crate::cluster::Partition;
 use crate::errors::ApiError;
 
@@ -21,6 +21,7 @@ pub struct TxnLogTopic {
     /// By index; `None` where this broker hosts no replica (cluster mode).
     partitions: Vec<Option<Arc<Partition>>>,
     placement: Placement,
+    writes: Writes,
 }
 
 impl TxnLogTopic {
@@ -29,11 +30,13 @@ impl TxnLogTopic {
         topic_id: uuid::Uuid,
         partitions: Vec<Option<Arc<Partition>>>,
         placement: Placement,
+        writes: Writes,
     ) -> TxnLogTopic {
         TxnLogTopic {
             topic_id,
             partitions,
             placement,
+            writes,
         }
     }
 
@@ -96,6 +99,7 @@ impl TxnLogTopic {
             None,
             now_ms,
             self.placement,
+            self.writes,
             true,
             wake,
         )
@@ -105,7 +109,7 @@ impl TxnLogTopic {
     pub fn replay(&self) -> anyhow::Result<HashMap<String, TxnRecord>> {
         let mut ids = HashMap::new();
         for partition in self.partitions.iter().flatten() {
-            ids.extend(replay_partition(partition)?);
+            ids.extend(replay_partition(partition, self.writes.load_buffer_bytes)?);
         }
         Ok(ids)
     }
@@ -113,9 +117,12 @@ impl TxnLogTopic {
 
 /// The latest state of every id stored in one partition (what a new coordinator of it
 /// loads).
-pub fn replay_partition(partition: &Partition) -> anyhow::Result<HashMap<String, TxnRecord>> {
+pub fn replay_partition(
+    partition: &Partition,
+    buffer_bytes: usize,
+) -> anyhow::Result<HashMap<String, TxnRecord>> {
     let mut ids: HashMap<String, TxnRecord> = HashMap::new();
-    internal_log::replay(partition, |entry| {
+    internal_log::replay(partition, buffer_bytes, |entry| {
         let Entry::Records { records, .. } = entry else {
             return;
         };

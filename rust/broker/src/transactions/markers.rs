@@ -1,12 +1,13 @@
 //! Writing a transaction's COMMIT or ABORT markers into its partitions (Kafka's
 //! `TransactionMarkerChannelManager`). A partition this broker leads (every partition on a
 //! single node) gets its marker appended here; in a cluster the others get theirs through
-//! WriteTxnMarkers to their leader, sent with the project's client. Leaders move: a
-//! retriable answer (or an unreachable broker) sends the marker again, to whoever leads
-//! the partition by then, until it is written or the coordinator is no longer this
-//! broker (its successor completes the transaction from the logged Prepare state). A
-//! partition whose topic was deleted is skipped; an answer saying the marker is stale
-//! (fenced epoch) is final.
+//! WriteTxnMarkers to their leader, sent with the project's client (each request bounded
+//! by `request.timeout.ms`, each connection by `socket.connection.setup.timeout.ms`).
+//! Leaders move: a retriable answer (or an unreachable broker) sends the marker again, to
+//! whoever leads the partition by then, until it is written or the coordinator is no
+//! longer this broker (its successor completes the transaction from the logged Prepare
+//! state). A partition whose topic was deleted is skipped; an answer saying the marker is
+//! stale (fenced epoch) is final.
 //!
 //! A marker in `__consumer_offsets` also settles the offsets the transaction committed
 //! there (`GroupCoordinator::complete_txn_offsets`), here or on the partition's leader.
@@ -22,6 +23,7 @@ use kafkalite_core::storage::clock::now_ms;
 
 use crate::cluster::internal_log;
 use crate::cluster::Partition;
+use crate::replication::SetupTimeout;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 /// The coordinator epoch of a single node (it never changes coordinator).
@@ -169,7 +171,7 @@ impl MarkerChannel {
             let security = inter_broker(broker)
                 .map(|ib| ib.security.clone())
                 .unwrap_or_default();
-            Client::with_security(&address.to_string(), ClientConfig::default(), security)
+            Client::with_security(&address.to_string(), marker_client_config(broker), security)
                 .expect("an address from the cluster view parses")
         });
         let call = client.write_txn_markers(address, marker);
@@ -184,6 +186,18 @@ impl MarkerChannel {
                 })?
                 .block_on(call),
         }
+    }
+}
+
+/// The broker's own requests to other brokers, as Kafka's marker channel bounds them: each
+/// by `request.timeout.ms`, connecting by `socket.connection.setup.timeout.ms`.
+fn marker_client_config(broker: &BrokerState) -> ClientConfig {
+    let settings = &broker.config.settings;
+    let request_ms = u64::try_from(settings.int("request.timeout.ms")).unwrap_or(0);
+    ClientConfig {
+        request_timeout: Duration::from_millis(request_ms),
+        connect_timeout: Some(SetupTimeout::from_broker(&broker.config).base),
+        ..ClientConfig::default()
     }
 }
 
@@ -265,7 +279,9 @@ pub fn write_local(
     if let Some(node) = node {
         partition.advance_leader_high_watermark();
         broker.data_arrived.notify_waiters();
-        internal_log::wait_replicated(partition, node, offset + 1).map_err(|e| {
+        // As Kafka's WriteTxnMarkers append: within `request.timeout.ms`.
+        let wait = broker.transactions.config.writes.replication_wait;
+        internal_log::wait_replicated(partition, node, offset + 1, wait).map_err(|e| {
             if e.code == codes::NOT_COORDINATOR {
                 codes::NOT_LEADER_OR_FOLLOWER
             } else {

@@ -41,6 +41,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
                         topic.id,
                         partitions,
                         Placement::Cluster { node },
+                        self.config.writes,
                     )));
                 }
             }
@@ -48,7 +49,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
     }
 
     fn load(self: &Arc<Self>, partition: &Arc<Partition>, generation: u64) {
-        let loaded = match replay_partition(partition) {
+        let loaded = match replay_partition(partition, self.config.writes.load_buffer_bytes) {
             Ok(loaded) => loaded,
             Err(e) => {
                 // Left loading: clients keep retrying (COORDINATOR_LOAD_IN_PROGRESS).

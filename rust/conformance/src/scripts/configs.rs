@@ -172,6 +172,12 @@ fn alter_configs(s: &mut Session, v: i16) {
     s.play("group unknown key", v, |_| r.clone());
     let r = request_to(GROUP, &group, &[], false);
     s.play("group cleared", v, |_| r.clone());
+    // Broker 1, validate only (an AlterConfigs replaces the entity's whole set): a key
+    // that cannot change while the broker runs and a value out of bounds are refused.
+    let r = request_to(BROKER, "1", &[("fetch.max.bytes", Some("2048"))], true);
+    s.play("broker read-only key", v, |_| r.clone());
+    let r = request_to(BROKER, "1", &[("num.io.threads", Some("0"))], true);
+    s.play("broker value below its bound", v, |_| r.clone());
     let r = AlterConfigsRequest::default();
     s.play("empty request", v, |_| r.clone());
 }
@@ -265,6 +271,28 @@ fn incremental_alter_configs(s: &mut Session, v: i16) {
         &[("consumer.session.timeout.ms", 0, Some("50000"))],
     );
     s.play("group without a name", v, |_| r.clone());
+    // Broker 1, validate only: Kafka 4.1.1's dynamic-update rules (a key that cannot change
+    // while the broker runs, a security key without its listener prefix, bounds, types)
+    // and a dynamic key it takes.
+    let broker = |configs: &[(&str, i8, Option<&str>)]| {
+        request_to(BROKER, "1", configs).with_validate_only(true)
+    };
+    let r = broker(&[("fetch.max.bytes", 0, Some("2048"))]);
+    s.play("broker read-only key", v, |_| r.clone());
+    let r = broker(&[("ssl.keystore.location", 0, Some("/nowhere.pem"))]);
+    s.play("broker security key without a listener prefix", v, |_| {
+        r.clone()
+    });
+    let r = broker(&[("background.threads", 0, Some("0"))]);
+    s.play("broker value below its bound", v, |_| r.clone());
+    let r = broker(&[(
+        "transaction.partition.verification.enable",
+        0,
+        Some("maybe"),
+    )]);
+    s.play("broker boolean neither true nor false", v, |_| r.clone());
+    let r = broker(&[("producer.id.expiration.ms", 0, Some("60000"))]);
+    s.play("broker dynamic key", v, |_| r.clone());
     let r = IncrementalAlterConfigsRequest::default().with_validate_only(true);
     s.play("empty request", v, |_| r.clone());
 }

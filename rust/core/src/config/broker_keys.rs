@@ -3,7 +3,7 @@
 //! bounds them), and keys of Kafka's stock `server.properties`, replication and security that
 //! it accepts without acting on yet (so they draw no "unknown config" warning).
 
-use super::schema::Check::{Any, AtLeast, Between, NonEmpty, OneOf};
+use super::schema::Check::{Any, AtLeast, Between, ListOf, NonEmpty, OneOf};
 use super::schema::Default::{None as Null, SameAs, Value};
 use super::schema::Type::{
     Boolean, Class, Double, Int, List, Long, Password, Short, String as Str,
@@ -51,23 +51,43 @@ const fn log(
 const HOUR_MS: i64 = 3_600_000;
 const MINUTE_MS: i64 = 60_000;
 const SSL_CLIENT_AUTH: &[&str] = &["required", "requested", "none"];
+/// Kafka's group types, the items `group.coordinator.rebalance.protocols` may name.
+pub const GROUP_PROTOCOLS: &[&str] = &["consumer", "classic", "share", "streams"];
 const LOG_LEVELS: &[&str] = crate::logging::LEVEL_NAMES;
 
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
+    // Kafka's Produce retries the AddPartitionsToTxn verification it sends another broker's
+    // transaction coordinator while that one answers CONCURRENT_TRANSACTIONS. kafkalite
+    // asks only its own coordinator, in process, under the partition's producer lock, and
+    // has no request to retry: accepted and described, not read.
+    key("add.partitions.to.txn.retry.backoff.max.ms", Int, Value("100"), AtLeast(0), ReadOnly),
+    key("add.partitions.to.txn.retry.backoff.ms", Int, Value("20"), AtLeast(1), ReadOnly),
     // Kafka 4.x (KRaft) no longer updates advertised listeners at runtime: 4.1.1 describes
     // the key as read-only, while `listeners` stays per-broker dynamic.
     key("advertised.listeners", Str, SameAs("listeners"), Any, ReadOnly),
     key("allow.everyone.if.no.acl.found", Boolean, Value("false"), Any, ReadOnly),
+    // The rate windows of Kafka's replication throttles (between log dirs, and between
+    // brokers below). kafkalite throttles no replication (the `*.replication.throttled.*`
+    // topic keys are accepted, not acted on), so there is no rate to sample: not read.
+    key("alter.log.dirs.replication.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
+    key("alter.log.dirs.replication.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly),
     key("authorizer.class.name", Str, Value(""), Any, ReadOnly),
     key("auto.create.topics.enable", Boolean, Value("true"), Any, ReadOnly),
     key("auto.leader.rebalance.enable", Boolean, Value("true"), Any, ReadOnly),
+    // Kafka's scheduler pool (retention, flushes, checkpoints). kafkalite's background work
+    // runs as tasks on the broker's runtime, sized by its `threads`: not read.
+    key("background.threads", Int, Value("10"), AtLeast(1), ClusterWide),
     key("broker.id", Int, SameAs("node.id"), AtLeast(0), ReadOnly),
     key("broker.rack", Str, Null, Any, ReadOnly),
     log("compression.gzip.level", Int, Value("-1"), "compression.gzip.level", 1),
     log("compression.lz4.level", Int, Value("9"), "compression.lz4.level", 1),
     log("compression.type", Str, Value("producer"), "compression.type", 1),
     log("compression.zstd.level", Int, Value("3"), "compression.zstd.level", 1),
+    // KIP-306: a failed authentication's answer (and the close after it) waits this long,
+    // so a client guessing passwords cannot hammer the broker. Must stay below
+    // connections.max.idle.ms (checked across keys, as Kafka does).
+    key("connection.failed.authentication.delay.ms", Int, Value("100"), AtLeast(0), ReadOnly),
     // Kafka's default, 10 minutes; a negative value never closes idle connections. Also
     // bounds how long one request frame may take to arrive (see net::connection).
     key("connections.max.idle.ms", Long, Value("600000"), Any, ReadOnly),
@@ -79,7 +99,14 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
     key("controller.quorum.voters", List, Value(""), Any, ReadOnly),
     key("default.replication.factor", Int, Value("1"), AtLeast(1), ReadOnly),
+    // Kafka purges completed requests from a purgatory every this many requests; kafkalite
+    // has no purgatories (a waiting request is a future, gone when it completes): not read.
+    key("delete.records.purgatory.purge.interval.requests", Int, Value("1"), Any, ReadOnly),
     key("delete.topic.enable", Boolean, Value("true"), Any, ReadOnly),
+    // KIP-541: the broker's own cap on a Fetch response, below whatever max_bytes the
+    // request asks (the first batch still goes out whole, KIP-74).
+    key("fetch.max.bytes", Int, Value("57671680"), AtLeast(1024), ReadOnly),
+    key("fetch.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly),
     // KIP-848's consumer groups: short assignor names, or Kafka's class names of them.
     key("group.consumer.assignors", List, Value("uniform,range"), NonEmpty("assignor"), ReadOnly),
     key("group.consumer.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
@@ -89,6 +116,16 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.consumer.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("group.consumer.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     key("group.consumer.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    // Kafka's coordinator runtime batches group writes for this long, on its own threads;
+    // kafkalite writes each group change as one batch at once, on the broker's runtime:
+    // not read.
+    key("group.coordinator.append.linger.ms", Int, Value("5"), AtLeast(0), ReadOnly),
+    // The group protocols served: without `consumer`, ConsumerGroupHeartbeat and
+    // ConsumerGroupDescribe answer UNSUPPORTED_VERSION, as Kafka's do. `classic` cannot be
+    // left out (checked across keys); share and streams groups are not built, so naming
+    // them serves nothing more.
+    key("group.coordinator.rebalance.protocols", List, Value("classic,consumer,streams"), ListOf(GROUP_PROTOCOLS), ReadOnly),
+    key("group.coordinator.threads", Int, Value("4"), AtLeast(1), ReadOnly),
     key("group.initial.rebalance.delay.ms", Int, Value("3000"), AtLeast(0), ReadOnly),
     key("group.max.session.timeout.ms", Int, Value("1800000"), AtLeast(1), ReadOnly),
     key("group.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
@@ -113,6 +150,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.streams.num.standby.replicas", Int, Value("0"), AtLeast(0), ReadOnly),
     key("group.streams.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     key("inter.broker.listener.name", Str, Null, Any, ReadOnly),
+    // How often Kafka's JVM metrics reporters (`kafka.metrics.reporters`) poll; kafkalite
+    // loads no reporters: not read.
+    key("kafka.metrics.polling.interval.secs", Int, Value("10"), AtLeast(1), ReadOnly),
     // kafkalite's own (Kafka has no cap): how far a produced batch may decompress before it
     // is refused as INVALID_RECORD; it bounds what one compression bomb costs.
     key("kafkalite.batch.decompressed.max.bytes", Long, Value("268435456"), AtLeast(1024), ReadOnly),
@@ -142,9 +182,22 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("log.cleaner.threads", Int, Value("1"), AtLeast(0), ClusterWide),
     log("log.cleanup.policy", List, Value("delete"), "cleanup.policy", 1),
     key("log.dir", Str, Value("/tmp/kafkalite-logs"), NonEmpty("directory"), ReadOnly),
+    // KRaft: how long a broker waits for the controller to take note of a failed log dir
+    // before it shuts down. kafkalite's failed dir goes offline at once (its partitions
+    // answer KAFKA_STORAGE_ERROR); there is no quorum to wait for: not read.
+    key("log.dir.failure.timeout.ms", Long, Value("30000"), AtLeast(1), ReadOnly),
     key("log.dirs", List, SameAs("log.dir"), NonEmpty("directory"), ReadOnly),
     log("log.flush.interval.messages", Long, Value(LONG_MAX), "flush.messages", 1),
     log("log.flush.interval.ms", Long, Null, "flush.ms", 1),
+    // Kafka writes the recovery points, log start offsets and high watermarks of all logs
+    // into one checkpoint file per dir on these schedules. kafkalite keeps a partition's
+    // recovery point in its own dir, written when the log is flushed, and recovers log
+    // start and high watermark from the log: not read.
+    key("log.flush.offset.checkpoint.interval.ms", Int, Value("60000"), AtLeast(0), ReadOnly),
+    // How often Kafka's flusher looks for logs due by `flush.ms`. kafkalite checks
+    // `flush.ms` on each append instead: not read.
+    key("log.flush.scheduler.interval.ms", Long, Value(LONG_MAX), Any, ReadOnly),
+    key("log.flush.start.offset.checkpoint.interval.ms", Int, Value("60000"), AtLeast(0), ReadOnly),
     log("log.index.interval.bytes", Int, Value("4096"), "index.interval.bytes", 1),
     log("log.index.size.max.bytes", Int, Value("10485760"), "segment.index.bytes", 1),
     // kafkalite's own (Kafka sets this in log4j's config): the broker's log threshold,
@@ -174,9 +227,21 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("max.connections", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
     key("max.connections.per.ip", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
     key("max.connections.per.ip.overrides", Str, Value(""), Any, ClusterWide),
+    // KIP-227 fetch sessions: kafkalite creates none (every Fetch is answered in full, as a
+    // Kafka broker with 0 slots does), so there is no cache to size: not read.
+    key("max.incremental.fetch.session.cache.slots", Int, Value("1000"), AtLeast(0), ReadOnly),
+    // KIP-966's DescribeTopicPartitions: the most partitions one response lists, below the
+    // request's own limit (the rest is named by the response's cursor).
+    key("max.request.partition.size.limit", Int, Value("2000"), AtLeast(1), ReadOnly),
     log("message.max.bytes", Int, Value("1048588"), "max.message.bytes", 1),
     // kafkalite's own: host:port of the Prometheus endpoint; unset, none is served.
     key("metrics.listen", Str, Null, Any, ReadOnly),
+    // Kafka's metrics sampling (rates over `num.samples` windows of `sample.window.ms`)
+    // and the recording level of its sensors. kafkalite's Prometheus endpoint serves
+    // counters and histograms, which Prometheus turns into rates itself: not read.
+    key("metrics.num.samples", Int, Value("2"), AtLeast(1), ReadOnly),
+    key("metrics.recording.level", Str, Value("INFO"), Any, ReadOnly),
+    key("metrics.sample.window.ms", Long, Value("30000"), AtLeast(1), ReadOnly),
     log("min.insync.replicas", Int, Value("1"), "min.insync.replicas", 1),
     // kafkalite's own default: one broker, so node 1 unless told otherwise.
     key("node.id", Int, Value("1"), AtLeast(0), ReadOnly),
@@ -184,10 +249,22 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("num.network.threads", Int, Value("3"), AtLeast(1), ClusterWide),
     key("num.partitions", Int, Value("1"), AtLeast(1), ReadOnly),
     key("num.recovery.threads.per.data.dir", Int, Value("2"), AtLeast(1), ClusterWide),
+    // Kafka moves replicas between log dirs with this many fetcher threads (null: one per
+    // dir); kafkalite copies each move on a thread of its own: not read.
+    key("num.replica.alter.log.dirs.threads", Int, Null, Any, ReadOnly),
     key("num.replica.fetchers", Int, Value("1"), AtLeast(1), ClusterWide),
     key("offset.metadata.max.bytes", Int, Value("4096"), AtLeast(0), ReadOnly),
+    // How long a group write (an offset commit, a group's state) waits for the ISR of its
+    // `__consumer_offsets` partition before it fails (cluster mode).
+    key("offsets.commit.timeout.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    // The read size when `__consumer_offsets` is loaded into the group cache at start (a
+    // larger batch is still read whole).
+    key("offsets.load.buffer.size", Int, Value("5242880"), AtLeast(1), ReadOnly),
     key("offsets.retention.check.interval.ms", Long, Value("600000"), AtLeast(1), ReadOnly),
     key("offsets.retention.minutes", Int, Value("10080"), AtLeast(1), ReadOnly),
+    // The codec of the group coordinator's batches in `__consumer_offsets`, by Kafka's
+    // compression id: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
+    key("offsets.topic.compression.codec", Int, Value("0"), Between(0, 4), ReadOnly),
     key("offsets.topic.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly),
     key("offsets.topic.replication.factor", Short, Value("3"), AtLeast(1), ReadOnly),
     key("offsets.topic.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly),
@@ -199,21 +276,47 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("password.encoder.old.secret", Password, Null, Any, ReadOnly),
     key("password.encoder.secret", Password, Null, Any, ReadOnly),
     key("process.roles", List, Value(""), Any, ReadOnly),
+    // An idempotent producer idle this long is forgotten by each partition (its next batch
+    // starts it afresh, DescribeProducers no longer lists it); changes at once.
+    key("producer.id.expiration.ms", Int, Value("86400000"), AtLeast(1), ClusterWide),
+    key("producer.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly),
+    // Back-pressure on reading requests: the bytes of requests read and not yet answered
+    // (-1 or 0: no bound; else at least socket.request.max.bytes, checked across keys).
+    key("queued.max.request.bytes", Long, Value("-1"), Any, ReadOnly),
+    // Kafka's queue between its network and I/O threads. kafkalite has no such queue: the
+    // connection's task that reads a request handles it at once (one in flight per
+    // connection), so requests waiting for a handler never outnumber the connections, and
+    // the bytes above are what bounds reading: not read.
+    key("queued.max.requests", Int, Value("500"), AtLeast(1), ReadOnly),
     // The client quotas' rate windows (Kafka's ClientQuotaManagerConfig).
     key("quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
     key("quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly),
     key("replica.fetch.backoff.ms", Int, Value("1000"), AtLeast(0), ReadOnly),
     key("replica.fetch.max.bytes", Int, Value("1048576"), AtLeast(0), ReadOnly),
+    // A follower's Fetch asks for at least this many bytes (waiting up to
+    // replica.fetch.wait.max.ms for them).
+    key("replica.fetch.min.bytes", Int, Value("1"), Any, ReadOnly),
     key("replica.fetch.response.max.bytes", Int, Value("10485760"), AtLeast(0), ReadOnly),
     key("replica.fetch.wait.max.ms", Int, Value("500"), Any, ReadOnly),
+    // See log.flush.offset.checkpoint.interval.ms: kafkalite writes no high watermark
+    // checkpoint; a leader's high watermark comes back from its ISR's log ends: not read.
+    key("replica.high.watermark.checkpoint.interval.ms", Long, Value("5000"), Any, ReadOnly),
     key("replica.lag.time.max.ms", Long, Value("30000"), Any, ReadOnly),
+    // SO_RCVBUF of a follower's connection to its leader (-1: the OS default).
+    key("replica.socket.receive.buffer.bytes", Int, Value("65536"), Any, ReadOnly),
     key("replica.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly),
+    key("replication.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
+    key("replication.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly),
+    // The bound on the broker's own requests to other brokers (transaction markers) and
+    // on a transaction log write waiting for its ISR.
+    key("request.timeout.ms", Int, Value("30000"), Any, ReadOnly),
     key("sasl.enabled.mechanisms", List, Value("GSSAPI"), Any, PerBroker),
     key("sasl.jaas.config", Password, Null, Any, PerBroker),
     key("sasl.kerberos.service.name", Str, Null, Any, PerBroker),
     key("sasl.mechanism.inter.broker.protocol", Str, Value("GSSAPI"), Any, PerBroker),
     key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerBroker),
-    key("sasl.oauthbearer.expected.audience", List, Value(""), Any, PerBroker),
+    // Kafka's default is null (no audience checked), not an empty list.
+    key("sasl.oauthbearer.expected.audience", List, Null, Any, PerBroker),
     key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerBroker),
     key("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Value("3600000"), AtLeast(0), PerBroker),
     key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerBroker),
@@ -224,10 +327,22 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // Kafka's cap on a frame before authentication (CVE-2022-34917).
     key("sasl.server.max.receive.size", Int, Value("524288"), AtLeast(64), ReadOnly),
     key("security.inter.broker.protocol", Str, Value("PLAINTEXT"), OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), ReadOnly),
+    // Connecting to another broker (a follower to its leader, transaction markers): the
+    // first attempt may take `socket.connection.setup.timeout.ms`, each failure doubles it
+    // up to the max (Kafka's exponential connection setup timeout, KIP-601).
+    key("socket.connection.setup.timeout.max.ms", Long, Value("30000"), Any, ReadOnly),
+    key("socket.connection.setup.timeout.ms", Long, Value("10000"), Any, ReadOnly),
+    // The listen(2) backlog of every listener's socket.
+    key("socket.listen.backlog.size", Int, Value("50"), AtLeast(1), ReadOnly),
     key("socket.receive.buffer.bytes", Int, Value("102400"), Any, ReadOnly),
     // kafkalite needs room for a request header; Kafka's own minimum is 1.
     key("socket.request.max.bytes", Int, Value("104857600"), AtLeast(64), ReadOnly),
     key("socket.send.buffer.bytes", Int, Value("102400"), Any, ReadOnly),
+    // A keystore replaced while the broker runs must keep its certificate's subject and
+    // subject alternative names, unless these allow a change (Kafka's SslFactory rule;
+    // per listener with `listener.name.<l>.`).
+    key("ssl.allow.dn.changes", Boolean, Value("false"), Any, ReadOnly),
+    key("ssl.allow.san.changes", Boolean, Value("false"), Any, ReadOnly),
     key("ssl.cipher.suites", List, Value(""), Any, PerBroker),
     key("ssl.client.auth", Str, Value("none"), OneOf(SSL_CLIENT_AUTH), PerBroker),
     key("ssl.enabled.protocols", List, Value("TLSv1.2,TLSv1.3"), Any, PerBroker),
@@ -245,13 +360,25 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("ssl.truststore.password", Password, Null, Any, PerBroker),
     key("ssl.truststore.type", Str, Value("JKS"), Any, PerBroker),
     key("super.users", Str, Null, Any, ReadOnly),
+    // KIP-714: the largest metrics payload a client may push (GetTelemetrySubscriptions
+    // tells clients; a larger PushTelemetry is TELEMETRY_TOO_LARGE).
+    key("telemetry.max.bytes", Int, Value("1048576"), AtLeast(1), ReadOnly),
     key("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Value("10000"), AtLeast(1), ReadOnly),
     key("transaction.max.timeout.ms", Int, Value("900000"), AtLeast(1), ReadOnly),
+    // KIP-890 part 1: a transactional batch (Produce v11 and older) is checked against the
+    // coordinator's ongoing transaction before it is appended; false skips the check, as
+    // Kafka does (v12 adds the partition to the transaction itself). Changes at once.
+    key("transaction.partition.verification.enable", Boolean, Value("true"), Any, ClusterWide),
     key("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Value("3600000"), AtLeast(1), ReadOnly),
+    // As offsets.load.buffer.size, for `__transaction_state`.
+    key("transaction.state.log.load.buffer.size", Int, Value("5242880"), AtLeast(1), ReadOnly),
     key("transaction.state.log.min.isr", Int, Value("2"), AtLeast(1), ReadOnly),
     key("transaction.state.log.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly),
     key("transaction.state.log.replication.factor", Short, Value("3"), AtLeast(1), ReadOnly),
     key("transaction.state.log.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly),
+    // KIP-939's two-phase commit: kafkalite advertises InitProducerId up to v5, which
+    // cannot ask for it: accepted and described, not read.
+    key("transaction.two.phase.commit.enable", Boolean, Value("false"), Any, ReadOnly),
     key("transactional.id.expiration.ms", Int, Value("604800000"), AtLeast(1), ReadOnly),
     log("unclean.leader.election.enable", Boolean, Value("false"), "unclean.leader.election.enable", 1),
     key("zookeeper.connect", Str, Null, Any, ReadOnly),

@@ -7,13 +7,14 @@
 mod broker_keys;
 mod group_rules;
 pub mod schema;
+mod server_rules;
 mod settings;
 #[cfg(test)]
 mod tests;
 mod topic_keys;
 mod value;
 
-pub use broker_keys::BROKER_KEYS;
+pub use broker_keys::{BROKER_KEYS, GROUP_PROTOCOLS};
 pub use group_rules::{assignor_short_name, CONSUMER_ASSIGNORS};
 pub use schema::{Check, ConfigKey, Default, TopicSynonym, Type, Update};
 pub use settings::BrokerSettings;

@@ -71,7 +71,8 @@ impl BrokerSettings {
                 format!("must not exceed group.max.session.timeout.ms ({max})"),
             ));
         }
-        super::group_rules::check(|k| self.int(k), &self.list("group.consumer.assignors"))
+        super::group_rules::check(|k| self.int(k), &self.list("group.consumer.assignors"))?;
+        super::server_rules::check(|k| self.number(k), |k| self.list(k))
     }
 
     /// Whether the key was given (not defaulted).

@@ -268,3 +268,49 @@ fn share_and_streams_group_bounds_are_checked_too() {
     let e = refused(&[("group.streams.num.standby.replicas", "3")]);
     assert_eq!(e.key, "group.streams.num.standby.replicas");
 }
+
+#[test]
+fn server_keys_are_bounded_as_kafka_4_1_bounds_them() {
+    // Each refused by Kafka 4.1.1's KafkaConfig with the same key and value.
+    for (key, value) in [
+        ("fetch.max.bytes", "1023"),
+        ("offsets.topic.compression.codec", "5"),
+        ("offsets.topic.compression.codec", "-1"),
+        ("group.coordinator.rebalance.protocols", "CLASSIC"),
+        ("group.coordinator.rebalance.protocols", "consumer"),
+        ("metrics.num.samples", "0"),
+        ("telemetry.max.bytes", "0"),
+        ("max.incremental.fetch.session.cache.slots", "-1"),
+        ("num.replica.alter.log.dirs.threads", "abc"),
+        ("queued.max.request.bytes", "104857599"),
+        ("connection.failed.authentication.delay.ms", "600000"),
+    ] {
+        let e = refused(&[(key, value)]);
+        assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
+    }
+    assert_eq!(
+        refused(&[("group.coordinator.rebalance.protocols", "consumer")]).reason,
+        "Disabling the 'classic' protocol is not supported."
+    );
+    // ... and accepted where Kafka accepts them.
+    let s = settings(&[
+        ("queued.max.request.bytes", "0"),
+        ("connections.max.idle.ms", "-1"),
+        ("connection.failed.authentication.delay.ms", "700000"),
+        ("group.coordinator.rebalance.protocols", " classic , share"),
+        ("request.timeout.ms", "-5"),
+    ]);
+    assert_eq!(
+        s.list("group.coordinator.rebalance.protocols"),
+        ["classic", "share"]
+    );
+    settings(&[
+        ("socket.request.max.bytes", "1000"),
+        ("queued.max.request.bytes", "1000"),
+    ]);
+    let d = BrokerSettings::default();
+    assert_eq!(d.get("num.replica.alter.log.dirs.threads"), None);
+    assert_eq!(d.get("sasl.oauthbearer.expected.audience"), None);
+    assert_eq!(d.int("fetch.max.bytes"), 57_671_680);
+    assert_eq!(d.long("queued.max.request.bytes"), -1);
+}

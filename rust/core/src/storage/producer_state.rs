@@ -19,8 +19,11 @@
 //! are the core's `Error::InvalidProducerEpoch` / `Error::OutOfOrderSequence`, which carry
 //! their Kafka codes (`kafka_code`).
 //!
-//! Producers idle for `PRODUCER_ID_EXPIRATION_MS` (Kafka's `producer.id.expiration.ms`
-//! default, one day) are forgotten, so short-lived producers do not accumulate.
+//! Producers idle for longer than the broker's `producer.id.expiration.ms` (one day by
+//! default; `set_expiration_ms`) and not in a transaction are forgotten, as Kafka's
+//! `ProducerStateManager.removeExpiredProducers` does, so short-lived producers do not
+//! accumulate: an expired producer is unknown to `check` at once (its next batch starts it
+//! afresh), and swept from the table as it grows, or by `expire` (before it is listed).
 //!
 //! Recovery: there are no producer snapshots. `rebuild` replays batch headers from the tail
 //! of the log: the active segment and anything appended in the last
@@ -38,7 +41,7 @@ use crate::storage::PartitionLog;
 /// Kafka keeps the metadata of this many recent batches per producer (the producer's
 /// `max.in.flight.requests.per.connection` may not exceed it with idempotence on).
 pub const MAX_CACHED_BATCHES: usize = 5;
-/// Kafka's `producer.id.expiration.ms` default.
+/// Kafka's `producer.id.expiration.ms` default, until `set_expiration_ms` says otherwise.
 pub const PRODUCER_ID_EXPIRATION_MS: i64 = 24 * 3600 * 1000;
 /// How far back (by record timestamp) `rebuild` replays at least, beyond the active segment.
 pub const REBUILD_WINDOW_MS: i64 = 15 * 60 * 1000;
@@ -63,6 +66,8 @@ pub struct ProducerEntry {
     pub batches: VecDeque<BatchMetadata>,
     /// Broker wall clock of the last append (for expiration).
     pub last_seen_ms: i64,
+    /// A transactional batch came and no marker since: never expired meanwhile.
+    pub in_transaction: bool,
 }
 
 impl ProducerEntry {
@@ -95,11 +100,23 @@ pub fn in_sequence(last: i32, next: i32) -> bool {
     i64::from(next) == i64::from(last) + 1 || (next == 0 && last == i32::MAX)
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ProducerStateTable {
     producers: HashMap<i64, ProducerEntry>,
     /// Sweep expired producers when the table reaches this many entries.
     sweep_at: usize,
+    /// `producer.id.expiration.ms`.
+    expiration_ms: i64,
+}
+
+impl Default for ProducerStateTable {
+    fn default() -> Self {
+        ProducerStateTable {
+            producers: HashMap::new(),
+            sweep_at: 0,
+            expiration_ms: PRODUCER_ID_EXPIRATION_MS,
+        }
+    }
 }
 
 const MIN_SWEEP_AT: usize = 1024;
@@ -128,13 +145,22 @@ impl ProducerStateTable {
         table
     }
 
-    /// Check an incoming batch against the producer's state. Batches without a producer id
-    /// are always `Append`.
-    pub fn check(&self, h: &BatchHeader) -> Result<Verdict> {
+    /// The broker's `producer.id.expiration.ms` (it may change while the broker runs).
+    pub fn set_expiration_ms(&mut self, ms: i64) {
+        self.expiration_ms = ms;
+    }
+
+    fn expired(&self, entry: &ProducerEntry, now_ms: i64) -> bool {
+        !entry.in_transaction && now_ms.saturating_sub(entry.last_seen_ms) > self.expiration_ms
+    }
+
+    /// Check an incoming batch against the producer's state at `now_ms`. Batches without a
+    /// producer id, and those of unknown or expired producers, are always `Append`.
+    pub fn check(&self, h: &BatchHeader, now_ms: i64) -> Result<Verdict> {
         if h.producer_id < 0 {
             return Ok(Verdict::Append);
         }
-        let Some(entry) = self.producers.get(&h.producer_id) else {
+        let Some(entry) = self.live(h.producer_id, now_ms) else {
             return Ok(Verdict::Append);
         };
         let first_seq = h.base_sequence;
@@ -185,11 +211,13 @@ impl ProducerStateTable {
         if h.producer_id < 0 {
             return;
         }
-        if !self.producers.contains_key(&h.producer_id)
-            && self.producers.len() >= self.sweep_at.max(MIN_SWEEP_AT)
-        {
-            self.expire(now_ms);
-            self.sweep_at = (self.producers.len() * 2).max(MIN_SWEEP_AT);
+        if self.live(h.producer_id, now_ms).is_none() {
+            // Unknown, or expired: starts afresh.
+            self.producers.remove(&h.producer_id);
+            if self.producers.len() >= self.sweep_at.max(MIN_SWEEP_AT) {
+                self.expire(now_ms);
+                self.sweep_at = (self.producers.len() * 2).max(MIN_SWEEP_AT);
+            }
         }
         let entry = self
             .producers
@@ -198,6 +226,7 @@ impl ProducerStateTable {
                 epoch: h.producer_epoch,
                 batches: VecDeque::with_capacity(MAX_CACHED_BATCHES),
                 last_seen_ms: now_ms,
+                in_transaction: false,
             });
         if h.producer_epoch != entry.epoch {
             entry.epoch = h.producer_epoch;
@@ -214,6 +243,7 @@ impl ProducerStateTable {
             log_append_time,
         });
         entry.last_seen_ms = now_ms;
+        entry.in_transaction |= h.is_transactional();
     }
 
     /// A transaction marker of `producer_id` was written with `epoch`: the coordinator may
@@ -227,12 +257,14 @@ impl ProducerStateTable {
                 epoch,
                 batches: VecDeque::new(),
                 last_seen_ms: now_ms,
+                in_transaction: false,
             });
         if epoch > entry.epoch {
             entry.epoch = epoch;
             entry.batches.clear();
         }
         entry.last_seen_ms = now_ms;
+        entry.in_transaction = false;
     }
 
     /// Producers tracked here: (producer id, entry), for DescribeProducers.
@@ -240,10 +272,22 @@ impl ProducerStateTable {
         self.producers.iter().map(|(id, e)| (*id, e))
     }
 
-    /// Forget producers idle for longer than `PRODUCER_ID_EXPIRATION_MS`.
+    /// Forget producers idle for longer than `producer.id.expiration.ms` and not in a
+    /// transaction.
     pub fn expire(&mut self, now_ms: i64) {
+        let (expiration_ms, mut producers) =
+            (self.expiration_ms, std::mem::take(&mut self.producers));
+        producers.retain(|_, e| {
+            e.in_transaction || now_ms.saturating_sub(e.last_seen_ms) <= expiration_ms
+        });
+        self.producers = producers;
+    }
+
+    /// The producer's entry unless it has expired by `now_ms`.
+    fn live(&self, producer_id: i64, now_ms: i64) -> Option<&ProducerEntry> {
         self.producers
-            .retain(|_, e| now_ms.saturating_sub(e.last_seen_ms) <= PRODUCER_ID_EXPIRATION_MS);
+            .get(&producer_id)
+            .filter(|e| !self.expired(e, now_ms))
     }
 
     /// Drop everything (the log was truncated or replaced).
@@ -384,39 +428,39 @@ mod tests {
         let mut t = ProducerStateTable::default();
         let h0 = header(7, 0, 0, 5);
         // Unknown producer: any sequence goes.
-        assert_eq!(t.check(&header(7, 0, 42, 1)).unwrap(), Verdict::Append);
-        assert_eq!(t.check(&h0).unwrap(), Verdict::Append);
+        assert_eq!(t.check(&header(7, 0, 42, 1), 0).unwrap(), Verdict::Append);
+        assert_eq!(t.check(&h0, 0).unwrap(), Verdict::Append);
         t.record(&h0, 100, 104, -1, 0);
         // Exact retry of a cached batch.
-        match t.check(&h0).unwrap() {
+        match t.check(&h0, 0).unwrap() {
             Verdict::Duplicate(b) => assert_eq!((b.first_offset, b.last_offset), (100, 104)),
             other => panic!("{other:?}"),
         }
         // In sequence.
-        assert_eq!(t.check(&header(7, 0, 5, 2)).unwrap(), Verdict::Append);
+        assert_eq!(t.check(&header(7, 0, 5, 2), 0).unwrap(), Verdict::Append);
         // Gap and overlap.
         assert_eq!(
-            t.check(&header(7, 0, 6, 1)).unwrap_err().kafka_code(),
+            t.check(&header(7, 0, 6, 1), 0).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
         assert_eq!(
-            t.check(&header(7, 0, 3, 1)).unwrap_err().kafka_code(),
+            t.check(&header(7, 0, 3, 1), 0).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
         // Newer epoch must restart at 0.
         assert_eq!(
-            t.check(&header(7, 1, 5, 1)).unwrap_err().kafka_code(),
+            t.check(&header(7, 1, 5, 1), 0).unwrap_err().kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
         );
-        assert_eq!(t.check(&header(7, 1, 0, 1)).unwrap(), Verdict::Append);
+        assert_eq!(t.check(&header(7, 1, 0, 1), 0).unwrap(), Verdict::Append);
         t.record(&header(7, 1, 0, 1), 105, 105, -1, 0);
         // Older epoch is fenced.
         assert_eq!(
-            t.check(&header(7, 0, 5, 1)).unwrap_err().kafka_code(),
+            t.check(&header(7, 0, 5, 1), 0).unwrap_err().kafka_code(),
             INVALID_PRODUCER_EPOCH
         );
         // Non-idempotent batches are not checked.
-        assert_eq!(t.check(&header(-1, -1, -1, 1)).unwrap(), Verdict::Append);
+        assert_eq!(t.check(&header(-1, -1, -1, 1), 0).unwrap(), Verdict::Append);
     }
 
     #[test]
@@ -425,7 +469,7 @@ mod tests {
         let mut seq = i32::MAX - 3;
         for i in 0..7 {
             let h = header(1, 0, seq, 2);
-            assert_eq!(t.check(&h).unwrap(), Verdict::Append, "batch {i}");
+            assert_eq!(t.check(&h, 0).unwrap(), Verdict::Append, "batch {i}");
             t.record(&h, i * 2, i * 2 + 1, -1, 0);
             let last = last_sequence(seq, 1);
             seq = if last == i32::MAX { 0 } else { last + 1 };
@@ -435,7 +479,7 @@ mod tests {
         assert_eq!(entry.batches.front().unwrap().first_offset, 4);
         // The first two batches fell out of the cache: a retry of them is out of order.
         assert_eq!(
-            t.check(&header(1, 0, i32::MAX - 3, 2))
+            t.check(&header(1, 0, i32::MAX - 3, 2), 0)
                 .unwrap_err()
                 .kafka_code(),
             OUT_OF_ORDER_SEQUENCE_NUMBER
@@ -512,9 +556,9 @@ mod tests {
             assert_eq!((last.first_offset, last.last_offset), (20, 21));
             // The retried last batch is recognised as a duplicate after the restart.
             let retry = BatchHeader::parse(&idempotent_batch(1, 3, 18, 2, timestamp)).unwrap();
-            assert_eq!(table.check(&retry).unwrap(), Verdict::Duplicate(last));
+            assert_eq!(table.check(&retry, 0).unwrap(), Verdict::Duplicate(last));
             let next = BatchHeader::parse(&idempotent_batch(1, 3, 20, 1, timestamp)).unwrap();
-            assert_eq!(table.check(&next).unwrap(), Verdict::Append);
+            assert_eq!(table.check(&next, 0).unwrap(), Verdict::Append);
             // Producer 2 lives only in the first segment, beyond the replayed tail.
             assert!(table.get(2).is_none(), "segments {bases:?}");
             assert_eq!(table.len(), 1);
@@ -529,5 +573,28 @@ mod tests {
         t.expire(PRODUCER_ID_EXPIRATION_MS + 1);
         assert!(t.get(1).is_none());
         assert!(t.get(2).is_some());
+    }
+
+    #[test]
+    fn the_expiration_is_the_brokers_and_spares_open_transactions() {
+        let mut t = ProducerStateTable::default();
+        t.set_expiration_ms(1000);
+        t.record(&header(1, 0, 0, 1), 0, 0, -1, 0);
+        let mut txn = header(2, 0, 0, 1);
+        txn.attributes |= crate::records::batch::ATTR_TRANSACTIONAL;
+        t.record(&txn, 1, 1, -1, 0);
+        // Sequence 5 after 0 is out of order while producer 1 is known ...
+        let gap = header(1, 0, 5, 1);
+        assert!(t.check(&gap, 1000).is_err());
+        // ... and starts it afresh once it has expired, without a sweep.
+        assert_eq!(t.check(&gap, 1001).unwrap(), Verdict::Append);
+        t.record(&gap, 2, 2, -1, 1001);
+        assert_eq!(t.get(1).unwrap().batches.len(), 1, "history restarted");
+        t.expire(5000);
+        assert!(t.get(1).is_none());
+        assert!(t.get(2).is_some(), "a producer in a transaction is kept");
+        t.on_marker(2, 0, 5000);
+        t.expire(6001);
+        assert!(t.get(2).is_none(), "expired once its transaction ended");
     }
 }

@@ -121,13 +121,14 @@ pub fn transactional_batch(
     records: &[RecordInput],
     producer_id: i64,
     producer_epoch: i16,
+    compression: Compression,
 ) -> Result<Vec<u8>> {
     let producer = BatchProducer {
         id: producer_id,
         epoch: producer_epoch,
         base_sequence: -1,
     };
-    let mut b = encode_producer_batch(records, Compression::None, 0, producer)?;
+    let mut b = encode_producer_batch(records, compression, 0, producer)?;
     let attributes = i16::from_be_bytes([b[21], b[22]]) | ATTR_TRANSACTIONAL;
     b[21..23].copy_from_slice(&attributes.to_be_bytes());
     let crc = crc32c(&b[21..]);

@@ -7,6 +7,11 @@
 //! (v1+) tells the client its session lifetime; before it ends the client runs the
 //! exchange again on the same connection (same mechanism, same principal), and a
 //! connection whose session ended is closed at its next request.
+//!
+//! A failed authentication (a bad token, an unsupported mechanism, a renewal that changes
+//! mechanism or principal) is answered, and the connection closed, only after
+//! `connection.failed.authentication.delay.ms` (KIP-306, Kafka's delayed close), so a
+//! client guessing passwords gets one guess per delay per connection.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,6 +64,19 @@ fn log_failure(connection: &ConnectionContext, why: &str) {
             connection.listener_name
         ),
     );
+}
+
+/// Hold a failed authentication's answer and close for
+/// `connection.failed.authentication.delay.ms` (below `connections.max.idle.ms`, which
+/// bounds the whole exchange: checked when the broker starts).
+async fn delay_failure(state: &BrokerState) {
+    let delay_ms = state
+        .config
+        .settings
+        .int("connection.failed.authentication.delay.ms");
+    if let Ok(ms @ 1..) = u64::try_from(delay_ms) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
 }
 
 /// An authenticated SASL session.
@@ -158,6 +176,7 @@ pub async fn unauthenticated_frame(
                         let outcome = (user, mechanism, expires_ms);
                         if let Err(why) = authenticated(connection, auth, session, sasl, outcome) {
                             log_failure(connection, &why);
+                            delay_failure(state).await;
                             return Ok(Next::Close);
                         }
                         reply
@@ -171,6 +190,7 @@ pub async fn unauthenticated_frame(
             }
             Err(why) => {
                 log_failure(connection, &why);
+                delay_failure(state).await;
                 Ok(Next::Close)
             }
         };
@@ -219,7 +239,19 @@ pub async fn unauthenticated_frame(
             } else {
                 match auth.handshake(sasl, &req.mechanism, version) {
                     Ok(()) => 0,
-                    Err(code) => code,
+                    // Kafka's UnsupportedSaslMechanism / IllegalSaslState: an
+                    // authentication failure, answered late and closed.
+                    Err(code) => {
+                        log_failure(
+                            connection,
+                            &format!(
+                                "SASL handshake for mechanism '{}' refused with error {code}",
+                                req.mechanism.as_str()
+                            ),
+                        );
+                        next = Next::Close;
+                        code
+                    }
                 }
             };
             let response = SaslHandshakeResponse::default()
@@ -283,6 +315,10 @@ pub async fn unauthenticated_frame(
             return Ok(Next::Close);
         }
     };
+    if next == Next::Close {
+        // Every way to Close above is a failed authentication.
+        delay_failure(state).await;
+    }
     framing::write_response(transport, header_version, correlation_id, response).await?;
     Ok(next)
 }
