@@ -134,7 +134,11 @@ fn coordinator_of<C: PartitionedCoordinator>(
             validate_only: false,
         });
     }
-    locate(topic.as_deref(), key, &link.info().brokers)
+    locate(
+        topic.as_deref(),
+        key,
+        &state.live_brokers_on(ctx.listener_name()),
+    )
 }
 
 /// This broker, as clients reach it.
