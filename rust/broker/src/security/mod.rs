@@ -8,6 +8,8 @@ pub mod authorizer;
 pub mod authz;
 pub mod credentials;
 pub mod gate;
+pub mod gate_cluster;
+pub mod gate_txn;
 pub mod jaas;
 pub mod ktls;
 pub mod pkcs12;
