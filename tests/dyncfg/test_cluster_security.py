@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -205,6 +205,120 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all(cluster: Cluster) 
         )
     )
     assert sorted(map(str, described.result(timeout=20))) == sorted(map(str, [deny, describe]))
+
+
+def cluster_acls_at(address: str, conf: dict[str, str]) -> set[str] | None:
+    """The cluster resource's ACLs one broker enforces (None: it refuses to say)."""
+    every = AclBindingFilter(
+        ResourceType.BROKER,
+        None,
+        ResourcePatternType.ANY,
+        None,
+        None,
+        AclOperation.ANY,
+        AclPermissionType.ANY,
+    )
+    client = AdminClient({**conf, "bootstrap.servers": address})
+    try:
+        found = client.describe_acls(every).result(timeout=10)
+        return {f"{b.principal}:{b.operation.name}" for b in found}
+    except KafkaException:
+        return None
+
+
+def test_brokers_replicate_and_complete_transactions_on_cluster_action(
+    cluster: Cluster,
+) -> None:
+    """The brokers' own requests -- a follower's OffsetForLeaderEpoch and Fetch, the
+    transaction coordinator's WriteTxnMarkers to other leaders -- need CLUSTER_ACTION, as
+    in Kafka. With an ACL on the cluster resource, allow.everyone.if.no.acl.found no
+    longer covers it: the inter-broker principal (ANONYMOUS, on PLAINTEXT) then replicates
+    a new topic and completes a transaction across all three leaders on that ACL alone."""
+    sasl_port = cluster.brokers[0].extra_ports["SASL_PLAINTEXT"]
+    admin_conf = {
+        "bootstrap.servers": f"127.0.0.1:{sasl_port}",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "admin",
+        "sasl.password": ADMIN_PASSWORD,
+    }
+    sasl_admin = AdminClient(admin_conf)
+    grants = [
+        AclBinding(
+            ResourceType.BROKER,
+            "kafka-cluster",
+            ResourcePatternType.LITERAL,
+            principal,
+            "*",
+            operation,
+            AclPermissionType.ALLOW,
+        )
+        for principal, operation in (
+            ("User:ANONYMOUS", AclOperation.CLUSTER_ACTION),
+            # To create the topic and to remove these again.
+            ("User:admin", AclOperation.ALL),
+        )
+    ]
+    plain_admin = admin(cluster.bootstrap_servers)
+    for f in plain_admin.create_acls(grants).values():
+        f.result(timeout=30)
+    wanted = {"User:ANONYMOUS:CLUSTER_ACTION", "User:admin:ALL"}
+    sasl_addresses = [f"127.0.0.1:{b.extra_ports['SASL_PLAINTEXT']}" for b in cluster.brokers]
+    try:
+        for address in sasl_addresses:
+            eventually(lambda a=address: cluster_acls_at(a, admin_conf) == wanted)
+        topic = "inter-broker-acl"
+        sasl_admin.create_topics([NewTopic(topic, 3, 3)])[topic].result(timeout=30)
+        producer = Producer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "transactional.id": "inter-broker-acl-txn",
+                "message.timeout.ms": 20000,
+            }
+        )
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        for partition in range(3):
+            producer.produce(topic, f"v{partition}".encode(), partition=partition)
+        # acks=all: each leader answers once both followers fetched the batch.
+        assert producer.flush(30) == 0
+        producer.commit_transaction(30)
+        partitions = plain_admin.list_topics(topic, timeout=10).topics[topic].partitions
+        # Three leaders (markers went to the other two over the inter-broker listener),
+        # every follower in sync.
+        assert {p.leader for p in partitions.values()} == {1, 2, 3}
+        assert all(sorted(p.isrs) == [1, 2, 3] for p in partitions.values())
+        consumer = Consumer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "group.id": "inter-broker-acl-reader",
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(3)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 20
+        while len(got) < 3 and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                got.append(msg.value())
+        consumer.close()
+        assert sorted(got) == [b"v0", b"v1", b"v2"]
+    finally:
+        cleared = AclBindingFilter(
+            ResourceType.BROKER,
+            "kafka-cluster",
+            ResourcePatternType.LITERAL,
+            None,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        for f in sasl_admin.delete_acls([cleared]).values():
+            f.result(timeout=30)
+        for address in sasl_addresses:
+            eventually(lambda a=address: cluster_acls_at(a, admin_conf) == set())
 
 
 def write_error(cluster: Cluster, topic: str, partition: int) -> int | None:

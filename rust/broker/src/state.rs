@@ -260,11 +260,16 @@ impl BrokerState {
         self.live_brokers_on("")
     }
 
-    /// `live_brokers`, with this node's address on `listener`.
+    /// `live_brokers`, each at its address on `listener` (the one a request came in on).
     #[must_use]
     pub fn live_brokers_on(&self, listener: &str) -> Vec<BrokerNode> {
         if let Some(link) = &self.cluster {
-            return link.info().brokers;
+            return link
+                .info()
+                .brokers
+                .into_iter()
+                .filter_map(|b| b.on_listener(listener))
+                .collect();
         }
         self.advertised_endpoint_on(listener)
             .map(|(host, port)| BrokerNode {

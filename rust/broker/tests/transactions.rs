@@ -185,20 +185,17 @@ fn transaction_lifecycle_errors_and_recovery() {
     assert_eq!(c.add_partition(3, "tx", pid, epoch, "t"), 0);
 
     // The broker form (v4+) verifies without adding.
-    let verify: AddPartitionsToTxnResponse = c.call(
-        ApiKey::AddPartitionsToTxn,
-        4,
-        &AddPartitionsToTxnRequest::default().with_transactions(vec![
-            AddPartitionsToTxnTransaction::default()
-                .with_transactional_id(tid("tx"))
-                .with_producer_id(ProducerId(pid))
-                .with_producer_epoch(epoch)
-                .with_verify_only(true)
-                .with_topics(vec![AddPartitionsToTxnTopic::default()
-                    .with_name(topic("t"))
-                    .with_partitions(vec![0])]),
-        ]),
-    );
+    let verify_request = AddPartitionsToTxnRequest::default().with_transactions(vec![
+        AddPartitionsToTxnTransaction::default()
+            .with_transactional_id(tid("tx"))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_verify_only(true)
+            .with_topics(vec![AddPartitionsToTxnTopic::default()
+                .with_name(topic("t"))
+                .with_partitions(vec![0])]),
+    ]);
+    let verify: AddPartitionsToTxnResponse = c.call(ApiKey::AddPartitionsToTxn, 4, &verify_request);
     let result = &verify.results_by_transaction[0].topic_results[0].results_by_partition[0];
     assert_eq!(result.partition_error_code, 0);
 
@@ -207,6 +204,10 @@ fn transaction_lifecycle_errors_and_recovery() {
     assert_eq!(c.end_txn("tx", pid, epoch, false), 0);
     // Data 0..=2, ABORT marker at 3: stable, and the abort is listed for the fetcher.
     assert_eq!(c.fetch_committed("t"), (4, 4, vec![(pid, 0)]));
+    // The partition left with the transaction: verifying it is TRANSACTION_ABORTABLE.
+    let verify: AddPartitionsToTxnResponse = c.call(ApiKey::AddPartitionsToTxn, 4, &verify_request);
+    let result = &verify.results_by_transaction[0].topic_results[0].results_by_partition[0];
+    assert_eq!(result.partition_error_code, 120);
     // A retried EndTxn is answered again; the opposite outcome is refused.
     assert_eq!(c.end_txn("tx", pid, epoch, false), 0);
     assert_eq!(c.end_txn("tx", pid, epoch, true), 48);

@@ -110,6 +110,27 @@ pub const RULES: &[Rule] = &[
         "Kafka allocates producer ids in blocks from its controller; -1 (none) must match",
     ),
     rule(
+        "transaction-start-time",
+        Some("DescribeTransactions"),
+        "transaction_start_time_ms",
+        MaskUnless("-1"),
+        "when an ongoing transaction began, by each broker's clock; -1 (none) must match",
+    ),
+    rule(
+        "described-transaction-producer-id",
+        Some("DescribeTransactions"),
+        "producer_id",
+        MaskUnless("-1"),
+        "Kafka allocates producer ids in blocks from its controller; -1 (none) must match",
+    ),
+    rule(
+        "listed-transaction-producer-id",
+        Some("ListTransactions"),
+        "producer_id",
+        MaskUnless("-1"),
+        "Kafka allocates producer ids in blocks from its controller; -1 (none) must match",
+    ),
+    rule(
         "config-documentation",
         Some("DescribeConfigs"),
         "documentation",
@@ -243,6 +264,20 @@ pub const RULES: &[Rule] = &[
         "partitions",
         SortBy("partition_index"),
         "Kafka answers from a map of partitions: a topic's partitions in hash order",
+    ),
+    rule(
+        "add-partitions-to-txn-topic-order",
+        Some("AddPartitionsToTxn"),
+        "results_by_topic_v3_and_below",
+        SortBy("name"),
+        "Kafka answers a client's transaction from a map of partitions: topics in hash order",
+    ),
+    rule(
+        "txn-offset-commit-topic-order",
+        Some("TxnOffsetCommit"),
+        "topics",
+        SortBy("name"),
+        "Kafka builds its answer in a map by topic name (refused topics first): hash order",
     ),
     rule(
         "log-dir-path",

@@ -20,6 +20,24 @@ pub struct BrokerNode {
     pub endpoints: Vec<(String, String, i32)>,
 }
 
+impl BrokerNode {
+    /// The broker as a client of `listener` reaches it: its endpoint of that name, as
+    /// Kafka's metadata cache answers each listener (`None` when it has no such listener;
+    /// unchanged when no listener is named or no endpoints are known).
+    #[must_use]
+    pub fn on_listener(self, listener: &str) -> Option<BrokerNode> {
+        if listener.is_empty() || self.endpoints.is_empty() {
+            return Some(self);
+        }
+        let (_, host, port) = self.endpoints.iter().find(|(n, _, _)| n == listener)?;
+        Some(BrokerNode {
+            host: host.clone(),
+            port: *port,
+            ..self
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionView {
     pub index: i32,
@@ -160,5 +178,27 @@ mod tests {
         let p1 = &view.topic("orders").unwrap().partitions[1];
         assert_eq!((p1.replica.leader, p1.replica.leader_epoch), (8, 3));
         assert_eq!(p1.replica.isr, [8]);
+    }
+
+    #[test]
+    fn a_broker_is_reached_on_the_listener_asked_about() {
+        let node = BrokerNode {
+            node_id: 2,
+            host: "10.0.0.2".into(),
+            port: 9092,
+            rack: None,
+            endpoints: vec![
+                ("PLAINTEXT".into(), "10.0.0.2".into(), 9092),
+                ("SASL_SSL".into(), "b2.example".into(), 9094),
+            ],
+        };
+        let sasl = node.clone().on_listener("SASL_SSL").unwrap();
+        assert_eq!((sasl.host.as_str(), sasl.port), ("b2.example", 9094));
+        assert_eq!(node.clone().on_listener("").unwrap(), node);
+        assert_eq!(
+            node.on_listener("INTERNAL"),
+            None,
+            "no such listener: left out"
+        );
     }
 }

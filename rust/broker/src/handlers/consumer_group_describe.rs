@@ -2,6 +2,9 @@
 //! members with their current and target assignments. A classic group or an unknown id is
 //! GROUP_ID_NOT_FOUND with Kafka's message (the admin client then asks DescribeGroups).
 //! v1 adds each member's type: all members here use the consumer protocol.
+//! Authorization, as Kafka's: DESCRIBE on each group, and a group whose members' current
+//! or target assignments hold a topic the principal may not DESCRIBE is answered
+//! TOPIC_AUTHORIZATION_FAILED without its members (no topic leaks through a group).
 
 use std::sync::Arc;
 
@@ -55,22 +58,33 @@ pub async fn handle(
     } else {
         OPERATIONS_NOT_REQUESTED
     };
-    let groups = request
+    if !state.groups.consumer_protocol_enabled() {
+        // `group.coordinator.rebalance.protocols` without `consumer`: every group, before
+        // authorization, as Kafka answers it.
+        let off = request.group_ids.iter().map(|id| {
+            DescribedGroup::default()
+                .with_group_id(id.clone())
+                .with_error_code(errors::UNSUPPORTED_VERSION)
+                .with_authorized_operations(OPERATIONS_NOT_REQUESTED)
+        });
+        let response = ConsumerGroupDescribeResponse::default().with_groups(off.collect());
+        return encode(&response, version).map(Some);
+    }
+    // Kafka answers the groups it refuses first, then the ones its coordinator described.
+    let (allowed, refused): (Vec<_>, Vec<_>) = request
         .group_ids
         .iter()
+        .partition(|id| authz::group(state, ctx, authz::operation::DESCRIBE, id));
+    let refused = refused.into_iter().map(|id| {
+        DescribedGroup::default()
+            .with_group_id(id.clone())
+            .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
+            .with_authorized_operations(OPERATIONS_NOT_REQUESTED)
+    });
+    let described = allowed
+        .into_iter()
         .map(|id| {
             let base = DescribedGroup::default().with_group_id(id.clone());
-            if !state.groups.consumer_protocol_enabled() {
-                // `group.coordinator.rebalance.protocols` without `consumer`: as Kafka.
-                return base
-                    .with_error_code(errors::UNSUPPORTED_VERSION)
-                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
-            }
-            if !authz::group(state, ctx, authz::operation::DESCRIBE, id) {
-                return base
-                    .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
-                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
-            }
             let d = match state.groups.consumer_describe(&id.0) {
                 Ok(d) => d,
                 Err(refusal) => {
@@ -115,10 +129,35 @@ pub async fn handle(
                 .with_members(members)
                 .with_authorized_operations(authz::operations_or(state, ctx, operations, 3, id))
         })
-        .collect();
+        .map(|g| hide_undescribable(state, ctx, g));
+    let groups = refused.chain(described).collect();
     encode(
         &ConsumerGroupDescribeResponse::default().with_groups(groups),
         version,
     )
     .map(Some)
+}
+
+/// `group`, or Kafka's refusal in its place when an assignment in it holds a topic the
+/// principal may not DESCRIBE.
+fn hide_undescribable(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    group: DescribedGroup,
+) -> DescribedGroup {
+    let hidden = group
+        .members
+        .iter()
+        .flat_map(|m| [&m.assignment, &m.target_assignment])
+        .flat_map(|a| &a.topic_partitions)
+        .any(|tp| !authz::topic(state, ctx, authz::operation::DESCRIBE, &tp.topic_name));
+    if !hidden {
+        return group;
+    }
+    DescribedGroup::default()
+        .with_group_id(group.group_id)
+        .with_error_code(errors::TOPIC_AUTHORIZATION_FAILED)
+        .with_error_message(Some(StrBytes::from_static_str(
+            "The group has described topic(s) that the client is not authorized to describe.",
+        )))
 }

@@ -1,7 +1,9 @@
 //! ConsumerGroupHeartbeat (v0-1, KIP-848): join, heartbeat and leave a consumer-protocol
 //! group in one request; the coordinator answers with the member's epoch and, when it
 //! changed or the request was a full one, its assignment. From v1 the client names itself
-//! (KIP-1082). READ on the group is required, as in Kafka. Without `consumer` in
+//! (KIP-1082). Authorization, as Kafka's: READ on the group, then DESCRIBE on every topic
+//! subscribed by name (else TOPIC_AUTHORIZATION_FAILED, the group untouched); a regex only
+//! ever matches the topics the member's principal may DESCRIBE. Without `consumer` in
 //! `group.coordinator.rebalance.protocols` every request is UNSUPPORTED_VERSION (before
 //! authorization), as Kafka answers it.
 
@@ -14,6 +16,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::groups::consumer::member::TopicFilter;
 use crate::groups::consumer::{self, HeartbeatRequest};
 use crate::groups::errors;
 use crate::net::RequestContext;
@@ -40,6 +43,12 @@ pub async fn handle(
             .with_member_epoch(0);
         return encode(&denied, version).map(Some);
     }
+    let mut subscribed = r.subscribed_topic_names.iter().flatten();
+    if subscribed.any(|t| !authz::topic(state, ctx, authz::operation::DESCRIBE, t)) {
+        let denied = ConsumerGroupHeartbeatResponse::default()
+            .with_error_code(errors::TOPIC_AUTHORIZATION_FAILED);
+        return encode(&denied, version).map(Some);
+    }
     let owned = r.topic_partitions.as_ref().map(|tps| {
         let mut a = consumer::Assignment::new();
         for tp in tps {
@@ -64,6 +73,7 @@ pub async fn handle(
         owned,
         client_id: ctx.client_id.to_string(),
         client_host: ctx.connection.client_host(),
+        regex_filter: describable_topics(state, ctx),
     };
     let response = match state
         .groups
@@ -92,4 +102,23 @@ pub async fn handle(
             ),
     };
     encode(&response, version).map(Some)
+}
+
+/// The topics this principal may DESCRIBE, for its regex (`None`: no authorizer).
+fn describable_topics(state: &Arc<BrokerState>, ctx: &RequestContext<'_>) -> Option<TopicFilter> {
+    if !state.security.authorizer.enabled {
+        return None;
+    }
+    let state = Arc::clone(state);
+    let principal = ctx.principal().clone();
+    let host = ctx.peer().ip().to_string();
+    Some(TopicFilter(Arc::new(move |topic: &str| {
+        state.security.authorizer.authorize(
+            &principal,
+            &host,
+            authz::operation::DESCRIBE,
+            crate::security::acl::resource::TOPIC,
+            topic,
+        )
+    })))
 }

@@ -4,7 +4,9 @@
 //! OFFSET_OUT_OF_RANGE for an offset past the high watermark (or below -1); otherwise the
 //! new low watermark. Whole segments below it are deleted by the next retention pass, and
 //! fetches below it get OFFSET_OUT_OF_RANGE at once. Internal topics refuse with
-//! INVALID_TOPIC_EXCEPTION: their records are coordinator state.
+//! INVALID_TOPIC_EXCEPTION: their records are coordinator state. DELETE on the topic is
+//! checked first, as Kafka does: without it, TOPIC_AUTHORIZATION_FAILED whether the topic
+//! exists or not.
 
 use std::sync::Arc;
 
@@ -19,6 +21,7 @@ use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 /// "Up to the high watermark".
@@ -26,7 +29,7 @@ const HIGH_WATERMARK: i64 = -1;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -36,11 +39,16 @@ pub async fn handle(
         .topics
         .iter()
         .map(|t| {
+            let allowed = authz::topic(state, ctx, authz::operation::DELETE, &t.name);
             let partitions = t
                 .partitions
                 .iter()
                 .map(|p| {
-                    let (code, low) = delete(state, &t.name, p.partition_index, p.offset);
+                    let (code, low) = if allowed {
+                        delete(state, &t.name, p.partition_index, p.offset)
+                    } else {
+                        (codes::TOPIC_AUTHORIZATION_FAILED, -1)
+                    };
                     DeleteRecordsPartitionResult::default()
                         .with_partition_index(p.partition_index)
                         .with_error_code(code)

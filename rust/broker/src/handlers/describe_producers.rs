@@ -1,6 +1,8 @@
 //! DescribeProducers (v0): per partition, the producers its state knows (epoch, last
 //! sequence, last timestamp) and the first offset of each one's open transaction (-1 for
-//! none). UNKNOWN_TOPIC_OR_PARTITION for a partition not here; NOT_LEADER_OR_FOLLOWER in
+//! none). In Kafka's order: INVALID_TOPIC_EXCEPTION for an illegal name,
+//! TOPIC_AUTHORIZATION_FAILED without READ on the topic, UNKNOWN_TOPIC_OR_PARTITION for a
+//! partition not here (these three with Kafka's messages); NOT_LEADER_OR_FOLLOWER in
 //! cluster mode when this broker does not lead it.
 
 use std::sync::Arc;
@@ -12,17 +14,18 @@ use kafka_protocol::messages::describe_producers_response::{
 use kafka_protocol::messages::{
     DescribeProducersRequest, DescribeProducersResponse, ProducerId, RequestHeader,
 };
-use kafka_protocol::protocol::Decodable;
+use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
-use crate::state::BrokerState;
+use crate::security::authz;
+use crate::state::{validate_topic_name, BrokerState};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -32,10 +35,17 @@ pub async fn handle(
         .topics
         .iter()
         .map(|t| {
+            let refusal = topic_refusal(state, ctx, &t.name);
             let partitions = t
                 .partition_indexes
                 .iter()
-                .map(|index| describe(state, &t.name, *index))
+                .map(|&index| match &refusal {
+                    Some((code, message)) => PartitionResponse::default()
+                        .with_partition_index(index)
+                        .with_error_code(*code)
+                        .with_error_message(Some(StrBytes::from_string(message.clone()))),
+                    None => describe(state, &t.name, index),
+                })
                 .collect();
             TopicResponse::default()
                 .with_name(t.name.clone())
@@ -47,6 +57,29 @@ pub async fn handle(
         version,
     )
     .map(Some)
+}
+
+/// Why every partition of the topic is refused, if it is.
+fn topic_refusal(
+    state: &BrokerState,
+    ctx: &RequestContext<'_>,
+    name: &str,
+) -> Option<(i16, String)> {
+    if let Err(e) = validate_topic_name(name) {
+        Some((e.code, e.message))
+    } else if !authz::topic(state, ctx, authz::operation::READ, name) {
+        Some((
+            codes::TOPIC_AUTHORIZATION_FAILED,
+            "Topic authorization failed.".into(),
+        ))
+    } else if state.topic(name).is_none() {
+        Some((
+            codes::UNKNOWN_TOPIC_OR_PARTITION,
+            "This server does not host this topic-partition.".into(),
+        ))
+    } else {
+        None
+    }
 }
 
 fn describe(state: &BrokerState, topic: &str, index: i32) -> PartitionResponse {

@@ -1,6 +1,8 @@
 //! DescribeTransactions (v0): each id's state, producer, timeout, start time and
 //! partitions; TRANSACTIONAL_ID_NOT_FOUND for an id this coordinator does not know,
-//! NOT_COORDINATOR for one another broker coordinates.
+//! NOT_COORDINATOR for one another broker coordinates. Authorization, as Kafka's: an id the
+//! principal may not DESCRIBE is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, and the partitions
+//! listed are only those of topics it may DESCRIBE.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,11 +17,12 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -30,6 +33,9 @@ pub async fn handle(
         .iter()
         .map(|id| {
             let out = TransactionState::default().with_transactional_id(id.clone());
+            if !authz::transactional_id(state, ctx, authz::operation::DESCRIBE, id) {
+                return out.with_error_code(codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            }
             if !state.transactions.coordinates(id) {
                 // Cluster mode: another broker leads the id's `__transaction_state`
                 // partition (or this one is still loading it).
@@ -43,6 +49,7 @@ pub async fn handle(
             for (t, p) in &meta.partitions {
                 by_topic.entry(t.clone()).or_default().push(*p);
             }
+            by_topic.retain(|t, _| authz::topic(state, ctx, authz::operation::DESCRIBE, t));
             out.with_transaction_state(StrBytes::from_static_str(meta.status.name()))
                 .with_transaction_timeout_ms(meta.timeout_ms)
                 .with_transaction_start_time_ms(meta.start_ms)

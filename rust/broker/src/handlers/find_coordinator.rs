@@ -4,6 +4,8 @@
 //! transactional id (key type 1) the leader of its `__transaction_state` partition
 //! (`cluster::coordination::locate`). The first request asks the controller side to create
 //! the internal topic, as Kafka does, answering COORDINATOR_NOT_AVAILABLE meanwhile.
+//! Each key needs DESCRIBE on its group or transactional id first (else
+//! GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED for that key alone).
 
 use std::sync::Arc;
 
@@ -19,6 +21,8 @@ use crate::cluster::{AdminOp, BrokerNode};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::acl::resource;
+use crate::security::authz;
 use crate::state::BrokerState;
 
 const KEY_TYPE_GROUP: i8 = 0;
@@ -32,7 +36,29 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = FindCoordinatorRequest::decode(&mut body, version)?;
+    let denied = |key: &str| -> Option<ApiError> {
+        let (kind, code, message) = match request.key_type {
+            KEY_TYPE_GROUP => (
+                resource::GROUP,
+                codes::GROUP_AUTHORIZATION_FAILED,
+                "Group authorization failed.",
+            ),
+            KEY_TYPE_TRANSACTION => (
+                resource::TRANSACTIONAL_ID,
+                codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                "Transactional Id authorization failed.",
+            ),
+            _ => return None,
+        };
+        // Kafka's per-key answers (v4+) carry no message; the old form has the error's.
+        let message = if version >= 4 { "" } else { message };
+        (!authz::allowed(state, ctx, authz::operation::DESCRIBE, kind, key))
+            .then(|| ApiError::new(code, message))
+    };
     let answer = |key: &str| -> Result<BrokerNode, ApiError> {
+        if let Some(refusal) = denied(key) {
+            return Err(refusal);
+        }
         match request.key_type {
             KEY_TYPE_GROUP => coordinator_of(state, ctx, key, &state.groups, group_topic),
             KEY_TYPE_TRANSACTION => {
@@ -134,7 +160,11 @@ fn coordinator_of<C: PartitionedCoordinator>(
             validate_only: false,
         });
     }
-    locate(topic.as_deref(), key, &link.info().brokers)
+    locate(
+        topic.as_deref(),
+        key,
+        &state.live_brokers_on(ctx.listener_name()),
+    )
 }
 
 /// This broker, as clients reach it.

@@ -2,7 +2,8 @@
 //! (unknown names are echoed in `unknown_state_filters`, as Kafka does), producer ids,
 //! (v1) a minimum running time in ms and (v2, KIP-1152) a regular expression the whole id
 //! must match (Java's `Matcher.matches`); a pattern that does not compile is answered
-//! INVALID_REGULAR_EXPRESSION (128).
+//! INVALID_REGULAR_EXPRESSION (128). Only the ids the principal may DESCRIBE are listed,
+//! as Kafka lists them.
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use kafkalite_core::storage::clock::now_ms;
 
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 const STATES: &[&str] = &[
@@ -31,7 +33,7 @@ const STATES: &[&str] = &[
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -87,6 +89,9 @@ pub async fn handle(
             pattern
                 .as_ref()
                 .is_none_or(|re| re.is_match(&m.transactional_id))
+        })
+        .filter(|m| {
+            authz::transactional_id(state, ctx, authz::operation::DESCRIBE, &m.transactional_id)
         })
         .map(|m| {
             TransactionState::default()

@@ -10,6 +10,10 @@
 //! leader never had is not an error, as in Kafka: one older than every epoch it knows
 //! ends where the first known epoch starts; one newer than its latest gets epoch -1 and
 //! end offset -1 (UNDEFINED).
+//!
+//! Authorization, as Kafka's: CLUSTER_ACTION on the cluster (a follower's) covers every
+//! topic; without it each topic needs DESCRIBE (KIP-320's consumers), and the refused ones
+//! answer TOPIC_AUTHORIZATION_FAILED after the others.
 
 use std::sync::Arc;
 
@@ -26,18 +30,23 @@ use crate::cluster::check_leader;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::BrokerState;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = OffsetForLeaderEpochRequest::decode(&mut body, version)?;
+    let every_topic = authz::cluster(state, ctx, authz::operation::CLUSTER_ACTION);
+    let (topics, denied): (Vec<_>, Vec<_>) = request.topics.into_iter().partition(|t| {
+        every_topic || authz::topic(state, ctx, authz::operation::DESCRIBE, &t.topic)
+    });
     let mut response = OffsetForLeaderEpochResponse::default();
-    for topic in request.topics {
+    for topic in topics {
         let t = state.topic(topic.topic.as_str());
         let mut out = OffsetForLeaderTopicResult::default();
         out.topic = topic.topic.clone();
@@ -69,6 +78,21 @@ pub async fn handle(
             }
             out.partitions.push(r);
         }
+        response.topics.push(out);
+    }
+    for topic in denied {
+        let mut out = OffsetForLeaderTopicResult::default();
+        out.topic = topic.topic;
+        out.partitions = topic
+            .partitions
+            .iter()
+            .map(|p| {
+                let mut r = EpochEndOffset::default();
+                r.partition = p.partition;
+                r.error_code = codes::TOPIC_AUTHORIZATION_FAILED;
+                r
+            })
+            .collect();
         response.topics.push(out);
     }
     Ok(Some(encode(&response, version)?))

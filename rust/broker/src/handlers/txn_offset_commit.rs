@@ -6,7 +6,10 @@
 //! NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS from the group coordinator, and when this
 //! broker also coordinates the transactional id, the transaction coordinator's
 //! (INVALID_TXN_STATE when the group was not added with AddOffsetsToTxn; PRODUCER_FENCED,
-//! INVALID_PRODUCER_EPOCH before v3 as Kafka maps it).
+//! INVALID_PRODUCER_EPOCH before v3 as Kafka maps it). Topics the principal may not READ
+//! get TOPIC_AUTHORIZATION_FAILED before anything else (the transactional id and the group
+//! are checked before, by `security::gate_txn`); when every partition is refused or
+//! unknown the answer is those errors alone, as Kafka's, which then asks no coordinator.
 
 use std::sync::Arc;
 
@@ -22,11 +25,12 @@ use crate::groups::offsets_topic::partition_for;
 use crate::groups::Committed;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
+use crate::security::authz;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     _header: &RequestHeader,
     mut body: Bytes,
     version: i16,
@@ -38,6 +42,13 @@ pub async fn handle(
     let mut pending = Vec::new();
     let mut errors: Vec<Vec<Option<i16>>> = Vec::new();
     for topic in &request.topics {
+        if !authz::topic(state, ctx, authz::operation::READ, &topic.name) {
+            errors.push(vec![
+                Some(codes::TOPIC_AUTHORIZATION_FAILED);
+                topic.partitions.len()
+            ]);
+            continue;
+        }
         let known = state.topic(&topic.name);
         errors.push(
             topic
@@ -72,6 +83,15 @@ pub async fn handle(
                 })
                 .collect(),
         );
+    }
+    let settled = |e: &Option<i16>| {
+        matches!(
+            e,
+            Some(codes::TOPIC_AUTHORIZATION_FAILED | codes::UNKNOWN_TOPIC_OR_PARTITION)
+        )
+    };
+    if errors.iter().flatten().all(settled) {
+        return answer(&request, errors, codes::NONE, version);
     }
     // v5 (transaction version 2): the group's offsets partition joins the transaction
     // implicitly, as AddOffsetsToTxn did before (when this broker coordinates the id).
@@ -111,6 +131,16 @@ pub async fn handle(
         Err(codes::PRODUCER_FENCED) if version < 3 => codes::INVALID_PRODUCER_EPOCH,
         Err(code) => code,
     };
+    answer(&request, errors, verdict, version)
+}
+
+/// Each partition's own error, else the verdict on the whole commit.
+fn answer(
+    request: &TxnOffsetCommitRequest,
+    errors: Vec<Vec<Option<i16>>>,
+    verdict: i16,
+    version: i16,
+) -> anyhow::Result<Option<ResponseBody>> {
     let topics = request
         .topics
         .iter()

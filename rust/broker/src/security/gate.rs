@@ -1,16 +1,17 @@
 //! Authorization of the requests that name one resource, in one table keyed by API, so
 //! handlers stay free of it: JoinGroup, SyncGroup, Heartbeat, LeaveGroup (READ group),
-//! FindCoordinator (DESCRIBE group / transactional id), InitProducerId (WRITE
-//! transactional id, or IDEMPOTENT_WRITE cluster / WRITE on some topic, KIP-679),
-//! DescribeCluster (DESCRIBE cluster), Describe/AlterUserScramCredentials (DESCRIBE /
-//! ALTER cluster). A refused request is answered here with Kafka's error and never
-//! reaches its handler. Requests naming many resources check each in their handler
-//! (`authz`).
+//! InitProducerId (WRITE transactional id, or IDEMPOTENT_WRITE cluster / WRITE on some
+//! topic, KIP-679), DescribeCluster (DESCRIBE cluster), Describe/AlterUserScramCredentials (DESCRIBE /
+//! ALTER cluster), the cluster operations (`gate_cluster`: ElectLeaders,
+//! Alter/ListPartitionReassignments, WriteTxnMarkers) and the transactional id and group
+//! of the transaction APIs (`gate_txn`: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//! TxnOffsetCommit). A refused request is answered here with Kafka's error and never
+//! reaches its handler. Requests naming many resources (FindCoordinator's keys among them)
+//! check each in their handler (`authz`).
 
 use bytes::Bytes;
 use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kafka_protocol::messages::describe_user_scram_credentials_response::DescribeUserScramCredentialsResult;
-use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
@@ -19,23 +20,23 @@ use kafka_protocol::messages::offset_fetch_response::{
 };
 use kafka_protocol::messages::{
     AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, ApiKey, BrokerId,
-    DescribeClusterResponse, DescribeUserScramCredentialsResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse, InitProducerIdRequest,
-    InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProducerId, SyncGroupRequest,
-    SyncGroupResponse,
+    DescribeClusterResponse, DescribeUserScramCredentialsResponse, HeartbeatRequest,
+    HeartbeatResponse, InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
+    OffsetFetchResponse, ProducerId, SyncGroupRequest, SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::acl::{op, resource};
-use super::authz;
+use super::{authz, gate_cluster, gate_txn};
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
 
-const KEY_TYPE_TRANSACTION: i8 = 1;
+/// A refusal to answer with, if the request is refused.
+pub type Refusal = Option<anyhow::Result<ResponseBody>>;
 
 /// The refusal to send instead of handling the request, if the principal may not make it.
 pub fn refuse(
@@ -90,7 +91,6 @@ pub fn refuse(
                 )
             })
         }
-        ApiKey::FindCoordinator => find_coordinator(state, ctx, &mut body, version)?,
         ApiKey::OffsetCommit => offset_commit(state, ctx, &mut body, version)?,
         ApiKey::OffsetFetch => offset_fetch(state, ctx, &mut body, version)?,
         ApiKey::OffsetDelete => {
@@ -186,59 +186,22 @@ pub fn refuse(
                 )
             })
         }
+        ApiKey::ElectLeaders => gate_cluster::elect_leaders(state, ctx, &mut body, version)?,
+        ApiKey::AlterPartitionReassignments => {
+            gate_cluster::alter_reassignments(state, ctx, &mut body, version)?
+        }
+        ApiKey::ListPartitionReassignments => {
+            gate_cluster::list_reassignments(state, ctx, &mut body, version)?
+        }
+        ApiKey::WriteTxnMarkers => gate_cluster::write_txn_markers(state, ctx, &mut body, version)?,
+        ApiKey::AddPartitionsToTxn => gate_txn::add_partitions(state, ctx, &mut body, version)?,
+        ApiKey::AddOffsetsToTxn => gate_txn::add_offsets(state, ctx, &mut body, version)?,
+        ApiKey::EndTxn => gate_txn::end_txn(state, ctx, &mut body, version)?,
+        ApiKey::TxnOffsetCommit => gate_txn::txn_offset_commit(state, ctx, &mut body, version)?,
         _ => None,
     };
     refusal.transpose()
 }
-
-/// FindCoordinator: DESCRIBE on the group or transactional id. Refused when every key
-/// asked for is refused (a client asks for one at a time).
-fn find_coordinator(
-    state: &BrokerState,
-    ctx: &RequestContext<'_>,
-    body: &mut Bytes,
-    version: i16,
-) -> anyhow::Result<Option<anyhow::Result<ResponseBody>>> {
-    let r = FindCoordinatorRequest::decode(body, version)?;
-    let (resource_type, code) = if r.key_type == KEY_TYPE_TRANSACTION {
-        (
-            resource::TRANSACTIONAL_ID,
-            codes::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-        )
-    } else {
-        (resource::GROUP, codes::GROUP_AUTHORIZATION_FAILED)
-    };
-    let keys: Vec<StrBytes> = if version >= 4 {
-        r.coordinator_keys.clone()
-    } else {
-        vec![r.key.clone()]
-    };
-    let denied = |k: &StrBytes| !authz::allowed(state, ctx, op::DESCRIBE, resource_type, k);
-    if keys.is_empty() || !keys.iter().all(denied) {
-        return Ok(None);
-    }
-    let response = FindCoordinatorResponse::default()
-        .with_node_id(BrokerId(-1))
-        .with_port(-1);
-    let response = if version >= 4 {
-        response.with_coordinators(
-            keys.into_iter()
-                .map(|k| {
-                    Coordinator::default()
-                        .with_key(k)
-                        .with_node_id(BrokerId(-1))
-                        .with_port(-1)
-                        .with_error_code(code)
-                })
-                .collect(),
-        )
-    } else {
-        response.with_error_code(code)
-    };
-    Ok(Some(encode(&response, version)))
-}
-
-type Refusal = Option<anyhow::Result<ResponseBody>>;
 
 /// OffsetCommit: READ on the group; refused, every partition says so.
 fn offset_commit(

@@ -9,6 +9,8 @@ pub mod authz;
 pub mod cert_identity;
 pub mod credentials;
 pub mod gate;
+pub mod gate_cluster;
+pub mod gate_txn;
 pub mod jaas;
 pub mod ktls;
 pub mod pkcs12;

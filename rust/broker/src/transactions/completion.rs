@@ -124,24 +124,18 @@ impl TransactionCoordinator {
                 format!("producer {producer_id} has no transactional id"),
             ));
         };
-        self.add_partitions(
-            &id,
-            producer_id,
-            epoch,
-            &[(topic.to_string(), partition)],
-            false,
-        )
-        .map_err(|code| {
-            let code = if code == codes::PRODUCER_FENCED {
-                codes::INVALID_PRODUCER_EPOCH
-            } else {
-                code
-            };
-            (
-                code,
-                format!("{topic}-{partition} cannot join the transaction of {id}"),
-            )
-        })
+        self.add_partitions(&id, producer_id, epoch, &[(topic.to_string(), partition)])
+            .map_err(|code| {
+                let code = if code == codes::PRODUCER_FENCED {
+                    codes::INVALID_PRODUCER_EPOCH
+                } else {
+                    code
+                };
+                (
+                    code,
+                    format!("{topic}-{partition} cannot join the transaction of {id}"),
+                )
+            })
     }
 
     /// Markers, then the Complete state (module docs). False when this broker stopped

@@ -398,28 +398,17 @@ impl TransactionCoordinator {
         Ok(meta)
     }
 
-    /// Add partitions (already checked to exist) to the transaction; `verify_only` (the
-    /// v4+ broker form) only checks they are in it.
+    /// Add partitions (already checked to exist) to the transaction.
     pub fn add_partitions(
         self: &Arc<Self>,
         id: &str,
         producer_id: i64,
         epoch: i16,
         partitions: &[(String, i32)],
-        verify_only: bool,
     ) -> Result<(), i16> {
         self.ensure_started();
         let mut inner = self.lock_for(id)?;
         let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
-        if verify_only {
-            let all = meta.status == TxnStatus::Ongoing
-                && partitions.iter().all(|p| meta.partitions.contains(p));
-            return if all {
-                Ok(())
-            } else {
-                Err(codes::INVALID_TXN_STATE)
-            };
-        }
         let mut updated = meta.clone();
         if updated.status != TxnStatus::Ongoing {
             updated.status = TxnStatus::Ongoing;
@@ -437,6 +426,32 @@ impl TransactionCoordinator {
         Ok(())
     }
 
+    /// AddPartitionsToTxn's `verify_only` (the v4+ broker form): each partition NONE when
+    /// the ongoing transaction holds it, else TRANSACTION_ABORTABLE, as Kafka 4.1 answers
+    /// (KIP-890); the producer's checks fail every partition alike.
+    pub fn verify_partitions(
+        self: &Arc<Self>,
+        id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<i16>, i16> {
+        self.ensure_started();
+        let mut inner = self.lock_for(id)?;
+        let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
+        let ongoing = meta.status == TxnStatus::Ongoing;
+        Ok(partitions
+            .iter()
+            .map(|p| {
+                if ongoing && meta.partitions.contains(p) {
+                    codes::NONE
+                } else {
+                    codes::TRANSACTION_ABORTABLE
+                }
+            })
+            .collect())
+    }
+
     /// AddOffsetsToTxn: the group's `__consumer_offsets` partition joins the transaction.
     pub fn add_offsets(
         self: &Arc<Self>,
@@ -446,7 +461,7 @@ impl TransactionCoordinator {
         group: &str,
         offsets_partition: (String, i32),
     ) -> Result<(), i16> {
-        self.add_partitions(id, producer_id, epoch, &[offsets_partition], false)?;
+        self.add_partitions(id, producer_id, epoch, &[offsets_partition])?;
         let mut inner = self.lock_for(id)?;
         let meta = Self::checked(&mut inner, id, producer_id, epoch)?;
         meta.groups.insert(group.to_string());

@@ -7,6 +7,7 @@
 #![allow(unused_must_use)]
 
 mod admin;
+mod authz;
 mod client_metrics;
 mod configs;
 mod consumer_groups;
@@ -56,6 +57,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(transactions::scripts());
     scripts.extend(admin::scripts());
     scripts.extend(security::scripts());
+    scripts.extend(authz::scripts());
     scripts.extend(topic_partitions::scripts());
     scripts.extend(quotas::scripts());
     scripts.extend(client_metrics::scripts());

@@ -73,7 +73,7 @@ fn authenticate(s: &mut Session, step: &str, v: i16, user: &str, password: &str)
 }
 
 /// A new SASL connection logged in as `user` with PLAIN (compared setup steps).
-fn login(s: &mut Session, user: &str, password: &str) -> bool {
+pub(super) fn login(s: &mut Session, user: &str, password: &str) -> bool {
     if !s.switch(Listener::Sasl) {
         return false;
     }
@@ -111,7 +111,7 @@ fn sasl_authenticate(s: &mut Session, v: i16) {
     authenticate(s, "unknown user", v, "mallory", "x");
 }
 
-fn creation(
+pub(super) fn creation(
     kind: i8,
     name: &str,
     pattern: i8,
@@ -129,14 +129,14 @@ fn creation(
         .with_permission_type(permission)
 }
 
-fn create(s: &mut Session, step: &str, v: i16, creations: Vec<AclCreation>) {
+pub(super) fn create(s: &mut Session, step: &str, v: i16, creations: Vec<AclCreation>) {
     let r = CreateAclsRequest::default().with_creations(creations);
     s.play(step, v, |_| r.clone());
 }
 
 /// Kafka applies ACL changes through its controller: wait (uncompared) until both brokers
 /// describe `expected` bindings for `name`.
-fn settle_acls(s: &mut Session, name: &str, expected: usize) {
+pub(super) fn settle_acls(s: &mut Session, name: &str, expected: usize) {
     let r = describe_request(ANY, Some(name), ANY, None);
     until_both(s, |s, side| {
         s.call_unrecorded(side, &r, 1)
@@ -268,7 +268,7 @@ fn describe_acls(s: &mut Session, v: i16) {
     }
 }
 
-fn delete_filter(
+pub(super) fn delete_filter(
     kind: i8,
     name: Option<&str>,
     pattern: i8,

@@ -72,14 +72,14 @@ pub fn scripts() -> Vec<Script> {
     ]
 }
 
-fn tid(id: &str) -> TransactionalId {
+pub(super) fn tid(id: &str) -> TransactionalId {
     TransactionalId(text(id))
 }
 
 /// A producer for `id` on each side, uncompared; kept in the sides' vars. Kafka creates
 /// `__transaction_state` on the first FindCoordinator of key type 1 and answers
 /// NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE until it is loaded.
-fn init(s: &mut Session, id: &str) {
+pub(super) fn init(s: &mut Session, id: &str) {
     let find = FindCoordinatorRequest::default()
         .with_key(text(id))
         .with_key_type(1);
@@ -115,7 +115,7 @@ fn init(s: &mut Session, id: &str) {
     }
 }
 
-fn pid(side: &Side, id: &str) -> (ProducerId, i16) {
+pub(super) fn pid(side: &Side, id: &str) -> (ProducerId, i16) {
     let get = |k: String| side.vars.get(&k).and_then(|v| v.parse().ok());
     (
         ProducerId(get(format!("pid:{id}")).unwrap_or(-1)),

@@ -9,7 +9,9 @@ use regex::Regex;
 use tokio::time::Instant;
 
 use super::group::ConsumerGroup;
-use super::member::{compile_regex, ConsumerMember, Subscription, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
+use super::member::{
+    compile_regex, ConsumerMember, Subscription, TopicFilter, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
+};
 use super::reconcile::{reconcile, MemberState, Progress};
 use super::topics::{is_subset, Assignment, TopicImage};
 use crate::config::group::ConsumerTimeouts;
@@ -32,6 +34,8 @@ pub struct HeartbeatRequest {
     pub owned: Option<Assignment>,
     pub client_id: String,
     pub client_host: String,
+    /// The topics a regex subscription may match (`None`: every topic).
+    pub regex_filter: Option<TopicFilter>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,6 +184,9 @@ impl ConsumerGroup {
             update(member, &req, regex);
             member.session_deadline = cx.now + session;
             changed = member.subscription != before;
+        }
+        if let Some(m) = self.members.get_mut(&member_id) {
+            m.subscription.resolve(image, req.regex_filter.as_ref());
         }
         // A joiner, a new subscription or changed topics: one new group epoch for all.
         if self.refresh_topics(image) || changed {
@@ -330,6 +337,7 @@ impl ConsumerGroup {
             subscription: Subscription {
                 names: Vec::new(),
                 regex: None,
+                resolved: None,
             },
             server_assignor: None,
             progress: Progress::joining(),

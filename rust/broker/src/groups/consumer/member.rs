@@ -20,6 +20,22 @@ pub struct Subscription {
     /// The pattern as the client sent it, and compiled (matched against whole names, as
     /// Java's `Pattern.matches`).
     pub regex: Option<(String, Regex)>,
+    /// With an authorizer: what the regex matched at the member's last heartbeat among
+    /// the topics its principal may DESCRIBE (`resolve`). `None`: the regex is matched
+    /// against every topic whenever asked.
+    pub resolved: Option<BTreeSet<String>>,
+}
+
+/// Which topics a member's principal may DESCRIBE. Kafka resolves a group's regexes with
+/// the authority of the member whose heartbeat asked for it, so a regex never reaches a
+/// topic the member could not see in Metadata.
+#[derive(Clone)]
+pub struct TopicFilter(pub std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for TopicFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TopicFilter")
+    }
 }
 
 impl PartialEq for Subscription {
@@ -40,9 +56,27 @@ impl Subscription {
             .cloned()
             .collect();
         if let Some((_, re)) = &self.regex {
-            out.extend(image.names().filter(|n| re.is_match(n)).map(String::from));
+            match &self.resolved {
+                Some(seen) => out.extend(seen.iter().filter(|n| image.get(n).is_some()).cloned()),
+                None => out.extend(image.names().filter(|n| re.is_match(n)).map(String::from)),
+            }
         }
         out
+    }
+
+    /// Fix what the regex matches among the topics `filter` lets the member see (no
+    /// filter: no authorizer, the regex keeps matching every topic).
+    pub fn resolve(&mut self, image: &TopicImage, filter: Option<&TopicFilter>) {
+        self.resolved = match (&self.regex, filter) {
+            (Some((_, re)), Some(may_describe)) => Some(
+                image
+                    .names()
+                    .filter(|n| re.is_match(n) && (may_describe.0)(n))
+                    .map(String::from)
+                    .collect(),
+            ),
+            _ => None,
+        };
     }
 
     /// Names this subscription asks for, whether they exist or not (a topic created later

@@ -200,6 +200,26 @@ fn new_partitions_and_bad_requests() {
 }
 
 #[test]
+fn a_regex_reaches_only_the_topics_the_member_may_describe() {
+    const U: Uuid = Uuid::from_u128(43);
+    let mut h = Harness::new(2);
+    h.image.insert("u", U, 1);
+    let may_describe = super::member::TopicFilter(std::sync::Arc::new(|t: &str| t == "t"));
+    let mut by_regex = join("m1");
+    by_regex.subscribed_topic_names = None;
+    by_regex.subscribed_topic_regex = Some("t|u".to_string());
+    by_regex.regex_filter = Some(may_describe.clone());
+    let a = h.send(by_regex).unwrap();
+    assert_eq!(a.assignment, Some(parts(&[0, 1])), "u is not assigned");
+    // Without an authorizer (no filter) the next heartbeat's regex matches u too.
+    let mut beat = beat("m1", 1, &[0, 1]);
+    beat.subscribed_topic_regex = Some("t|u".to_string());
+    let a = h.send(beat).unwrap();
+    let everything = Assignment::from([(T, BTreeSet::from([0, 1])), (U, BTreeSet::from([0]))]);
+    assert_eq!((a.member_epoch, a.assignment), (2, Some(everything)));
+}
+
+#[test]
 fn the_member_past_group_consumer_max_size_is_refused() {
     let mut h = Harness::new(2);
     h.config.consumer_max_size = 2;
