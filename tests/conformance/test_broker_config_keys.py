@@ -236,7 +236,6 @@ DIFFERENCES: dict[str, str] = {
         "delete.records.purgatory.purge.interval.requests",
         "fetch.max.bytes",
         "fetch.purgatory.purge.interval.requests",
-        "group.consumer.migration.policy",
         "group.coordinator.append.linger.ms",
         "group.coordinator.rebalance.protocols",
         "group.coordinator.threads",

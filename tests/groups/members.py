@@ -40,11 +40,14 @@ class Member:
             if value is not None:
                 cmd += [f"--{key.replace('_', '-')}", str(value)]
         if client == "java":
-            # Kafka's own Java consumer (group.protocol=consumer), from Kafka's jars.
+            # Kafka's own Java consumer (group.protocol=consumer, or classic), from Kafka's
+            # jars.
             from kafkalite.bench import kafka_ref
 
             libs = kafka_ref.classpath(kafka_ref.ensure_jars())
+            protocol = opts.get("protocol") or "consumer"
             cmd = ["java", "-Xmx256m", "-cp", libs, str(JAVA_WORKER), bootstrap, topic, group]
+            cmd.append(protocol)
         self.client = client
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()

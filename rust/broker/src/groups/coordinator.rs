@@ -299,9 +299,7 @@ impl GroupCoordinator {
                     let cell = Arc::clone(cell);
                     timers::until_done(Arc::downgrade(self), deadline, move |c| {
                         c.with_cell(&cell, |g, cx| {
-                            g.consumer.as_mut().and_then(|cg| {
-                                cg.session_check(&member_id, incarnation, cx.now, cx.now_ms)
-                            })
+                            g.consumer_session_check(&member_id, incarnation, cx)
                         })
                         .flatten()
                     });
@@ -311,10 +309,21 @@ impl GroupCoordinator {
                     incarnation,
                     delay,
                 } => self.on_cell_after(cell, delay, move |g, cx| {
-                    if let Some(cg) = g.consumer.as_mut() {
-                        cg.revocation_check(&member_id, incarnation, cx.now, cx.now_ms);
-                    }
+                    g.consumer_revocation_check(&member_id, incarnation, cx);
                 }),
+                Effect::ConsumerClassicDeadline {
+                    member_id,
+                    incarnation,
+                    deadline,
+                } => {
+                    let cell = Arc::clone(cell);
+                    timers::until_done(Arc::downgrade(self), deadline, move |c| {
+                        c.with_cell(&cell, |g, cx| {
+                            g.consumer_classic_deadline_check(&member_id, incarnation, cx)
+                        })
+                        .flatten()
+                    });
+                }
                 Effect::StoreGroup => {
                     // Group metadata only matters after a restart; a failed write is not
                     // worth failing the rebalance for (Kafka would retry the rebalance).
@@ -455,10 +464,9 @@ impl GroupCoordinator {
             ));
         }
         let member_id = req.member_id.clone();
-        let join = |g: &mut Group, cx: &mut Ctx| match g.classic_join_allowed() {
-            Ok(()) => g.join(req, cx),
-            Err(code) => Reply::Now(JoinResult::error(&member_id, code)),
-        };
+        // A consumer group with members serves classic members too (by topic id).
+        let image = self.topic_image();
+        let join = |g: &mut Group, cx: &mut Ctx| g.classic_join(req, &image, cx);
         match self.with_group(group_id, member_id.is_empty(), join) {
             Ok(Some(reply)) => reply,
             Ok(None) => Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)),
@@ -470,7 +478,7 @@ impl GroupCoordinator {
         if group_id.is_empty() {
             return Reply::Now(SyncResult::error(errors::INVALID_GROUP_ID));
         }
-        match self.with_group(group_id, false, |g, cx| g.sync(req, cx)) {
+        match self.with_group(group_id, false, |g, cx| g.classic_sync(req, cx)) {
             Ok(Some(reply)) => reply,
             Ok(None) => Reply::Now(SyncResult::error(errors::UNKNOWN_MEMBER_ID)),
             Err(code) => Reply::Now(SyncResult::error(code)),
@@ -488,7 +496,7 @@ impl GroupCoordinator {
             return errors::INVALID_GROUP_ID;
         }
         self.with_group(group_id, false, |g, cx| {
-            g.heartbeat(member_id, instance, generation, cx)
+            g.classic_heartbeat(member_id, instance, generation, cx)
         })
         .map_or_else(|code| code, |r| r.unwrap_or(errors::UNKNOWN_MEMBER_ID))
     }
@@ -503,7 +511,7 @@ impl GroupCoordinator {
             return Err(errors::INVALID_GROUP_ID);
         }
         Ok(self
-            .with_group(group_id, false, |g, cx| g.leave(members, cx))?
+            .with_group(group_id, false, |g, cx| g.classic_leave(members, cx))?
             .unwrap_or_else(|| vec![errors::UNKNOWN_MEMBER_ID; members.len()]))
     }
 

@@ -47,7 +47,7 @@ pub struct ConsumerGroup {
     /// (topic id, partition) -> the member holding it (assigned or not yet revoked).
     owners: HashMap<(Uuid, i32), String>,
     /// The subscribed topics as the last target assignment saw them.
-    subscribed: TopicImage,
+    pub(crate) subscribed: TopicImage,
     /// Wall-clock ms since which the group has had no members.
     pub empty_since_ms: i64,
 }
@@ -115,9 +115,32 @@ impl ConsumerGroup {
         }
     }
 
-    /// Remove a member: its partitions are free at once, and the group epoch moves on so
-    /// the next heartbeat computes a new target assignment.
-    pub fn remove_member(&mut self, member_id: &str, now_ms: i64) -> Option<ConsumerMember> {
+    /// Remove members (left, expired, fenced): their partitions are free at once, and the
+    /// group epoch moves on (once for all of them) so the next heartbeat computes a new
+    /// target assignment.
+    pub fn fence_members(&mut self, member_ids: &[String], now_ms: i64) {
+        let mut removed = false;
+        for member_id in member_ids {
+            removed |= self.forget_member(member_id).is_some();
+        }
+        if !removed {
+            return;
+        }
+        // One epoch for the departures, topics only they subscribed to included.
+        let known = self.subscribed.clone();
+        self.refresh_topics(&known);
+        self.group_epoch += 1;
+        if self.members.is_empty() {
+            self.empty_since_ms = now_ms;
+        }
+    }
+
+    /// Remove one member (see `fence_members`).
+    pub fn remove_member(&mut self, member_id: &str, now_ms: i64) {
+        self.fence_members(&[member_id.to_string()], now_ms);
+    }
+
+    fn forget_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
         let member = self.members.remove(member_id)?;
         self.owners.retain(|_, owner| owner != member_id);
         if let Some(instance) = &member.instance_id {
@@ -130,14 +153,64 @@ impl ConsumerGroup {
             }
         }
         self.target.remove(member_id);
-        // One epoch for the departure, topics it alone subscribed to included.
-        let known = self.subscribed.clone();
-        self.refresh_topics(&known);
-        self.group_epoch += 1;
-        if self.members.is_empty() {
-            self.empty_since_ms = now_ms;
-        }
         Some(member)
+    }
+
+    /// Members using the classic protocol.
+    #[must_use]
+    pub fn classic_members(&self) -> usize {
+        self.members
+            .values()
+            .filter(|m| m.uses_classic_protocol())
+            .count()
+    }
+
+    /// Whether every member but `leaving` uses the classic protocol.
+    #[must_use]
+    pub fn only_classic_members_remain(&self, leaving: &[String]) -> bool {
+        self.members
+            .values()
+            .all(|m| m.uses_classic_protocol() || leaving.contains(&m.id))
+    }
+
+    /// Whether a JoinGroup of `protocol_type` offering `protocols` fits the group: the
+    /// embedded consumer protocol, with a protocol every classic member supports.
+    #[must_use]
+    pub fn supports_classic_protocols(&self, protocol_type: &str, protocols: &[&str]) -> bool {
+        if protocol_type != crate::groups::group::CONSUMER_PROTOCOL_TYPE {
+            return false;
+        }
+        if self.members.is_empty() {
+            return !protocols.is_empty();
+        }
+        protocols.iter().any(|name| {
+            self.members
+                .values()
+                .filter_map(|m| m.classic.as_ref())
+                .all(|c| c.protocols.iter().any(|(n, _)| n == name))
+        })
+    }
+
+    /// Whether `member` waits for a partition of its target that another member still
+    /// holds (a classic member is told to rejoin once none is left).
+    #[must_use]
+    pub fn waiting_on_unreleased_partition(&self, member: &ConsumerMember) -> bool {
+        if member.progress.state != MemberState::UnreleasedPartitions {
+            return false;
+        }
+        let Some(target) = self.target.get(&member.id) else {
+            return false;
+        };
+        target.iter().any(|(topic, parts)| {
+            parts.iter().any(|p| {
+                !member
+                    .progress
+                    .assigned
+                    .get(topic)
+                    .is_some_and(|a| a.contains(p))
+                    && self.owners.contains_key(&(*topic, *p))
+            })
+        })
     }
 
     /// Replace a static member that left (epoch -2) by its successor under the same

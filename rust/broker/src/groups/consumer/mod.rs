@@ -7,9 +7,11 @@
 //! - `member`: one member, its subscription (names, regex) and timers;
 //! - `group`: the group epoch, target assignment and partition owners;
 //! - `heartbeat`: ConsumerGroupHeartbeat's checks and flow;
+//! - `classic`: members using the classic protocol (JoinGroup, SyncGroup, Heartbeat);
 //! - `commit`: OffsetCommit/OffsetFetch checks by member epoch.
 
 pub mod assignor;
+pub mod classic;
 pub mod commit;
 pub mod group;
 pub mod heartbeat;
@@ -19,7 +21,7 @@ pub mod topics;
 
 pub use assignor::Assignor;
 pub use group::{ConsumerGroup, ConsumerGroupState};
-pub use heartbeat::{HeartbeatAnswer, HeartbeatRequest, Refusal};
+pub use heartbeat::{Deadline, HeartbeatAnswer, HeartbeatRequest, Refusal};
 pub use topics::{Assignment, TopicImage};
 
 #[cfg(test)]

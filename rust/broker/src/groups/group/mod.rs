@@ -17,9 +17,11 @@
 //! members), `rebalance` (the join phase and its completion, and the timers' callbacks),
 //! `requests` (SyncGroup, Heartbeat, LeaveGroup, commit checks, offset expiry), `protocol`
 //! (choosing the protocol, what joiners are told), `snapshot` (DescribeGroups, the metadata
-//! record and a group restored from it).
+//! record and a group restored from it), `mixed` (a consumer group serving classic members,
+//! and converting between the two kinds of group).
 
 mod membership;
+mod mixed;
 mod protocol;
 mod rebalance;
 mod requests;
@@ -111,6 +113,12 @@ pub enum Effect {
         member_id: String,
         incarnation: u64,
         delay: Duration,
+    },
+    /// Remove a classic member of a consumer group that has not rejoined or synced in time.
+    ConsumerClassicDeadline {
+        member_id: String,
+        incarnation: u64,
+        deadline: Instant,
     },
 }
 
@@ -307,5 +315,7 @@ fn timeout(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
+#[cfg(test)]
+mod mixed_tests;
 #[cfg(test)]
 mod tests;

@@ -31,11 +31,9 @@ impl Group {
                 } else {
                     Bytes::new()
                 },
-                assignment: if stable {
-                    m.assignment.clone()
-                } else {
-                    Bytes::new()
-                },
+                // Kafka shows the last assignment in every state (a rebalance from
+                // Stable keeps it until the new one; from CompletingRebalance it is reset).
+                assignment: m.assignment.clone(),
             })
             .collect();
         GroupDescription {
