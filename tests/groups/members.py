@@ -137,5 +137,43 @@ def produce(
     return values
 
 
+class SteadyProducer:
+    """Writes `v0`, `v1`, ... round-robin over the partitions until stopped; `sent` holds
+    the values the broker acknowledged."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
+        self.sent: set[str] = set()
+        self._partitions = partitions
+        self._stop = threading.Event()
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self._topic = topic
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _delivered(self, err: object, msg: object) -> None:
+        if err is None:
+            self.sent.add(msg.value().decode())  # type: ignore[attr-defined]
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            for _ in range(self._partitions):
+                self._producer.produce(
+                    self._topic,
+                    f"v{i}".encode(),
+                    partition=i % self._partitions,
+                    on_delivery=self._delivered,
+                )
+                i += 1
+            self._producer.poll(0)
+            self._stop.wait(0.05)
+
+    def stop(self) -> set[str]:
+        self._stop.set()
+        self._thread.join(10)
+        assert self._producer.flush(15) == 0
+        return self.sent
+
+
 def values_of(members: Iterable[Member]) -> list[str]:
     return [e["v"] for m in members for e in m.of("msg")]

@@ -13,17 +13,16 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from kafkalite import Broker
-from tests.groups.members import Member, create_topic, values_of, wait_for
+from tests.groups.members import Member, SteadyProducer, create_topic, values_of, wait_for
 from tests.groups.test_consumer_protocol import CONSUMER_CONFIG
 
 PARTITIONS = 12
@@ -35,43 +34,6 @@ pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="java is no
 def broker(tmp_path: Path) -> Iterator[Broker]:
     with Broker(log_dirs=tmp_path / "data", config=CONSUMER_CONFIG) as b:
         yield b
-
-
-class SteadyProducer:
-    """Writes `v0`, `v1`, ... round-robin over the partitions until stopped; `sent` holds
-    the values the broker acknowledged."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.sent: set[str] = set()
-        self._stop = threading.Event()
-        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-        self._topic = topic
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _delivered(self, err: object, msg: object) -> None:
-        if err is None:
-            self.sent.add(msg.value().decode())  # type: ignore[attr-defined]
-
-    def _run(self) -> None:
-        i = 0
-        while not self._stop.is_set():
-            for _ in range(PARTITIONS):
-                self._producer.produce(
-                    self._topic,
-                    f"v{i}".encode(),
-                    partition=i % PARTITIONS,
-                    on_delivery=self._delivered,
-                )
-                i += 1
-            self._producer.poll(0)
-            self._stop.wait(0.05)
-
-    def stop(self) -> set[str]:
-        self._stop.set()
-        self._thread.join(10)
-        assert self._producer.flush(15) == 0
-        return self.sent
 
 
 def _covers_all(members: list[Member]) -> bool:
@@ -126,7 +88,7 @@ def run_sequence(bs: str, topic: str, group: str) -> list[tuple[str, str, int]]:
     and checks every record was consumed exactly once."""
     create_topic(bs, topic, PARTITIONS)
     admin = AdminClient({"bootstrap.servers": bs})
-    producer = SteadyProducer(bs, topic)
+    producer = SteadyProducer(bs, topic, PARTITIONS)
     seen_types: list[tuple[str, str, int]] = []
     everyone: list[Member] = []
 

@@ -79,8 +79,8 @@ impl GroupCoordinator {
         let joining = req.member_epoch == 0;
         let member_id = req.member_id.clone();
         let unknown = || {
-            // Membership lives in memory: a group this coordinator does not hold as a
-            // consumer group (e.g. after a restart) has no such member; the client rejoins.
+            // A group this coordinator does not hold as a consumer group (never had it, or
+            // it was deleted) has no such member; the client rejoins.
             Refusal::new(
                 errors::UNKNOWN_MEMBER_ID,
                 format!("Member {member_id} is not a member of group {group_id}."),
@@ -224,8 +224,8 @@ mod tests {
     }
 
     #[test]
-    fn after_a_restart_members_are_unknown_and_rejoin_with_epoch_zero() {
-        // A fresh coordinator holds no membership, as after a restart.
+    fn members_of_a_group_never_stored_are_unknown_and_rejoin_with_epoch_zero() {
+        // A fresh coordinator without `__consumer_offsets` holds no membership.
         let c = GroupCoordinator::with_config(GroupConfig::default());
         let lost = c.consumer_heartbeat("g", join("m1", 3), 1).unwrap_err();
         assert_eq!(lost.code, errors::UNKNOWN_MEMBER_ID);

@@ -121,10 +121,12 @@ impl GroupCoordinator {
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         *self.pending_txn.lock().expect("lock") = loaded.pending;
+        let image = self.topic_image();
         let cx = self.ctx();
         let mut groups = self.groups.lock().expect("lock");
         for (id, g) in loaded.groups {
-            let group = Group::restore(&id, g.metadata, g.offsets, &cx);
+            let mut group = Group::restore(&id, g.metadata, g.offsets, &cx);
+            group.restore_consumer(g.consumer, &image, &cx);
             groups.insert(id, Arc::new(Mutex::new(group)));
         }
         drop(groups);
@@ -152,10 +154,10 @@ impl GroupCoordinator {
             return;
         }
         for cell in self.snapshot().into_iter().map(|(_, c)| c) {
-            let group = cell.lock().expect("lock");
+            let mut group = cell.lock().expect("lock");
             let mut cx = self.ctx();
             group.watch_all(&mut cx);
-            self.apply(&cell, &group, cx.effects);
+            self.apply(&cell, &mut group, cx.effects);
         }
         let interval =
             Duration::from_millis(self.config.offsets_retention_check_interval_ms as u64);
@@ -208,7 +210,7 @@ impl GroupCoordinator {
             }
             let mut cx = self.ctx();
             let result = f(&mut group, &mut cx);
-            self.apply(&cell, &group, cx.effects);
+            self.apply(&cell, &mut group, cx.effects);
             let vacant = is_vacant(&group);
             drop(group);
             if vacant {
@@ -230,7 +232,7 @@ impl GroupCoordinator {
         }
         let mut cx = self.ctx();
         let result = f(&mut group, &mut cx);
-        self.apply(cell, &group, cx.effects);
+        self.apply(cell, &mut group, cx.effects);
         let vacant = is_vacant(&group);
         let id = group.id.clone();
         drop(group);
@@ -253,12 +255,16 @@ impl GroupCoordinator {
         });
     }
 
+    /// Start the timers an operation asked for, then write what it changed in one batch:
+    /// a consumer group's records (`Group::take_consumer_writes`), a classic group's
+    /// metadata record or its tombstone.
     pub(super) fn apply(
         self: &Arc<Self>,
         cell: &Arc<GroupCell>,
-        group: &Group,
+        group: &mut Group,
         effects: Vec<Effect>,
     ) {
+        let mut store_group = false;
         for effect in effects {
             match effect {
                 Effect::JoinTimer {
@@ -324,17 +330,38 @@ impl GroupCoordinator {
                         .flatten()
                     });
                 }
-                Effect::StoreGroup => {
-                    // Group metadata only matters after a restart; a failed write is not
-                    // worth failing the rebalance for (Kafka would retry the rebalance).
-                    let record = group.to_record();
-                    if let Err(e) = self.append(&group.id, &[Write::Group(Some(&record))], true) {
-                        kafkalite_core::logging::error(
-                            "kafkalite.coordinator.group.GroupCoordinator",
-                            &format!("Storing group {:?} failed: {e}", group.id),
-                        );
-                    }
-                }
+                Effect::StoreGroup => store_group = true,
+            }
+        }
+        self.store_group(group, store_group);
+    }
+
+    /// Write a group's changed records. Group state only matters after a restart or a
+    /// coordinator move; a failed write is not worth failing the request for (Kafka would
+    /// fail it and the client retry): a consumer group's records are kept to go first with
+    /// its next write, a classic group's metadata is written again at its next change.
+    fn store_group(&self, group: &mut Group, store_classic: bool) {
+        let consumer = group.take_consumer_writes();
+        let classic_tombstone = std::mem::take(&mut group.classic_record_dropped);
+        if consumer.is_empty() && !store_classic && !classic_tombstone {
+            return;
+        }
+        let record = store_classic.then(|| group.to_record());
+        let mut writes: Vec<Write> = Vec::with_capacity(consumer.len() + 1);
+        if classic_tombstone {
+            writes.push(Write::Group(None));
+        }
+        writes.extend(consumer.iter().map(|(k, v)| Write::Consumer(k, v.as_ref())));
+        if let Some(record) = &record {
+            writes.push(Write::Group(Some(record)));
+        }
+        if let Err(e) = self.append(&group.id, &writes, true) {
+            kafkalite_core::logging::error(
+                "kafkalite.coordinator.group.GroupCoordinator",
+                &format!("Storing group {:?} failed: {e}", group.id),
+            );
+            if let Some(cg) = group.consumer.as_mut() {
+                cg.unwritten(consumer);
             }
         }
     }
@@ -544,6 +571,15 @@ impl GroupCoordinator {
             // Only groups that had members ever stored metadata.
             writes.push(Write::Group(None));
         }
+        let consumer: Vec<_> = group
+            .consumer
+            .as_ref()
+            .map(|cg| cg.written().tombstones(id))
+            .unwrap_or_default()
+            .into_iter()
+            .chain(std::mem::take(&mut group.consumer_tombstones))
+            .collect();
+        writes.extend(consumer.iter().map(|(k, v)| Write::Consumer(k, v.as_ref())));
         if let Err(e) = self.append(id, &writes, false) {
             return e.code;
         }

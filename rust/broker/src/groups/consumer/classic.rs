@@ -109,6 +109,7 @@ impl ConsumerGroup {
             protocols: req.protocols.clone(),
         });
         let changed = !known || member.subscription.names != before;
+        self.touch(&member_id);
         if self.refresh_topics(image) || changed {
             self.group_epoch += 1;
         }

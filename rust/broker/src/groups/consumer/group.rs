@@ -1,7 +1,7 @@
 //! One consumer-protocol group's membership: the group epoch (bumped by every change of
 //! members, subscriptions or subscribed topics), the target assignment and its epoch, and
-//! who holds each partition. Held in memory only: after a coordinator restart members are
-//! told UNKNOWN_MEMBER_ID and rejoin with epoch 0 (committed offsets are persisted).
+//! who holds each partition. Persisted in `__consumer_offsets` as Kafka's records (see
+//! `persist`), so members keep their epochs and assignments across a restart.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::assignor::{Assignor, MemberSpec};
 use super::member::ConsumerMember;
+use super::persist::{ConsumerWrite, Touched, Written};
 use super::reconcile::{MemberState, Progress};
 use super::topics::{Assignment, TopicImage};
 
@@ -50,6 +51,12 @@ pub struct ConsumerGroup {
     pub(crate) subscribed: TopicImage,
     /// Wall-clock ms since which the group has had no members.
     pub empty_since_ms: i64,
+    /// The group as its records in `__consumer_offsets` describe it (`persist`).
+    pub(super) written: Written,
+    /// Members changed since the last write.
+    pub(super) touched: Touched,
+    /// Records whose write failed, written first next time.
+    pub(super) unwritten: Vec<ConsumerWrite>,
 }
 
 impl ConsumerGroup {
@@ -88,6 +95,7 @@ impl ConsumerGroup {
 
     /// Record a member's new progress, moving partition ownership with it.
     pub fn set_progress(&mut self, member_id: &str, progress: Progress) {
+        self.touch(member_id);
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
@@ -103,6 +111,7 @@ impl ConsumerGroup {
     }
 
     pub fn add_member(&mut self, member: ConsumerMember) {
+        self.touch(&member.id);
         if let Some(instance) = &member.instance_id {
             self.static_members
                 .insert(instance.clone(), member.id.clone());
@@ -141,6 +150,7 @@ impl ConsumerGroup {
     }
 
     fn forget_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
+        self.touch(member_id);
         let member = self.members.remove(member_id)?;
         self.owners.retain(|_, owner| owner != member_id);
         if let Some(instance) = &member.instance_id {
@@ -217,6 +227,7 @@ impl ConsumerGroup {
     /// instance id: the successor takes over its partitions, epoch and target.
     /// Whether the successor subscribes to something else.
     pub fn replace_static(&mut self, old_id: &str, mut member: ConsumerMember) -> bool {
+        self.touch(old_id);
         let mut changed = true;
         if let Some(old) = self.members.remove(old_id) {
             member.progress = old.progress;
@@ -312,6 +323,7 @@ impl ConsumerGroup {
             })
             .collect();
         self.target = assignor.assign(&specs, image);
+        self.touch_all();
         self.assignor = Some(assignor);
         self.assignment_epoch = self.group_epoch;
     }

@@ -180,6 +180,7 @@ impl ConsumerGroup {
             update(member, &req, regex);
             member.session_deadline = cx.now + session;
             changed = member.subscription != before;
+            self.touch(&member_id);
         }
         // A joiner, a new subscription or changed topics: one new group epoch for all.
         if self.refresh_topics(image) || changed {
@@ -396,6 +397,7 @@ impl ConsumerGroup {
             if let Some(m) = self.members.get_mut(&member_id) {
                 m.left_static = true;
             }
+            self.touch(&member_id);
         } else {
             self.remove_member(&member_id, cx.now_ms);
         }

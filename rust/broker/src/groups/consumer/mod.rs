@@ -8,7 +8,8 @@
 //! - `group`: the group epoch, target assignment and partition owners;
 //! - `heartbeat`: ConsumerGroupHeartbeat's checks and flow;
 //! - `classic`: members using the classic protocol (JoinGroup, SyncGroup, Heartbeat);
-//! - `commit`: OffsetCommit/OffsetFetch checks by member epoch.
+//! - `commit`: OffsetCommit/OffsetFetch checks by member epoch;
+//! - `persist`: the group's records in `__consumer_offsets`, and the group rebuilt from them.
 
 pub mod assignor;
 pub mod classic;
@@ -16,6 +17,7 @@ pub mod commit;
 pub mod group;
 pub mod heartbeat;
 pub mod member;
+pub mod persist;
 pub mod reconcile;
 pub mod topics;
 

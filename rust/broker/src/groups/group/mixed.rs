@@ -44,7 +44,7 @@ impl Group {
         if let Some(cg) = self.mixed() {
             return Reply::Now(cg.classic_join(req, image, cx));
         }
-        self.consumer = None;
+        self.drop_consumer();
         self.join(req, cx)
     }
 
@@ -127,6 +127,7 @@ impl Group {
         if self.state == GroupState::Empty {
             // Members that were only handed an id (MEMBER_ID_REQUIRED) are forgotten.
             self.pending_members.clear();
+            self.classic_record_dropped |= self.generation > 0;
             self.consumer = Some(ConsumerGroup::new(cx.now_ms));
             self.protocol_type = None;
             self.protocol_name = None;
@@ -269,6 +270,7 @@ impl Group {
         self.generation = 0;
         self.transition(GroupState::Empty, cx);
         self.consumer = Some(cg);
+        self.classic_record_dropped = true;
         Ok(())
     }
 
@@ -279,6 +281,9 @@ impl Group {
         let Some(cg) = self.consumer.take() else {
             return;
         };
+        self.consumer_tombstones
+            .extend(cg.written().tombstones(&self.id));
+        self.classic_record_dropped = false;
         self.members.clear();
         self.static_members.clear();
         self.pending_members.clear();

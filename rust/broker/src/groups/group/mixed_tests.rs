@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::*;
 use crate::groups::config::MigrationPolicy;
 use crate::groups::consumer::heartbeat::HeartbeatRequest;
+use crate::groups::consumer::persist::Written;
 use crate::groups::consumer::{Assignment, TopicImage};
 use crate::groups::consumer_protocol::{encode_assignment, parse_assignment};
 use crate::groups::member::{JoinResult, Reply, SyncResult};
@@ -62,6 +63,8 @@ struct Harness {
     image: TopicImage,
     now: Instant,
     effects: Vec<Effect>,
+    /// The consumer group's records as a replay of the log would see them.
+    log: Written,
 }
 
 impl Harness {
@@ -111,6 +114,7 @@ impl Harness {
             image,
             now,
             effects: Vec::new(),
+            log: Written::default(),
         }
     }
 
@@ -124,6 +128,12 @@ impl Harness {
         };
         let r = f(&mut self.group, &self.image, &mut cx);
         self.effects.extend(cx.effects);
+        for (key, value) in self.group.take_consumer_writes() {
+            self.log.apply(&key, value);
+        }
+        if let Some(cg) = self.group.consumer.as_ref().filter(|cg| cg.group_epoch > 0) {
+            assert_eq!(self.log, cg.as_written(), "the log describes the group");
+        }
         r
     }
 
@@ -200,6 +210,9 @@ impl Harness {
 fn an_upgraded_group_keeps_its_members_generation_and_assignments() {
     let mut h = Harness::classic(MigrationPolicy::Bidirectional);
     assert_eq!(h.consumer_joins("c"), Ok(4));
+    // The classic group's record goes; the consumer group's records come.
+    assert!(h.group.classic_record_dropped);
+    assert_eq!(h.log.members.len(), 3);
     let cg = h.consumer();
     assert_eq!(cg.classic_members(), 2);
     let a = &cg.members["a"];
@@ -243,6 +256,8 @@ fn the_last_consumer_member_leaving_turns_the_group_classic_again() {
     let epoch = h.consumer().group_epoch;
     let targets = h.consumer().target.clone();
     h.run(|g, _, cx| g.fence_consumer_members(&["c".to_string()], cx));
+    // Every consumer-group record is deleted; the classic group's is written.
+    assert_eq!(h.log, Written::default());
     let g = &h.group;
     assert!(g.consumer.is_none());
     assert_eq!(g.generation, epoch);
