@@ -222,7 +222,6 @@ DIFFERENCES: dict[str, str] = {
         "sasl.oauthbearer.scope.claim.name",
         "sasl.oauthbearer.token.endpoint.url",
     ),
-    **_all(NOT_IN_SCHEMA, "group.consumer.migration.policy"),
     # Served by both, with different defaults.
     **_all(OWN_LOG_DIR, "log.dir"),
 }

@@ -40,11 +40,14 @@ class Member:
             if value is not None:
                 cmd += [f"--{key.replace('_', '-')}", str(value)]
         if client == "java":
-            # Kafka's own Java consumer (group.protocol=consumer), from Kafka's jars.
+            # Kafka's own Java consumer (group.protocol=consumer, or classic), from Kafka's
+            # jars.
             from kafkalite.bench import kafka_ref
 
             libs = kafka_ref.classpath(kafka_ref.ensure_jars())
+            protocol = opts.get("protocol") or "consumer"
             cmd = ["java", "-Xmx256m", "-cp", libs, str(JAVA_WORKER), bootstrap, topic, group]
+            cmd.append(protocol)
         self.client = client
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -132,6 +135,44 @@ def produce(
         values.add(value)
     assert p.flush(15) == 0
     return values
+
+
+class SteadyProducer:
+    """Writes `v0`, `v1`, ... round-robin over the partitions until stopped; `sent` holds
+    the values the broker acknowledged."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
+        self.sent: set[str] = set()
+        self._partitions = partitions
+        self._stop = threading.Event()
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self._topic = topic
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _delivered(self, err: object, msg: object) -> None:
+        if err is None:
+            self.sent.add(msg.value().decode())  # type: ignore[attr-defined]
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            for _ in range(self._partitions):
+                self._producer.produce(
+                    self._topic,
+                    f"v{i}".encode(),
+                    partition=i % self._partitions,
+                    on_delivery=self._delivered,
+                )
+                i += 1
+            self._producer.poll(0)
+            self._stop.wait(0.05)
+
+    def stop(self) -> set[str]:
+        self._stop.set()
+        self._thread.join(10)
+        assert self._producer.flush(15) == 0
+        return self.sent
 
 
 def values_of(members: Iterable[Member]) -> list[str]:

@@ -173,6 +173,13 @@ pub const RULES: &[Rule] = &[
         "Kafka lists groups in hash order",
     ),
     rule(
+        "consumer-group-member-order",
+        Some("ConsumerGroupDescribe"),
+        "members",
+        SortBy("member_type"),
+        "Kafka lists a group's members in hash order (a map by member id, which is random)",
+    ),
+    rule(
         "delete-groups-order",
         Some("DeleteGroups"),
         "results",

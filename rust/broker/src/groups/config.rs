@@ -52,6 +52,49 @@ pub struct GroupConfig {
     /// `offsets.topic.compression.codec`, each replicated write waiting
     /// `offsets.commit.timeout.ms` for its ISR, loaded in reads of `offsets.load.buffer.size`.
     pub writes: Writes,
+    /// `group.consumer.migration.policy`: whether a classic group with members becomes a
+    /// consumer group when a consumer-protocol member joins it, and back when the last one
+    /// leaves.
+    pub migration_policy: MigrationPolicy,
+}
+
+/// Kafka's `ConsumerGroupMigrationPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrationPolicy {
+    Bidirectional,
+    Upgrade,
+    Downgrade,
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// From the key's value (any case; the schema checked it; anything else is Kafka's
+    /// fallback, `disabled`).
+    #[must_use]
+    pub fn parse(value: &str) -> MigrationPolicy {
+        match value.to_ascii_lowercase().as_str() {
+            "bidirectional" => MigrationPolicy::Bidirectional,
+            "upgrade" => MigrationPolicy::Upgrade,
+            "downgrade" => MigrationPolicy::Downgrade,
+            _ => MigrationPolicy::Disabled,
+        }
+    }
+
+    #[must_use]
+    pub fn upgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    #[must_use]
+    pub fn downgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
 }
 
 impl Default for GroupConfig {
@@ -108,6 +151,9 @@ impl GroupConfig {
                 ),
                 load_buffer_bytes: count("offsets.load.buffer.size"),
             },
+            migration_policy: MigrationPolicy::parse(
+                &s.get("group.consumer.migration.policy").unwrap_or_default(),
+            ),
         }
     }
 
@@ -160,6 +206,21 @@ mod tests {
                 c.offsets_topic_partitions
             ),
             (0, 120_000, 3)
+        );
+        assert_eq!(c.migration_policy, MigrationPolicy::Bidirectional);
+        let policy = BTreeMap::from([(
+            "group.consumer.migration.policy".to_string(),
+            "UpGrade".to_string(),
+        )]);
+        let c = GroupConfig::from_raw(&policy).unwrap();
+        assert!(c.migration_policy.upgrades() && !c.migration_policy.downgrades());
+        let bad = BTreeMap::from([(
+            "group.consumer.migration.policy".to_string(),
+            "sideways".to_string(),
+        )]);
+        assert_eq!(
+            GroupConfig::from_raw(&bad).unwrap_err().key,
+            "group.consumer.migration.policy"
         );
         let bad = BTreeMap::from([("offsets.topic.num.partitions".to_string(), "0".to_string())]);
         assert_eq!(

@@ -1,14 +1,15 @@
 //! The coordinator's consumer-protocol requests (ConsumerGroupHeartbeat,
-//! ConsumerGroupDescribe) and the rule that a group id is classic or consumer, never both:
-//! an empty group changes protocol when the other protocol's first member arrives, a group
-//! with members refuses the other protocol (online upgrade of a group with members is not
-//! implemented: GROUP_ID_NOT_FOUND, as Kafka answers with its migration policy off).
+//! ConsumerGroupDescribe). A group id is a classic or a consumer group: an empty group
+//! changes kind when the other protocol's first member arrives; a classic group with
+//! members is upgraded online when a consumer-protocol member joins, and a consumer group
+//! keeps its classic members (see `group::mixed`).
 
 use std::sync::Arc;
 
 use uuid::Uuid;
 
 use super::consumer::heartbeat::{self, HeartbeatAnswer, HeartbeatRequest, Refusal};
+use super::consumer::member::LEAVE_EPOCH;
 use super::consumer::{Assignment, ConsumerGroup, ConsumerGroupState, TopicImage};
 use super::coordinator::GroupCoordinator;
 use super::errors;
@@ -27,6 +28,8 @@ pub struct ConsumerMemberDescription {
     pub subscribed_topic_regex: Option<String>,
     pub assignment: Vec<(Uuid, String, Vec<i32>)>,
     pub target_assignment: Vec<(Uuid, String, Vec<i32>)>,
+    /// The member joined with the classic protocol (JoinGroup).
+    pub classic: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -40,7 +43,7 @@ pub struct ConsumerGroupDescription {
 
 impl GroupCoordinator {
     /// Every non-internal topic, as assignments see them.
-    fn topic_image(&self) -> TopicImage {
+    pub(super) fn topic_image(&self) -> TopicImage {
         let mut image = TopicImage::default();
         let Ok(broker) = self.broker_state() else {
             return image;
@@ -83,8 +86,8 @@ impl GroupCoordinator {
         let joining = req.member_epoch == 0;
         let member_id = req.member_id.clone();
         let unknown = || {
-            // Membership lives in memory: a group this coordinator does not hold as a
-            // consumer group (e.g. after a restart) has no such member; the client rejoins.
+            // A group this coordinator does not hold as a consumer group (never had it, or
+            // it was deleted) has no such member; the client rejoins.
             Refusal::new(
                 errors::UNKNOWN_MEMBER_ID,
                 format!("Member {member_id} is not a member of group {group_id}."),
@@ -95,17 +98,20 @@ impl GroupCoordinator {
                 if !joining {
                     return Err(unknown());
                 }
-                if !g.has_no_members() || !g.pending_members.is_empty() {
-                    return Err(Refusal::new(
-                        errors::GROUP_ID_NOT_FOUND,
-                        format!("Group {group_id} is not a consumer group."),
-                    ));
-                }
-                g.consumer = Some(ConsumerGroup::new(cx.now_ms));
-                g.protocol_type = None;
-                g.protocol_name = None;
+                g.become_consumer_group(group_id, &image, cx)?;
             }
             let cg = g.consumer.as_mut().expect("set above");
+            if req.member_epoch == LEAVE_EPOCH {
+                // Leaving may leave only classic members: the group may turn classic.
+                let member = cg.leaving_member(group_id, &req)?;
+                g.fence_consumer_members(&[member], cx);
+                return Ok(HeartbeatAnswer {
+                    member_id: req.member_id,
+                    member_epoch: LEAVE_EPOCH,
+                    heartbeat_interval_ms: 0,
+                    assignment: None,
+                });
+            }
             cg.heartbeat(group_id, req, regex, &image, timeouts, cx)
         });
         match outcome {
@@ -170,25 +176,13 @@ fn describe(cg: &ConsumerGroup, image: &TopicImage) -> ConsumerGroupDescription 
                 ),
                 assignment: names(&m.progress.assigned),
                 target_assignment: names(&cg.target.get(&m.id).cloned().unwrap_or_default()),
+                classic: m.uses_classic_protocol(),
             })
             .collect(),
     }
 }
 
 impl Group {
-    /// A JoinGroup arrives for a consumer-protocol group: an empty one becomes classic
-    /// again; one with members refuses it.
-    pub(super) fn classic_join_allowed(&mut self) -> Result<(), i16> {
-        match &self.consumer {
-            None => Ok(()),
-            Some(cg) if cg.members.is_empty() => {
-                self.consumer = None;
-                Ok(())
-            }
-            Some(_) => Err(errors::INCONSISTENT_GROUP_PROTOCOL),
-        }
-    }
-
     /// The group's type as ListGroups v5 names it, and its state's name.
     #[must_use]
     pub fn type_and_state(&self) -> (&'static str, &'static str) {
@@ -228,13 +222,17 @@ mod tests {
             rebalance_timeout_ms: 10_000,
             session_timeout_ms: 10_000,
             protocol_type: "consumer".into(),
-            protocols: vec![("range".into(), bytes::Bytes::new())],
+            // A v0 subscription to `t`.
+            protocols: vec![(
+                "range".into(),
+                bytes::Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff]),
+            )],
         }
     }
 
     #[test]
-    fn after_a_restart_members_are_unknown_and_rejoin_with_epoch_zero() {
-        // A fresh coordinator holds no membership, as after a restart.
+    fn members_of_a_group_never_stored_are_unknown_and_rejoin_with_epoch_zero() {
+        // A fresh coordinator without `__consumer_offsets` holds no membership.
         let c = GroupCoordinator::with_config(GroupConfig::default());
         let lost = c.consumer_heartbeat("g", join("m1", 3), 1).unwrap_err();
         assert_eq!(lost.code, errors::UNKNOWN_MEMBER_ID);
@@ -247,13 +245,31 @@ mod tests {
     }
 
     #[test]
-    fn a_group_id_is_classic_or_consumer() {
+    fn a_consumer_group_serves_classic_members_and_turns_classic_when_they_alone_remain() {
         let c = GroupCoordinator::with_config(GroupConfig::default());
         c.consumer_heartbeat("g", join("m1", 0), 1).unwrap();
-        match c.join("g", classic_join()) {
-            Reply::Now(r) => assert_eq!(r.error, errors::INCONSISTENT_GROUP_PROTOCOL),
-            Reply::Later(_) => panic!("refused at once"),
-        }
+        // A classic JoinGroup is served by the consumer group: an id first (no pending
+        // member is kept), then the join itself, answered at once.
+        let id = match c.join("g", classic_join()) {
+            Reply::Now(r) => {
+                assert_eq!(r.error, errors::MEMBER_ID_REQUIRED);
+                r.member_id
+            }
+            Reply::Later(_) => panic!("answered at once"),
+        };
+        assert_eq!(id.len(), 22);
+        let joined = match c.join(
+            "g",
+            JoinRequest {
+                member_id: id.clone(),
+                ..classic_join()
+            },
+        ) {
+            Reply::Now(r) => r,
+            Reply::Later(_) => panic!("answered at once"),
+        };
+        assert_eq!((joined.error, joined.generation_id), (errors::NONE, 2));
+        assert_eq!(joined.protocol_name.as_deref(), Some("range"));
         assert!(matches!(c.describe_classic("g"), Ok(Some(None))));
         // Offsets of a subscribed topic stay while the group has members.
         let subscribed = c.delete_offsets("g", &[("t".to_string(), 0), ("u".to_string(), 0)]);
@@ -262,8 +278,33 @@ mod tests {
             Ok(vec![errors::GROUP_SUBSCRIBED_TO_TOPIC, errors::NONE])
         );
         let described = c.consumer_describe("g").unwrap();
-        assert_eq!((described.group_epoch, described.members.len()), (1, 1));
-        // Once empty, the id may go classic again.
+        assert_eq!((described.group_epoch, described.members.len()), (2, 2));
+        let classic: Vec<bool> = described.members.iter().map(|m| m.classic).collect();
+        assert_eq!(classic.iter().filter(|c| **c).count(), 1);
+        // The consumer-protocol member leaves: the classic member alone remains, and the
+        // group is classic again, rebalancing.
+        let mut leave = join("m1", -1);
+        leave.owned = None;
+        c.consumer_heartbeat("g", leave, 1).unwrap();
+        let listed = &c.list(&[])[0];
+        assert_eq!(
+            (listed.group_type, listed.state),
+            ("classic", "PreparingRebalance")
+        );
+        let d = c.describe_classic("g").unwrap().unwrap().unwrap();
+        assert_eq!(d.members.len(), 1);
+        assert_eq!(
+            c.heartbeat("g", &id, None, 2),
+            errors::REBALANCE_IN_PROGRESS
+        );
+        let not_consumer = c.consumer_describe("g").unwrap_err();
+        assert_eq!(not_consumer.code, errors::GROUP_ID_NOT_FOUND);
+    }
+
+    #[test]
+    fn an_empty_consumer_group_becomes_classic_at_the_first_join() {
+        let c = GroupCoordinator::with_config(GroupConfig::default());
+        c.consumer_heartbeat("g", join("m1", 0), 1).unwrap();
         let mut leave = join("m1", -1);
         leave.owned = None;
         c.consumer_heartbeat("g", leave, 1).unwrap();
@@ -272,7 +313,6 @@ mod tests {
             Reply::Now(r) => assert_eq!(r.error, errors::MEMBER_ID_REQUIRED),
             Reply::Later(_) => panic!("MEMBER_ID_REQUIRED comes at once"),
         }
-        let not_consumer = c.consumer_describe("g").unwrap_err();
-        assert_eq!(not_consumer.code, errors::GROUP_ID_NOT_FOUND);
+        assert_eq!(c.list(&[])[0].group_type, "classic");
     }
 }

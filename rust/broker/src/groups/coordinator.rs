@@ -126,10 +126,12 @@ impl GroupCoordinator {
         let loaded = store.replay()?;
         *self.store.write().expect("lock") = Some(Arc::new(store));
         *self.pending_txn.lock().expect("lock") = loaded.pending;
+        let image = self.topic_image();
         let cx = self.ctx();
         let mut groups = self.groups.lock().expect("lock");
         for (id, g) in loaded.groups {
-            let group = Group::restore(&id, g.metadata, g.offsets, &cx);
+            let mut group = Group::restore(&id, g.metadata, g.offsets, &cx);
+            group.restore_consumer(g.consumer, &image, &cx);
             groups.insert(id, Arc::new(Mutex::new(group)));
         }
         drop(groups);
@@ -157,10 +159,10 @@ impl GroupCoordinator {
             return;
         }
         for cell in self.snapshot().into_iter().map(|(_, c)| c) {
-            let group = cell.lock().expect("lock");
+            let mut group = cell.lock().expect("lock");
             let mut cx = self.ctx();
             group.watch_all(&mut cx);
-            self.apply(&cell, &group, cx.effects);
+            self.apply(&cell, &mut group, cx.effects);
         }
         let interval =
             Duration::from_millis(self.config.offsets_retention_check_interval_ms as u64);
@@ -213,7 +215,7 @@ impl GroupCoordinator {
             }
             let mut cx = self.ctx();
             let result = f(&mut group, &mut cx);
-            self.apply(&cell, &group, cx.effects);
+            self.apply(&cell, &mut group, cx.effects);
             let vacant = is_vacant(&group);
             drop(group);
             if vacant {
@@ -235,7 +237,7 @@ impl GroupCoordinator {
         }
         let mut cx = self.ctx();
         let result = f(&mut group, &mut cx);
-        self.apply(cell, &group, cx.effects);
+        self.apply(cell, &mut group, cx.effects);
         let vacant = is_vacant(&group);
         let id = group.id.clone();
         drop(group);
@@ -258,12 +260,16 @@ impl GroupCoordinator {
         });
     }
 
+    /// Start the timers an operation asked for, then write what it changed in one batch:
+    /// a consumer group's records (`Group::take_consumer_writes`), a classic group's
+    /// metadata record or its tombstone.
     pub(super) fn apply(
         self: &Arc<Self>,
         cell: &Arc<GroupCell>,
-        group: &Group,
+        group: &mut Group,
         effects: Vec<Effect>,
     ) {
+        let mut store_group = false;
         for effect in effects {
             match effect {
                 Effect::JoinTimer {
@@ -304,9 +310,7 @@ impl GroupCoordinator {
                     let cell = Arc::clone(cell);
                     timers::until_done(Arc::downgrade(self), deadline, move |c| {
                         c.with_cell(&cell, |g, cx| {
-                            g.consumer.as_mut().and_then(|cg| {
-                                cg.session_check(&member_id, incarnation, cx.now, cx.now_ms)
-                            })
+                            g.consumer_session_check(&member_id, incarnation, cx)
                         })
                         .flatten()
                     });
@@ -316,21 +320,53 @@ impl GroupCoordinator {
                     incarnation,
                     delay,
                 } => self.on_cell_after(cell, delay, move |g, cx| {
-                    if let Some(cg) = g.consumer.as_mut() {
-                        cg.revocation_check(&member_id, incarnation, cx.now, cx.now_ms);
-                    }
+                    g.consumer_revocation_check(&member_id, incarnation, cx);
                 }),
-                Effect::StoreGroup => {
-                    // Group metadata only matters after a restart; a failed write is not
-                    // worth failing the rebalance for (Kafka would retry the rebalance).
-                    let record = group.to_record();
-                    if let Err(e) = self.append(&group.id, &[Write::Group(Some(&record))], true) {
-                        kafkalite_core::logging::error(
-                            "kafkalite.coordinator.group.GroupCoordinator",
-                            &format!("Storing group {:?} failed: {e}", group.id),
-                        );
-                    }
+                Effect::ConsumerClassicDeadline {
+                    member_id,
+                    incarnation,
+                    deadline,
+                } => {
+                    let cell = Arc::clone(cell);
+                    timers::until_done(Arc::downgrade(self), deadline, move |c| {
+                        c.with_cell(&cell, |g, cx| {
+                            g.consumer_classic_deadline_check(&member_id, incarnation, cx)
+                        })
+                        .flatten()
+                    });
                 }
+                Effect::StoreGroup => store_group = true,
+            }
+        }
+        self.store_group(group, store_group);
+    }
+
+    /// Write a group's changed records. Group state only matters after a restart or a
+    /// coordinator move; a failed write is not worth failing the request for (Kafka would
+    /// fail it and the client retry): a consumer group's records are kept to go first with
+    /// its next write, a classic group's metadata is written again at its next change.
+    fn store_group(&self, group: &mut Group, store_classic: bool) {
+        let consumer = group.take_consumer_writes();
+        let classic_tombstone = std::mem::take(&mut group.classic_record_dropped);
+        if consumer.is_empty() && !store_classic && !classic_tombstone {
+            return;
+        }
+        let record = store_classic.then(|| group.to_record());
+        let mut writes: Vec<Write> = Vec::with_capacity(consumer.len() + 1);
+        if classic_tombstone {
+            writes.push(Write::Group(None));
+        }
+        writes.extend(consumer.iter().map(|(k, v)| Write::Consumer(k, v.as_ref())));
+        if let Some(record) = &record {
+            writes.push(Write::Group(Some(record)));
+        }
+        if let Err(e) = self.append(&group.id, &writes, true) {
+            kafkalite_core::logging::error(
+                "kafkalite.coordinator.group.GroupCoordinator",
+                &format!("Storing group {:?} failed: {e}", group.id),
+            );
+            if let Some(cg) = group.consumer.as_mut() {
+                cg.unwritten(consumer);
             }
         }
     }
@@ -461,10 +497,9 @@ impl GroupCoordinator {
             ));
         }
         let member_id = req.member_id.clone();
-        let join = |g: &mut Group, cx: &mut Ctx| match g.classic_join_allowed() {
-            Ok(()) => g.join(req, cx),
-            Err(code) => Reply::Now(JoinResult::error(&member_id, code)),
-        };
+        // A consumer group with members serves classic members too (by topic id).
+        let image = self.topic_image();
+        let join = |g: &mut Group, cx: &mut Ctx| g.classic_join(req, &image, cx);
         match self.with_group(group_id, member_id.is_empty(), join) {
             Ok(Some(reply)) => reply,
             Ok(None) => Reply::Now(JoinResult::error(&member_id, errors::UNKNOWN_MEMBER_ID)),
@@ -476,7 +511,7 @@ impl GroupCoordinator {
         if group_id.is_empty() {
             return Reply::Now(SyncResult::error(errors::INVALID_GROUP_ID));
         }
-        match self.with_group(group_id, false, |g, cx| g.sync(req, cx)) {
+        match self.with_group(group_id, false, |g, cx| g.classic_sync(req, cx)) {
             Ok(Some(reply)) => reply,
             Ok(None) => Reply::Now(SyncResult::error(errors::UNKNOWN_MEMBER_ID)),
             Err(code) => Reply::Now(SyncResult::error(code)),
@@ -494,7 +529,7 @@ impl GroupCoordinator {
             return errors::INVALID_GROUP_ID;
         }
         self.with_group(group_id, false, |g, cx| {
-            g.heartbeat(member_id, instance, generation, cx)
+            g.classic_heartbeat(member_id, instance, generation, cx)
         })
         .map_or_else(|code| code, |r| r.unwrap_or(errors::UNKNOWN_MEMBER_ID))
     }
@@ -509,7 +544,7 @@ impl GroupCoordinator {
             return Err(errors::INVALID_GROUP_ID);
         }
         Ok(self
-            .with_group(group_id, false, |g, cx| g.leave(members, cx))?
+            .with_group(group_id, false, |g, cx| g.classic_leave(members, cx))?
             .unwrap_or_else(|| vec![errors::UNKNOWN_MEMBER_ID; members.len()]))
     }
 
@@ -542,6 +577,15 @@ impl GroupCoordinator {
             // Only groups that had members ever stored metadata.
             writes.push(Write::Group(None));
         }
+        let consumer: Vec<_> = group
+            .consumer
+            .as_ref()
+            .map(|cg| cg.written().tombstones(id))
+            .unwrap_or_default()
+            .into_iter()
+            .chain(std::mem::take(&mut group.consumer_tombstones))
+            .collect();
+        writes.extend(consumer.iter().map(|(k, v)| Write::Consumer(k, v.as_ref())));
         if let Err(e) = self.append(id, &writes, false) {
             return e.code;
         }

@@ -6,6 +6,8 @@
 //! - `consumer`: KIP-848 consumer-protocol groups (assignors, reconciliation);
 //! - `consumer_requests`: ConsumerGroupHeartbeat and ConsumerGroupDescribe, and which
 //!   protocol a group id belongs to;
+//! - `consumer_protocol`: the embedded consumer protocol's subscription and assignment;
+//! - `consumer_records`: Kafka's schemas of a consumer group's records in `__consumer_offsets`;
 //! - `offsets`: a group's committed offsets and their retention;
 //! - `offset_requests`: OffsetCommit, OffsetFetch, OffsetDelete and offset upkeep;
 //! - `txn_offsets`: offsets of open transactions (TxnOffsetCommit), settled by markers;
@@ -21,6 +23,8 @@
 
 pub mod config;
 pub mod consumer;
+pub mod consumer_protocol;
+pub mod consumer_records;
 mod consumer_requests;
 pub mod coordinator;
 pub mod group;

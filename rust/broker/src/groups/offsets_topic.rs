@@ -3,13 +3,16 @@
 //! replaying the topic at startup.
 //!
 //! Every record is keyed (by group, topic and partition for offsets; by group for its
-//! metadata), so compaction keeps exactly the latest state; a null value deletes.
+//! metadata; by group and member for a consumer group's members), so compaction keeps
+//! exactly the latest state; a null value deletes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use kafkalite_core::records::RecordInput;
 
+use super::consumer::persist::Written;
+use super::consumer_records::{self, ConsumerKey, ConsumerValue};
 use super::offsets::{Committed, Offsets, PendingTxnOffset};
 use super::records::{
     decode_group_value, decode_key, decode_offset_value, encode_group_key, encode_group_value,
@@ -26,6 +29,8 @@ pub use crate::cluster::coordination::partition_for;
 pub enum Write<'a> {
     Offset(&'a str, i32, Option<&'a Committed>),
     Group(Option<&'a GroupRecord>),
+    /// A consumer group's record (`consumer_records`).
+    Consumer(&'a ConsumerKey, Option<&'a ConsumerValue>),
 }
 
 /// What replay found for one group.
@@ -33,6 +38,14 @@ pub enum Write<'a> {
 pub struct LoadedGroup {
     pub metadata: Option<GroupRecord>,
     pub offsets: Offsets,
+    /// Its records as a consumer group (`exists()` if it is one).
+    pub consumer: Written,
+}
+
+impl LoadedGroup {
+    fn is_empty(&self) -> bool {
+        self.metadata.is_none() && self.offsets.is_empty() && !self.consumer.exists()
+    }
 }
 
 /// What replay found: the groups, and the offsets of transactions still open (by producer
@@ -131,6 +144,10 @@ impl OffsetsTopic {
                         c.map(encode_offset_value),
                     ),
                     Write::Group(g) => (encode_group_key(group), g.map(encode_group_value)),
+                    Write::Consumer(key, value) => (
+                        consumer_records::encode_key(key),
+                        value.map(consumer_records::encode_value),
+                    ),
                 };
                 RecordInput {
                     timestamp: now_ms,
@@ -159,9 +176,7 @@ impl OffsetsTopic {
         for partition in self.partitions.iter().flatten() {
             replay_into(partition, self.writes.load_buffer_bytes, &mut loaded)?;
         }
-        loaded
-            .groups
-            .retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
+        loaded.groups.retain(|_, g| !g.is_empty());
         Ok(loaded)
     }
 }
@@ -170,9 +185,7 @@ impl OffsetsTopic {
 pub fn replay_partition(partition: &Partition, buffer_bytes: usize) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
     replay_into(partition, buffer_bytes, &mut loaded)?;
-    loaded
-        .groups
-        .retain(|_, g| g.metadata.is_some() || !g.offsets.is_empty());
+    loaded.groups.retain(|_, g| !g.is_empty());
     Ok(loaded)
 }
 
@@ -237,6 +250,19 @@ fn replay_into(
 }
 
 fn apply(groups: &mut HashMap<String, LoadedGroup>, key: Option<&[u8]>, value: Option<&[u8]>) {
+    if let Some(key) = key.and_then(consumer_records::decode_key) {
+        let value = match value {
+            None => None,
+            Some(bytes) => match consumer_records::decode_value(key.kind, bytes) {
+                Some(v) => Some(v),
+                // Not a version this broker reads: leave what it had.
+                None => return,
+            },
+        };
+        let group = groups.entry(key.group.clone()).or_default();
+        group.consumer.apply(&key, value);
+        return;
+    }
     let Some(key) = key.and_then(decode_key) else {
         return;
     };

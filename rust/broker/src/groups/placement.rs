@@ -64,6 +64,8 @@ impl PartitionedCoordinator for GroupCoordinator {
             }
         };
         let mut restored = Vec::new();
+        // Taken before the groups map is locked (the topic registry comes after it).
+        let image = self.topic_image();
         {
             let mut groups = self.groups.lock().expect("lock");
             if !self.shards.finish(partition.index, generation) {
@@ -76,7 +78,9 @@ impl PartitionedCoordinator for GroupCoordinator {
             }
             drop(pending);
             for (id, g) in loaded.groups {
-                let cell = Arc::new(Mutex::new(Group::restore(&id, g.metadata, g.offsets, &cx)));
+                let mut group = Group::restore(&id, g.metadata, g.offsets, &cx);
+                group.restore_consumer(g.consumer, &image, &cx);
+                let cell = Arc::new(Mutex::new(group));
                 groups.insert(id, Arc::clone(&cell));
                 restored.push(cell);
             }
@@ -85,10 +89,10 @@ impl PartitionedCoordinator for GroupCoordinator {
         // Members come back with their assignments and must heartbeat within their session
         // timeout (to this broker, once they find it) or leave the group.
         for cell in restored {
-            let group = cell.lock().expect("lock");
+            let mut group = cell.lock().expect("lock");
             let mut cx = self.ctx();
             group.watch_all(&mut cx);
-            self.apply(&cell, &group, cx.effects);
+            self.apply(&cell, &mut group, cx.effects);
         }
     }
 

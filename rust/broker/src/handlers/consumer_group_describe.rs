@@ -1,7 +1,7 @@
 //! ConsumerGroupDescribe (v0-1, KIP-848): a consumer-protocol group's epochs, assignor and
 //! members with their current and target assignments. A classic group or an unknown id is
 //! GROUP_ID_NOT_FOUND with Kafka's message (the admin client then asks DescribeGroups).
-//! v1 adds each member's type: all members here use the consumer protocol.
+//! v1 adds each member's type: the consumer protocol, or the classic one (a mixed group).
 //! Authorization, as Kafka's: DESCRIBE on each group, and a group whose members' current
 //! or target assignments hold a topic the principal may not DESCRIBE is answered
 //! TOPIC_AUTHORIZATION_FAILED without its members (no topic leaks through a group).
@@ -28,7 +28,8 @@ use crate::state::BrokerState;
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 /// What Kafka 4.1 lists for a group when no authorizer limits it (as DescribeGroups).
 const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-/// `MemberType` of a member using the consumer protocol (v1).
+/// `MemberType` of a member using the classic or the consumer protocol (v1).
+const CLASSIC_MEMBER: i8 = 0;
 const CONSUMER_MEMBER: i8 = 1;
 
 fn assignment(parts: Vec<(Uuid, String, Vec<i32>)>) -> Assignment {
@@ -119,7 +120,11 @@ pub async fn handle(
                         )
                         .with_assignment(assignment(m.assignment))
                         .with_target_assignment(assignment(m.target_assignment))
-                        .with_member_type(if version >= 1 { CONSUMER_MEMBER } else { -1 })
+                        .with_member_type(match (version >= 1, m.classic) {
+                            (false, _) => -1,
+                            (true, true) => CLASSIC_MEMBER,
+                            (true, false) => CONSUMER_MEMBER,
+                        })
                 })
                 .collect();
             base.with_group_state(StrBytes::from_static_str(d.state.name()))

@@ -3,8 +3,11 @@
 //! ConsumerGroupDescribe; OffsetCommit/OffsetFetch v9 by member epoch; ListGroups v5 with
 //! the group's type; and the rule that a group id is classic or consumer, not both (shown
 //! with a classic group of a non-consumer protocol type, which Kafka 4.1 would otherwise
-//! upgrade online). v0 member ids are the coordinator's (random, learnt per side); from v1
-//! the client names itself, so both sides get the same id.
+//! upgrade online); a mixed group: a classic group of the consumer protocol upgraded online
+//! by a consumer-protocol member, its classic member served by the consumer group
+//! (JoinGroup, SyncGroup, Heartbeat, OffsetCommit, the describes), and downgraded again
+//! when that member leaves. v0 member ids are the coordinator's (random, learnt per side);
+//! from v1 the client names itself, so both sides get the same id.
 
 use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -19,11 +22,11 @@ use kafka_protocol::messages::offset_fetch_request::{
 };
 use kafka_protocol::messages::{
     ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest,
-    DescribeGroupsRequest, JoinGroupRequest, ListGroupsRequest, OffsetCommitRequest,
-    OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest,
+    DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, ListGroupsRequest,
+    OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest,
 };
 
-use super::groups::{sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
+use super::groups::{self, generation, member, sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
 use super::{create_topic, group, text, topic, Script};
 use crate::session::{Session, Side};
 
@@ -43,6 +46,12 @@ pub fn scripts() -> Vec<Script> {
             api: ApiKey::ConsumerGroupDescribe,
             quick: true,
             run: describe,
+        },
+        Script {
+            name: "consumer_group_mixed",
+            api: ApiKey::ConsumerGroupHeartbeat,
+            quick: true,
+            run: mixed,
         },
         Script {
             name: "consumer_group_offset_commit",
@@ -378,5 +387,117 @@ fn list(s: &mut Session, v: i16) {
         let r = ListGroupsRequest::default().with_types_filter(vec![text("consumer")]);
         s.play("an empty consumer group", v, |_| r.clone());
     }
+    delete(s, &[&g]);
+}
+
+/// A consumer-protocol assignment (version prefix + struct) of `partitions` of `t`.
+fn assignment(t: &str, partitions: &[i32]) -> bytes::Bytes {
+    use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
+    use kafka_protocol::messages::ConsumerProtocolAssignment;
+    use kafka_protocol::protocol::Encodable;
+    let mut out = bytes::BytesMut::new();
+    bytes::BufMut::put_i16(&mut out, 0);
+    ConsumerProtocolAssignment::default()
+        .with_assigned_partitions(vec![TopicPartition::default()
+            .with_topic(topic(t))
+            .with_partitions(partitions.to_vec())])
+        .encode(&mut out, 0)
+        .expect("encodable");
+    out.freeze()
+}
+
+/// KIP-848's online upgrade and downgrade (`group.consumer.migration.policy` is
+/// `bidirectional` by default on both brokers). One partition, so that both brokers'
+/// uniform assignors leave it with its owner.
+fn mixed(s: &mut Session, v: i16) {
+    if v < 1 {
+        return;
+    }
+    let t = format!("cgm-topic-v{v}");
+    let g = format!("cgm-v{v}");
+    let c = format!("cgm-consumer-v{v}");
+    create_topic(s, &t, 1, &[]);
+    groups::join(s, &g, JOIN_SETUP_V, &[&t], "setup: classic join");
+    let owned = assignment(&t, &[0]);
+    s.play("setup: classic sync", SYNC_SETUP_V, |side| {
+        let mut r = sync_request(side, &g, SYNC_SETUP_V);
+        r.assignments[0].assignment = owned.clone();
+        r
+    });
+    join(
+        s,
+        "a consumer-protocol member upgrades the group",
+        v,
+        &g,
+        &c,
+        &t,
+    );
+    let r = ConsumerGroupDescribeRequest::default().with_group_ids(vec![group(&g)]);
+    s.play(
+        "ConsumerGroupDescribe: a classic and a consumer member",
+        1,
+        |_| r.clone(),
+    );
+    let r = DescribeGroupsRequest::default().with_groups(vec![group(&g)]);
+    s.play("DescribeGroups of the upgraded group", 5, |_| r.clone());
+    let r = ListGroupsRequest::default().with_types_filter(vec![text("consumer")]);
+    s.play("ListGroups: the group is a consumer group", 5, |_| {
+        r.clone()
+    });
+    let classic_beat = |side: &Side, g: &str, delta: i32| {
+        HeartbeatRequest::default()
+            .with_group_id(group(g))
+            .with_generation_id(generation(side, g) + delta)
+            .with_member_id(text(&member(side, g)))
+    };
+    s.play("classic Heartbeat: rejoin", 4, |side| {
+        classic_beat(side, &g, 0)
+    });
+    s.play("classic Heartbeat, stale generation", 4, |side| {
+        classic_beat(side, &g, -1)
+    });
+    groups::join(s, &g, JOIN_SETUP_V, &[&t], "classic member rejoins");
+    s.play("classic SyncGroup: its assignment", 5, |side| {
+        sync_request(side, &g, 5)
+    });
+    s.play("classic SyncGroup, another protocol", 5, |side| {
+        sync_request(side, &g, 5).with_protocol_name(Some(text("roundrobin")))
+    });
+    s.play("classic Heartbeat: stable", 4, |side| {
+        classic_beat(side, &g, 0)
+    });
+    s.play("classic OffsetCommit v8", 8, |side| {
+        commit(&g, &t, &member(side, &g), generation(side, &g))
+    });
+    s.play("classic OffsetCommit, stale generation", 8, |side| {
+        commit(&g, &t, &member(side, &g), generation(side, &g) - 1)
+    });
+    let r = JoinGroupRequest::default()
+        .with_group_id(group(&g))
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_member_id(text(""))
+        .with_protocol_type(text("consumer"))
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name(text("roundrobin"))
+            .with_metadata(groups::subscription(&[&t]))]);
+    s.play(
+        "JoinGroup of a protocol the classic member lacks",
+        JOIN_SETUP_V,
+        |_| r.clone(),
+    );
+    s.play(
+        "the consumer-protocol member leaves: downgrade",
+        v,
+        |side| beat(side, &g, &c, -1, &[]),
+    );
+    let r = DescribeGroupsRequest::default().with_groups(vec![group(&g)]);
+    s.play("DescribeGroups of the downgraded group", 5, |_| r.clone());
+    let r = ListGroupsRequest::default().with_types_filter(vec![text("classic")]);
+    s.play("ListGroups: the group is classic again", 5, |_| r.clone());
+    s.play("classic Heartbeat after the downgrade", 4, |side| {
+        classic_beat(side, &g, 0)
+    });
+    groups::leave(s, &g);
     delete(s, &[&g]);
 }

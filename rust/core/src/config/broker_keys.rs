@@ -3,7 +3,7 @@
 //! bounds them), and keys of Kafka's stock `server.properties`, replication and security that
 //! it accepts without acting on yet (so they draw no "unknown config" warning).
 
-use super::schema::Check::{Any, AtLeast, Between, ListOf, NonEmpty, OneOf};
+use super::schema::Check::{Any, AtLeast, Between, ListOf, NonEmpty, OneOf, OneOfAnyCase};
 use super::schema::Default::{None as Null, SameAs, Value};
 use super::schema::Type::{
     Boolean, Class, Double, Int, List, Long, Password, Short, String as Str,
@@ -54,6 +54,7 @@ const SSL_CLIENT_AUTH: &[&str] = &["required", "requested", "none"];
 /// Kafka's group types, the items `group.coordinator.rebalance.protocols` may name.
 pub const GROUP_PROTOCOLS: &[&str] = &["consumer", "classic", "share", "streams"];
 const LOG_LEVELS: &[&str] = crate::logging::LEVEL_NAMES;
+const MIGRATION_POLICIES: &[&str] = &["bidirectional", "upgrade", "downgrade", "disabled"];
 
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
@@ -113,6 +114,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.consumer.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
     key("group.consumer.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
     key("group.consumer.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
+    // KIP-848's online upgrade (classic -> consumer) and downgrade of non-empty groups.
+    key("group.consumer.migration.policy", Str, Value("bidirectional"), OneOfAnyCase(MIGRATION_POLICIES), ReadOnly),
     key("group.consumer.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("group.consumer.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     key("group.consumer.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),

@@ -38,6 +38,8 @@ pub enum Check {
     Ratio,
     /// `ValidString.in`: exactly one of these.
     OneOf(&'static [&'static str]),
+    /// `CaseInsensitiveValidString.in`: one of these in any case (stored in lower case).
+    OneOfAnyCase(&'static [&'static str]),
     /// `ValidList.in`: a non-empty comma-separated list whose items are all from the set.
     ListOf(&'static [&'static str]),
     /// A list with at least one item; the word names an item ("no directory given").

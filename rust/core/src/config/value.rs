@@ -85,6 +85,17 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
             Check::OneOf(allowed) if !allowed.contains(&v) => {
                 Err(format!("must be one of {}", allowed.join(", ")))
             }
+            Check::OneOfAnyCase(allowed) => {
+                let lower = v.to_ascii_lowercase();
+                if allowed.contains(&lower.as_str()) {
+                    Ok(lower)
+                } else {
+                    Err(format!(
+                        "must be one of {} (in any case)",
+                        allowed.join(", ")
+                    ))
+                }
+            }
             Check::NonEmpty(what) if v.is_empty() => Err(format!("no {what} given")),
             // Passwords are kept exactly as given.
             _ if key.ty == Type::Password => Ok(value.to_string()),

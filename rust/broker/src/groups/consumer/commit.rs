@@ -7,7 +7,9 @@ use crate::groups::errors;
 impl ConsumerGroup {
     /// OffsetCommit (`epoch` is the request's generation id or member epoch). A commit
     /// with a negative epoch comes from an admin or a standalone consumer: allowed while
-    /// the group has no members. Members using this protocol must commit with v9 or later.
+    /// the group has no members. Members using this protocol must commit with v9 or later;
+    /// classic members commit with their generation (their member epoch), at any version,
+    /// and a stale one is ILLEGAL_GENERATION to them.
     pub fn validate_commit(
         &self,
         member_id: &str,
@@ -21,11 +23,12 @@ impl ConsumerGroup {
             .members
             .get(member_id)
             .ok_or(errors::UNKNOWN_MEMBER_ID)?;
-        if api_version < 9 {
+        let classic = member.uses_classic_protocol();
+        if !classic && api_version < 9 {
             return Err(errors::UNSUPPORTED_VERSION);
         }
         if epoch != member.epoch() {
-            return Err(errors::STALE_MEMBER_EPOCH);
+            return Err(stale(classic));
         }
         Ok(())
     }
@@ -44,8 +47,16 @@ impl ConsumerGroup {
             .get(member_id)
             .ok_or(errors::UNKNOWN_MEMBER_ID)?;
         if epoch != member.epoch() {
-            return Err(errors::STALE_MEMBER_EPOCH);
+            return Err(stale(member.uses_classic_protocol()));
         }
         Ok(())
+    }
+}
+
+fn stale(classic: bool) -> i16 {
+    if classic {
+        errors::ILLEGAL_GENERATION
+    } else {
+        errors::STALE_MEMBER_EPOCH
     }
 }

@@ -1,7 +1,7 @@
 //! One consumer-protocol group's membership: the group epoch (bumped by every change of
 //! members, subscriptions or subscribed topics), the target assignment and its epoch, and
-//! who holds each partition. Held in memory only: after a coordinator restart members are
-//! told UNKNOWN_MEMBER_ID and rejoin with epoch 0 (committed offsets are persisted).
+//! who holds each partition. Persisted in `__consumer_offsets` as Kafka's records (see
+//! `persist`), so members keep their epochs and assignments across a restart.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::assignor::{Assignor, MemberSpec};
 use super::member::ConsumerMember;
+use super::persist::{ConsumerWrite, Touched, Written};
 use super::reconcile::{MemberState, Progress};
 use super::topics::{Assignment, TopicImage};
 
@@ -47,9 +48,15 @@ pub struct ConsumerGroup {
     /// (topic id, partition) -> the member holding it (assigned or not yet revoked).
     owners: HashMap<(Uuid, i32), String>,
     /// The subscribed topics as the last target assignment saw them.
-    subscribed: TopicImage,
+    pub(crate) subscribed: TopicImage,
     /// Wall-clock ms since which the group has had no members.
     pub empty_since_ms: i64,
+    /// The group as its records in `__consumer_offsets` describe it (`persist`).
+    pub(super) written: Written,
+    /// Members changed since the last write.
+    pub(super) touched: Touched,
+    /// Records whose write failed, written first next time.
+    pub(super) unwritten: Vec<ConsumerWrite>,
 }
 
 impl ConsumerGroup {
@@ -88,6 +95,7 @@ impl ConsumerGroup {
 
     /// Record a member's new progress, moving partition ownership with it.
     pub fn set_progress(&mut self, member_id: &str, progress: Progress) {
+        self.touch(member_id);
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
@@ -103,6 +111,7 @@ impl ConsumerGroup {
     }
 
     pub fn add_member(&mut self, member: ConsumerMember) {
+        self.touch(&member.id);
         if let Some(instance) = &member.instance_id {
             self.static_members
                 .insert(instance.clone(), member.id.clone());
@@ -115,9 +124,33 @@ impl ConsumerGroup {
         }
     }
 
-    /// Remove a member: its partitions are free at once, and the group epoch moves on so
-    /// the next heartbeat computes a new target assignment.
-    pub fn remove_member(&mut self, member_id: &str, now_ms: i64) -> Option<ConsumerMember> {
+    /// Remove members (left, expired, fenced): their partitions are free at once, and the
+    /// group epoch moves on (once for all of them) so the next heartbeat computes a new
+    /// target assignment.
+    pub fn fence_members(&mut self, member_ids: &[String], now_ms: i64) {
+        let mut removed = false;
+        for member_id in member_ids {
+            removed |= self.forget_member(member_id).is_some();
+        }
+        if !removed {
+            return;
+        }
+        // One epoch for the departures, topics only they subscribed to included.
+        let known = self.subscribed.clone();
+        self.refresh_topics(&known);
+        self.group_epoch += 1;
+        if self.members.is_empty() {
+            self.empty_since_ms = now_ms;
+        }
+    }
+
+    /// Remove one member (see `fence_members`).
+    pub fn remove_member(&mut self, member_id: &str, now_ms: i64) {
+        self.fence_members(&[member_id.to_string()], now_ms);
+    }
+
+    fn forget_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
+        self.touch(member_id);
         let member = self.members.remove(member_id)?;
         self.owners.retain(|_, owner| owner != member_id);
         if let Some(instance) = &member.instance_id {
@@ -130,20 +163,71 @@ impl ConsumerGroup {
             }
         }
         self.target.remove(member_id);
-        // One epoch for the departure, topics it alone subscribed to included.
-        let known = self.subscribed.clone();
-        self.refresh_topics(&known);
-        self.group_epoch += 1;
-        if self.members.is_empty() {
-            self.empty_since_ms = now_ms;
-        }
         Some(member)
+    }
+
+    /// Members using the classic protocol.
+    #[must_use]
+    pub fn classic_members(&self) -> usize {
+        self.members
+            .values()
+            .filter(|m| m.uses_classic_protocol())
+            .count()
+    }
+
+    /// Whether every member but `leaving` uses the classic protocol.
+    #[must_use]
+    pub fn only_classic_members_remain(&self, leaving: &[String]) -> bool {
+        self.members
+            .values()
+            .all(|m| m.uses_classic_protocol() || leaving.contains(&m.id))
+    }
+
+    /// Whether a JoinGroup of `protocol_type` offering `protocols` fits the group: the
+    /// embedded consumer protocol, with a protocol every classic member supports.
+    #[must_use]
+    pub fn supports_classic_protocols(&self, protocol_type: &str, protocols: &[&str]) -> bool {
+        if protocol_type != crate::groups::group::CONSUMER_PROTOCOL_TYPE {
+            return false;
+        }
+        if self.members.is_empty() {
+            return !protocols.is_empty();
+        }
+        protocols.iter().any(|name| {
+            self.members
+                .values()
+                .filter_map(|m| m.classic.as_ref())
+                .all(|c| c.protocols.iter().any(|(n, _)| n == name))
+        })
+    }
+
+    /// Whether `member` waits for a partition of its target that another member still
+    /// holds (a classic member is told to rejoin once none is left).
+    #[must_use]
+    pub fn waiting_on_unreleased_partition(&self, member: &ConsumerMember) -> bool {
+        if member.progress.state != MemberState::UnreleasedPartitions {
+            return false;
+        }
+        let Some(target) = self.target.get(&member.id) else {
+            return false;
+        };
+        target.iter().any(|(topic, parts)| {
+            parts.iter().any(|p| {
+                !member
+                    .progress
+                    .assigned
+                    .get(topic)
+                    .is_some_and(|a| a.contains(p))
+                    && self.owners.contains_key(&(*topic, *p))
+            })
+        })
     }
 
     /// Replace a static member that left (epoch -2) by its successor under the same
     /// instance id: the successor takes over its partitions, epoch and target.
     /// Whether the successor subscribes to something else.
     pub fn replace_static(&mut self, old_id: &str, mut member: ConsumerMember) -> bool {
+        self.touch(old_id);
         let mut changed = true;
         if let Some(old) = self.members.remove(old_id) {
             member.progress = old.progress;
@@ -239,6 +323,7 @@ impl ConsumerGroup {
             })
             .collect();
         self.target = assignor.assign(&specs, image);
+        self.touch_all();
         self.assignor = Some(assignor);
         self.assignment_epoch = self.group_epoch;
     }

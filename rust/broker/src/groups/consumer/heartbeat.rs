@@ -184,6 +184,7 @@ impl ConsumerGroup {
             update(member, &req, regex);
             member.session_deadline = cx.now + session;
             changed = member.subscription != before;
+            self.touch(&member_id);
         }
         if let Some(m) = self.members.get_mut(&member_id) {
             m.subscription.resolve(image, req.regex_filter.as_ref());
@@ -194,52 +195,64 @@ impl ConsumerGroup {
         }
         self.maybe_assign(image, &cx.config.consumer_assignors);
 
-        let target = self.target.get(&member_id).cloned().unwrap_or_default();
-        let member = &self.members[&member_id];
-        let before = member.progress.clone();
         let owned = if req.member_epoch == 0 {
             Some(Assignment::new())
         } else {
             req.owned.clone()
         };
-        let next = reconcile(
-            &before,
-            self.assignment_epoch,
-            &target,
-            owned.as_ref(),
-            |t, p| self.held_by_other(&member_id, t, p),
-        );
-        let assignment_changed = next.assigned != before.assigned;
-        let revoking = next.state == MemberState::UnrevokedPartitions
-            && (before.state != MemberState::UnrevokedPartitions
-                || before.pending_revocation != next.pending_revocation);
-        let rebalance_timeout = member.rebalance_timeout_ms;
-        let incarnation = member.incarnation;
-        let epoch = next.epoch;
-        let assigned = next.assigned.clone();
-        self.set_progress(&member_id, next);
-        let member = self.members.get_mut(&member_id).expect("known member");
-        if revoking {
-            let delay = timeout(rebalance_timeout);
-            member.revocation_deadline = Some(cx.now + delay);
-            cx.effects.push(Effect::ConsumerRevocation {
-                member_id: member_id.clone(),
-                incarnation,
-                delay,
-            });
-        } else if member.progress.state != MemberState::UnrevokedPartitions {
-            member.revocation_deadline = None;
-        }
+        let assignment_changed = self.reconcile_member(&member_id, owned.as_ref(), cx);
+        let member = &self.members[&member_id];
         let full = req.member_epoch == 0
             || (req.rebalance_timeout_ms != -1
                 && (req.subscribed_topic_names.is_some() || req.subscribed_topic_regex.is_some())
                 && req.owned.is_some());
         Ok(HeartbeatAnswer {
             member_id,
-            member_epoch: epoch,
+            member_epoch: member.progress.epoch,
             heartbeat_interval_ms: timeouts.heartbeat_interval_ms,
-            assignment: (full || assignment_changed).then_some(assigned),
+            assignment: (full || assignment_changed).then(|| member.progress.assigned.clone()),
         })
+    }
+
+    /// Move a member one step towards its target assignment, given what it reported owning
+    /// (`None`: not reported); whether what it is assigned changed. A consumer-protocol
+    /// member asked to revoke partitions gets a rebalance timeout to do so (classic members
+    /// have join and sync timeouts instead).
+    pub(super) fn reconcile_member(
+        &mut self,
+        member_id: &str,
+        owned: Option<&Assignment>,
+        cx: &mut Ctx,
+    ) -> bool {
+        let target = self.target.get(member_id).cloned().unwrap_or_default();
+        let Some(member) = self.members.get(member_id) else {
+            return false;
+        };
+        let before = member.progress.clone();
+        let next = reconcile(&before, self.assignment_epoch, &target, owned, |t, p| {
+            self.held_by_other(member_id, t, p)
+        });
+        let assignment_changed = next.assigned != before.assigned;
+        let revoking = next.state == MemberState::UnrevokedPartitions
+            && (before.state != MemberState::UnrevokedPartitions
+                || before.pending_revocation != next.pending_revocation);
+        self.set_progress(member_id, next);
+        let member = self.members.get_mut(member_id).expect("known member");
+        if member.uses_classic_protocol() {
+            return assignment_changed;
+        }
+        if revoking {
+            let delay = timeout(member.rebalance_timeout_ms);
+            member.revocation_deadline = Some(cx.now + delay);
+            cx.effects.push(Effect::ConsumerRevocation {
+                member_id: member_id.to_string(),
+                incarnation: member.incarnation,
+                delay,
+            });
+        } else if member.progress.state != MemberState::UnrevokedPartitions {
+            member.revocation_deadline = None;
+        }
+        assignment_changed
     }
 
     /// Which member this heartbeat is from (an id not yet in the group for a joiner), or
@@ -345,9 +358,39 @@ impl ConsumerGroup {
             session_deadline: cx.now + timeout(session_timeout_ms),
             revocation_deadline: None,
             incarnation: cx.incarnation(),
+            classic: None,
+            join_deadline: None,
+            sync_deadline: None,
+            classic_timer: false,
         };
         update(&mut member, req, regex);
         member
+    }
+
+    /// The member a leave (epoch -1 or -2) is from, or why it is refused.
+    pub fn leaving_member(
+        &self,
+        group_id: &str,
+        req: &HeartbeatRequest,
+    ) -> Result<String, Refusal> {
+        match &req.instance_id {
+            None if self.members.contains_key(&req.member_id) => Ok(req.member_id.clone()),
+            None => Err(Refusal::new(
+                errors::UNKNOWN_MEMBER_ID,
+                format!(
+                    "Member {} is not a member of group {group_id}.",
+                    req.member_id
+                ),
+            )),
+            Some(instance) => match self.static_members.get(instance) {
+                None => Err(Refusal::new(
+                    errors::UNKNOWN_MEMBER_ID,
+                    format!("Instance id {instance} is unknown."),
+                )),
+                Some(id) if *id != req.member_id => Err(fenced_instance(&req.member_id, instance)),
+                Some(id) => Ok(id.clone()),
+            },
+        }
     }
 
     fn leave(
@@ -356,86 +399,65 @@ impl ConsumerGroup {
         req: &HeartbeatRequest,
         cx: &mut Ctx,
     ) -> Result<HeartbeatAnswer, Refusal> {
-        let member_id = match &req.instance_id {
-            None => {
-                if !self.members.contains_key(&req.member_id) {
-                    return Err(Refusal::new(
-                        errors::UNKNOWN_MEMBER_ID,
-                        format!(
-                            "Member {} is not a member of group {group_id}.",
-                            req.member_id
-                        ),
-                    ));
-                }
-                req.member_id.clone()
-            }
-            Some(instance) => match self.static_members.get(instance) {
-                None => {
-                    return Err(Refusal::new(
-                        errors::UNKNOWN_MEMBER_ID,
-                        format!("Instance id {instance} is unknown."),
-                    ))
-                }
-                Some(id) if *id != req.member_id => {
-                    return Err(fenced_instance(&req.member_id, instance))
-                }
-                Some(id) => id.clone(),
-            },
-        };
+        let member_id = self.leaving_member(group_id, req)?;
         if req.member_epoch == STATIC_LEAVE_EPOCH {
             // Its partitions stay with it until it returns or its session ends.
             if let Some(m) = self.members.get_mut(&member_id) {
                 m.left_static = true;
             }
+            self.touch(&member_id);
         } else {
             self.remove_member(&member_id, cx.now_ms);
         }
-        Ok(HeartbeatAnswer {
-            member_id: req.member_id.clone(),
-            member_epoch: req.member_epoch,
-            heartbeat_interval_ms: 0,
-            assignment: None,
-        })
+        Ok(left(req))
     }
 
-    /// A member's session timer fired: the next deadline to check, or `None` once the
-    /// member is gone (removed here if its session ran out).
-    pub fn session_check(
-        &mut self,
-        member_id: &str,
-        incarnation: u64,
-        now: Instant,
-        now_ms: i64,
-    ) -> Option<Instant> {
-        let member = self.members.get(member_id)?;
+    /// A member's session timer fired: watch on until the next deadline, or the member's
+    /// session ran out (the caller fences it), or the member is gone.
+    #[must_use]
+    pub fn session_check(&self, member_id: &str, incarnation: u64, now: Instant) -> Deadline {
+        let Some(member) = self.members.get(member_id) else {
+            return Deadline::Gone;
+        };
         if member.incarnation != incarnation {
-            return None;
+            return Deadline::Gone;
         }
         if member.session_deadline > now {
-            return Some(member.session_deadline);
+            return Deadline::Later(member.session_deadline);
         }
-        self.remove_member(member_id, now_ms);
-        None
+        Deadline::Passed
     }
 
-    /// A member's revocation timer fired: a member still holding partitions it was asked
-    /// to give up a rebalance timeout ago is removed, so others can have them.
-    pub fn revocation_check(
-        &mut self,
-        member_id: &str,
-        incarnation: u64,
-        now: Instant,
-        now_ms: i64,
-    ) {
-        let Some(member) = self.members.get(member_id) else {
-            return;
-        };
-        let overdue = member.incarnation == incarnation
-            && member.progress.state == MemberState::UnrevokedPartitions
-            && member.revocation_deadline.is_some_and(|d| d <= now);
-        if overdue {
-            self.remove_member(member_id, now_ms);
-        }
+    /// A member's revocation timer fired: whether it still holds partitions it was asked to
+    /// give up a rebalance timeout ago (the caller fences it, so others can have them).
+    #[must_use]
+    pub fn revocation_overdue(&self, member_id: &str, incarnation: u64, now: Instant) -> bool {
+        self.members.get(member_id).is_some_and(|member| {
+            member.incarnation == incarnation
+                && member.progress.state == MemberState::UnrevokedPartitions
+                && member.revocation_deadline.is_some_and(|d| d <= now)
+        })
+    }
+}
+
+/// What a member's timer finds when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// Not yet: look again then.
+    Later(Instant),
+    /// The deadline passed: the member is fenced.
+    Passed,
+    /// The member (this life of it) is no longer there.
+    Gone,
+}
+
+/// The answer to a leave.
+fn left(req: &HeartbeatRequest) -> HeartbeatAnswer {
+    HeartbeatAnswer {
+        member_id: req.member_id.clone(),
+        member_epoch: req.member_epoch,
+        heartbeat_interval_ms: 0,
+        assignment: None,
     }
 }
 
@@ -459,6 +481,10 @@ fn update(member: &mut ConsumerMember, req: &HeartbeatRequest, regex: Option<Reg
     member.client_id.clone_from(&req.client_id);
     member.client_host.clone_from(&req.client_host);
     member.left_static = false;
+    // A classic member that comes back with the consumer protocol is one from now on.
+    member.classic = None;
+    member.join_deadline = None;
+    member.sync_deadline = None;
 }
 
 fn check_epoch(
@@ -489,7 +515,7 @@ fn check_epoch(
     Ok(())
 }
 
-fn fenced_instance(member_id: &str, instance: &str) -> Refusal {
+pub(super) fn fenced_instance(member_id: &str, instance: &str) -> Refusal {
     Refusal::new(
         errors::FENCED_INSTANCE_ID,
         format!("Static member {member_id} with instance id {instance} is no longer a member of the group."),
@@ -497,11 +523,11 @@ fn fenced_instance(member_id: &str, instance: &str) -> Refusal {
 }
 
 /// A member id as Kafka makes them (a random UUID in URL-safe base64, 22 characters).
-fn uuid_string() -> String {
+pub(crate) fn uuid_string() -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes())
 }
 
-fn timeout(ms: i32) -> Duration {
+pub(super) fn timeout(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use bytes::Bytes;
 use regex::Regex;
 use tokio::time::Instant;
 
@@ -94,6 +95,23 @@ pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
     Regex::new(&format!("^(?:{pattern})$")).map_err(|e| e.to_string())
 }
 
+/// What a member that joined with the classic protocol (JoinGroup) keeps of it: Kafka's
+/// `ClassicMemberMetadata`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicMember {
+    pub session_timeout_ms: i32,
+    /// (name, metadata) in the member's order of preference.
+    pub protocols: Vec<(String, Bytes)>,
+}
+
+impl ClassicMember {
+    /// The protocol the member's JoinGroup and SyncGroup answers name (its first).
+    #[must_use]
+    pub fn protocol_name(&self) -> &str {
+        self.protocols.first().map_or("", |(name, _)| name.as_str())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ConsumerMember {
     pub id: String,
@@ -114,9 +132,22 @@ pub struct ConsumerMember {
     pub revocation_deadline: Option<Instant>,
     /// Identifies this life of the member for its timers.
     pub incarnation: u64,
+    /// Set for a member using the classic protocol (JoinGroup, SyncGroup, Heartbeat).
+    pub classic: Option<ClassicMember>,
+    /// A classic member told to rejoin is removed if it has not by then.
+    pub join_deadline: Option<Instant>,
+    /// A classic member that joined is removed if it has not synced by then.
+    pub sync_deadline: Option<Instant>,
+    /// Whether a timer watches `join_deadline` and `sync_deadline`.
+    pub classic_timer: bool,
 }
 
 impl ConsumerMember {
+    #[must_use]
+    pub fn uses_classic_protocol(&self) -> bool {
+        self.classic.is_some()
+    }
+
     #[must_use]
     pub fn epoch(&self) -> i32 {
         if self.left_static {

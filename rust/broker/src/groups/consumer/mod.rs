@@ -7,19 +7,23 @@
 //! - `member`: one member, its subscription (names, regex) and timers;
 //! - `group`: the group epoch, target assignment and partition owners;
 //! - `heartbeat`: ConsumerGroupHeartbeat's checks and flow;
-//! - `commit`: OffsetCommit/OffsetFetch checks by member epoch.
+//! - `classic`: members using the classic protocol (JoinGroup, SyncGroup, Heartbeat);
+//! - `commit`: OffsetCommit/OffsetFetch checks by member epoch;
+//! - `persist`: the group's records in `__consumer_offsets`, and the group rebuilt from them.
 
 pub mod assignor;
+pub mod classic;
 pub mod commit;
 pub mod group;
 pub mod heartbeat;
 pub mod member;
+pub mod persist;
 pub mod reconcile;
 pub mod topics;
 
 pub use assignor::Assignor;
 pub use group::{ConsumerGroup, ConsumerGroupState};
-pub use heartbeat::{HeartbeatAnswer, HeartbeatRequest, Refusal};
+pub use heartbeat::{Deadline, HeartbeatAnswer, HeartbeatRequest, Refusal};
 pub use topics::{Assignment, TopicImage};
 
 #[cfg(test)]

@@ -79,13 +79,13 @@ pub fn reconcile(
         MemberState::Stable if current.epoch == target_epoch => current.clone(),
         MemberState::UnrevokedPartitions => match owned {
             Some(owned) if !overlaps(owned, &current.pending_revocation) => {
-                next(current, target_epoch, target, held_by_other)
+                next(current, target_epoch, target, Some(owned), held_by_other)
             }
             // Still reporting a partition to revoke (or reporting nothing): wait.
             _ => current.clone(),
         },
         MemberState::Stable | MemberState::UnreleasedPartitions => {
-            next(current, target_epoch, target, held_by_other)
+            next(current, target_epoch, target, owned, held_by_other)
         }
     }
 }
@@ -94,6 +94,7 @@ fn next(
     current: &Progress,
     target_epoch: i32,
     target: &Assignment,
+    owned: Option<&Assignment>,
     held_by_other: impl Fn(Uuid, i32) -> bool,
 ) -> Progress {
     let mut retained = Assignment::new();
@@ -105,7 +106,10 @@ fn next(
             into.entry(*topic).or_default().insert(p);
         }
     }
-    if !revoke.is_empty() {
+    // A member that already reports none of them (an eager classic member rejoins owning
+    // nothing) has nothing to revoke first.
+    let still_owned = owned.is_none_or(|o| overlaps(o, &revoke));
+    if !revoke.is_empty() && still_owned {
         return Progress {
             epoch: current.epoch,
             previous_epoch: current.previous_epoch,
@@ -220,6 +224,22 @@ mod tests {
         assert_eq!(freed.state, MemberState::Stable);
         assert_eq!(freed.assigned, target);
         assert_eq!(freed.previous_epoch, 1);
+    }
+
+    #[test]
+    fn a_member_that_no_longer_reports_the_partitions_skips_the_revocation() {
+        // An eager classic member gave up everything before it rejoined.
+        let current = stable(2, &[0, 1, 2, 3]);
+        let p = reconcile(&current, 3, &parts(&[0, 1]), Some(&parts(&[])), |_, _| {
+            false
+        });
+        assert_eq!(
+            p,
+            Progress {
+                previous_epoch: 2,
+                ..stable(3, &[0, 1])
+            }
+        );
     }
 
     #[test]

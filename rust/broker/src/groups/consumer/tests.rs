@@ -1,4 +1,6 @@
-//! The heartbeat flow of a consumer-protocol group, driven without a broker.
+//! The heartbeat flow of a consumer-protocol group, driven without a broker. After every
+//! request the group's records are written (through Kafka's byte format) to a replica of
+//! the log, which must then describe the group exactly: no change goes unwritten.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicU64;
@@ -6,8 +8,10 @@ use std::sync::atomic::AtomicU64;
 use uuid::Uuid;
 
 use super::heartbeat::{validate, HeartbeatAnswer, HeartbeatRequest};
+use super::persist::Written;
 use super::{Assignment, ConsumerGroup, ConsumerGroupState, TopicImage};
 use crate::groups::config::GroupConfig;
+use crate::groups::consumer_records::{decode_key, decode_value, encode_key, encode_value};
 use crate::groups::errors;
 use crate::groups::group::Ctx;
 
@@ -52,6 +56,8 @@ struct Harness {
     incarnations: AtomicU64,
     group: ConsumerGroup,
     image: TopicImage,
+    /// The group's records as a replay of the log would see them.
+    log: Written,
 }
 
 impl Harness {
@@ -61,6 +67,33 @@ impl Harness {
             incarnations: AtomicU64::new(1),
             group: ConsumerGroup::new(0),
             image: image(partitions),
+            log: Written::default(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            now: tokio::time::Instant::now(),
+            now_ms: 0,
+            config: &self.config,
+            incarnations: &self.incarnations,
+            effects: Vec::new(),
+        }
+    }
+
+    /// Write the group's changes to the replica log, through their bytes.
+    fn persist(&mut self) {
+        for (key, value) in self.group.take_writes("g") {
+            let key = decode_key(&encode_key(&key)).expect("a consumer key");
+            let value = value.map(|v| decode_value(key.kind, &encode_value(&v)).expect("a value"));
+            self.log.apply(&key, value);
+        }
+        if self.group.group_epoch > 0 {
+            assert_eq!(
+                self.log,
+                self.group.as_written(),
+                "the log describes the group"
+            );
         }
     }
 
@@ -73,7 +106,8 @@ impl Harness {
             incarnations: &self.incarnations,
             effects: Vec::new(),
         };
-        self.group
+        let answer = self
+            .group
             .heartbeat(
                 "g",
                 req,
@@ -82,7 +116,9 @@ impl Harness {
                 self.config.consumer_timeouts(),
                 &mut cx,
             )
-            .map_err(|r| r.code)
+            .map_err(|r| r.code);
+        self.persist();
+        answer
     }
 }
 
@@ -248,4 +284,74 @@ fn a_member_may_name_the_assignor_by_its_short_name_only() {
     range.server_assignor = Some("range".to_string());
     h.send(range).unwrap();
     assert_eq!(h.group.assignor.map(super::Assignor::name), Some("range"));
+}
+
+#[test]
+fn members_keep_their_epochs_and_assignments_through_a_restart() {
+    let mut h = Harness::new(4);
+    h.send(join("m1")).unwrap();
+    h.send(join("m2")).unwrap();
+    // m1 revokes half of its partitions, m2 receives them: both at epoch 2.
+    h.send(beat("m1", 1, &[0, 1, 2, 3])).unwrap();
+    h.send(beat("m1", 1, &[0, 1])).unwrap();
+    h.send(beat("m2", 2, &[])).unwrap();
+    let mut static_member = join("m3");
+    static_member.instance_id = Some("i3".to_string());
+    h.send(static_member).unwrap();
+    let before = h.group.as_written();
+
+    // A new coordinator loads the log.
+    let restored = {
+        let cx = h.ctx();
+        ConsumerGroup::restore(h.log.clone(), &h.image, &cx)
+    };
+    let old = std::mem::replace(&mut h.group, restored);
+    assert_eq!(h.group.as_written(), before);
+    assert_eq!(h.group.state(), old.state());
+    assert_eq!(h.group.static_members, old.static_members);
+    for (id, m) in &old.members {
+        let now = &h.group.members[id];
+        assert_eq!(now.progress, m.progress, "{id}");
+        assert_eq!(now.subscription, m.subscription, "{id}");
+    }
+    // The members go on at their epochs: no fencing, no new group epoch (the topics'
+    // metadata hash is the stored one).
+    let epoch = h.group.group_epoch;
+    let owned_m1: Vec<i32> = old.members["m1"].progress.assigned[&T]
+        .iter()
+        .copied()
+        .collect();
+    let a = h
+        .send(beat("m1", old.members["m1"].epoch(), &owned_m1))
+        .unwrap();
+    // (It moves on to the epoch m3's join started, as it would have without the restart.)
+    assert_eq!(a.member_epoch, h.group.assignment_epoch);
+    assert_eq!(h.group.group_epoch, epoch);
+    // A topic that grew while the coordinator was away moves the epoch on.
+    h.image = image(6);
+    let restored = {
+        let cx = h.ctx();
+        ConsumerGroup::restore(h.log.clone(), &h.image, &cx)
+    };
+    h.group = restored;
+    h.send(beat("m1", a.member_epoch, &owned_m1)).unwrap();
+    assert_eq!(h.group.group_epoch, epoch + 1);
+}
+
+#[test]
+fn members_gone_leave_tombstones() {
+    let mut h = Harness::new(2);
+    h.send(join("m1")).unwrap();
+    h.send(join("m2")).unwrap();
+    let mut leave = beat("m2", -1, &[]);
+    leave.owned = None;
+    h.send(leave).unwrap();
+    assert!(!h.log.members.contains_key("m2") && !h.log.current.contains_key("m2"));
+    assert!(!h.log.targets.contains_key("m2"));
+    // The group's own tombstones delete every record left.
+    let mut log = h.log.clone();
+    for (key, value) in h.log.tombstones("g") {
+        log.apply(&key, value);
+    }
+    assert_eq!(log, Written::default());
 }

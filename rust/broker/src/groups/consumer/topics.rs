@@ -1,6 +1,7 @@
 //! The topics a consumer group's assignment is computed from: a snapshot of the broker's
 //! topics (name, id, partition count), taken at each heartbeat so that a topic created or
-//! grown reaches the next assignment.
+//! grown reaches the next assignment; and its hash, which Kafka 4.1 stores with the group
+//! epoch so a group reloaded after a restart knows whether its topics changed meanwhile.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,6 +58,54 @@ impl TopicImage {
     }
 }
 
+impl TopicImage {
+    /// Kafka 4.1's metadata hash of these topics (`Utils.computeGroupHash` over
+    /// `computeTopicHash`): XXH3 of each topic's magic byte, id, name, partition count and,
+    /// per partition, its index and its replicas' racks (none here); combined in name
+    /// order; 0 for no topics. Values are written as hash4j writes them: little-endian,
+    /// strings as UTF-16 code units then their count.
+    #[must_use]
+    pub fn metadata_hash(&self) -> i64 {
+        if self.by_name.is_empty() {
+            return 0;
+        }
+        let mut group = Vec::with_capacity(self.by_name.len() * 8);
+        for (name, meta) in &self.by_name {
+            group.extend_from_slice(&topic_hash(name, meta.id, meta.partitions).to_le_bytes());
+        }
+        xxh3(&group)
+    }
+}
+
+/// Kafka's `computeTopicHash` of a topic without racks.
+fn topic_hash(name: &str, id: Uuid, partitions: i32) -> i64 {
+    let mut b = Vec::with_capacity(32 + name.len() * 2 + partitions.max(0) as usize * 4);
+    b.push(0); // TOPIC_HASH_MAGIC_BYTE
+    let (hi, lo) = id.as_u64_pair();
+    b.extend_from_slice(&hi.to_le_bytes());
+    b.extend_from_slice(&lo.to_le_bytes());
+    put_string(&mut b, name);
+    b.extend_from_slice(&partitions.to_le_bytes());
+    for p in 0..partitions {
+        b.extend_from_slice(&p.to_le_bytes());
+    }
+    xxh3(&b)
+}
+
+/// hash4j's `putString`: the UTF-16 code units, then their count.
+fn put_string(b: &mut Vec<u8>, s: &str) {
+    let mut units = 0i32;
+    for u in s.encode_utf16() {
+        b.extend_from_slice(&u.to_le_bytes());
+        units += 1;
+    }
+    b.extend_from_slice(&units.to_le_bytes());
+}
+
+fn xxh3(bytes: &[u8]) -> i64 {
+    twox_hash::XxHash3_64::oneshot(bytes) as i64
+}
+
 /// Number of partitions in `a`.
 #[must_use]
 pub fn count(a: &Assignment) -> usize {
@@ -81,4 +130,26 @@ pub fn is_subset(a: &Assignment, b: &Assignment) -> bool {
 #[must_use]
 pub fn normalized(a: Assignment) -> Assignment {
     a.into_iter().filter(|(_, ps)| !ps.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_hashes_are_kafkas() {
+        // Golden values from hash4j 0.22 (Kafka 4.1.1's), streaming the same fields.
+        let id = Uuid::from_u64_pair(0x0123_4567_89ab_cdef, 0x0fed_cba9_8765_4321);
+        assert_eq!(topic_hash("t", id, 1), -2_069_457_670_958_709_482);
+        let mut image = TopicImage::default();
+        image.insert("t", id, 1);
+        let mut group = Vec::new();
+        group.extend_from_slice(&(-2_069_457_670_958_709_482i64).to_le_bytes());
+        assert_eq!(image.metadata_hash(), xxh3(&group));
+        assert_eq!(TopicImage::default().metadata_hash(), 0);
+        // hash4j's putString("ab"): UTF-16 units, then their count.
+        let mut b = Vec::new();
+        put_string(&mut b, "ab");
+        assert_eq!(xxh3(&b), 8_853_075_174_099_927_999);
+    }
 }

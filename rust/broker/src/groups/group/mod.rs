@@ -17,9 +17,11 @@
 //! members), `rebalance` (the join phase and its completion, and the timers' callbacks),
 //! `requests` (SyncGroup, Heartbeat, LeaveGroup, commit checks, offset expiry), `protocol`
 //! (choosing the protocol, what joiners are told), `snapshot` (DescribeGroups, the metadata
-//! record and a group restored from it).
+//! record and a group restored from it), `mixed` (a consumer group serving classic members,
+//! and converting between the two kinds of group).
 
 mod membership;
+mod mixed;
 mod protocol;
 mod rebalance;
 mod requests;
@@ -33,6 +35,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::groups::config::GroupConfig;
+use crate::groups::consumer::persist::ConsumerWrite;
 use crate::groups::consumer::ConsumerGroup;
 use crate::groups::errors;
 use crate::groups::member::Member;
@@ -111,6 +114,12 @@ pub enum Effect {
         member_id: String,
         incarnation: u64,
         delay: Duration,
+    },
+    /// Remove a classic member of a consumer group that has not rejoined or synced in time.
+    ConsumerClassicDeadline {
+        member_id: String,
+        incarnation: u64,
+        deadline: Instant,
     },
 }
 
@@ -193,6 +202,12 @@ pub struct Group {
     /// Set while the group id belongs to a consumer-protocol (KIP-848) group; the classic
     /// fields above then stay Empty.
     pub consumer: Option<ConsumerGroup>,
+    /// Records of a consumer group this id no longer is (deleted from the log with the
+    /// group's next write).
+    pub consumer_tombstones: Vec<ConsumerWrite>,
+    /// The classic group's metadata record is to be deleted (the id became a consumer
+    /// group).
+    pub classic_record_dropped: bool,
     /// Identifies the current join phase; timers of earlier phases do nothing.
     rebalance_epoch: u64,
     /// The current join phase is the delayed first rebalance of an empty group, which only
@@ -220,6 +235,8 @@ impl Group {
             subscribed_topics: None,
             offsets: Offsets::default(),
             consumer: None,
+            consumer_tombstones: Vec::new(),
+            classic_record_dropped: false,
             rebalance_epoch: 0,
             initial_join: false,
             new_member_added: false,
@@ -295,6 +312,24 @@ impl Group {
         self.has_no_members() && self.offsets.is_empty() && self.pending_members.is_empty()
     }
 
+    /// Stop being a consumer group: its records are deleted with the next write.
+    pub fn drop_consumer(&mut self) {
+        if let Some(cg) = self.consumer.take() {
+            let tombstones = cg.written().tombstones(&self.id);
+            self.consumer_tombstones.extend(tombstones);
+        }
+    }
+
+    /// The consumer-group records to write after an operation: tombstones of a consumer
+    /// group this id no longer is, then what changed in the one it is.
+    pub fn take_consumer_writes(&mut self) -> Vec<ConsumerWrite> {
+        let mut out = std::mem::take(&mut self.consumer_tombstones);
+        if let Some(cg) = self.consumer.as_mut() {
+            out.extend(cg.take_writes(&self.id));
+        }
+        out
+    }
+
     /// Empty under either protocol.
     #[must_use]
     pub fn has_no_members(&self) -> bool {
@@ -307,5 +342,7 @@ fn timeout(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
+#[cfg(test)]
+mod mixed_tests;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,8 @@
 use bytes::Bytes;
 
 use super::{timeout, Ctx, Effect, Group, GroupDescription, GroupState, MemberDescription};
+use crate::groups::consumer::persist::Written;
+use crate::groups::consumer::{ConsumerGroup, TopicImage};
 use crate::groups::errors;
 use crate::groups::member::{JoinResult, Member, SyncResult};
 use crate::groups::offsets::Offsets;
@@ -31,11 +33,9 @@ impl Group {
                 } else {
                     Bytes::new()
                 },
-                assignment: if stable {
-                    m.assignment.clone()
-                } else {
-                    Bytes::new()
-                },
+                // Kafka shows the last assignment in every state (a rebalance from
+                // Stable keeps it until the new one; from CompletingRebalance it is reset).
+                assignment: m.assignment.clone(),
             })
             .collect();
         GroupDescription {
@@ -125,8 +125,30 @@ impl Group {
         g
     }
 
-    /// `WatchMember` effects for every member (after a restore).
+    /// The consumer group `written` describes, as replayed (`written.exists()`): this id
+    /// is that group, whatever classic record it also has (which is then deleted).
+    pub fn restore_consumer(&mut self, written: Written, image: &TopicImage, cx: &Ctx) {
+        if !written.exists() {
+            return;
+        }
+        self.classic_record_dropped = self.generation > 0 || !self.members.is_empty();
+        self.members.clear();
+        self.static_members.clear();
+        self.leader = None;
+        self.protocol_type = None;
+        self.protocol_name = None;
+        self.subscribed_topics = None;
+        self.generation = 0;
+        self.state = GroupState::Empty;
+        self.consumer = Some(ConsumerGroup::restore(written, image, cx));
+    }
+
+    /// Timers of every member after a restore: `WatchMember` for classic members, the
+    /// sessions (and revocations under way) of a consumer group's.
     pub fn watch_all(&self, cx: &mut Ctx) {
+        if let Some(cg) = &self.consumer {
+            cg.watch_members(cx);
+        }
         for m in self.members.values() {
             cx.effects.push(Effect::WatchMember {
                 member_id: m.id.clone(),
