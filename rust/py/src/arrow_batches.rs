@@ -122,9 +122,10 @@ fn offset_at(offsets: &[u8], i: usize) -> u32 {
 
 /// Finished batches are copied into Python `bytes`, and the buffers they were built in are
 /// kept for the next call: fresh memory costs a page fault per 4 KiB touched, which was a
-/// quarter of the encoder's time. At most `SPARE_MAX` buffers of at most twice batch.size.
+/// quarter of the encoder's time. At most `SPARE_BYTES_MAX` bytes of buffers are kept, none
+/// bigger than twice batch.size.
 static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-const SPARE_MAX: usize = 16;
+const SPARE_BYTES_MAX: usize = 16 << 20;
 
 fn take_buffers() -> Vec<Vec<u8>> {
     SPARE
@@ -135,13 +136,14 @@ fn take_buffers() -> Vec<Vec<u8>> {
 
 fn keep_buffers(buffers: Vec<Vec<u8>>, batch_bytes: usize) {
     if let Ok(mut spare) = SPARE.lock() {
-        let room = SPARE_MAX.saturating_sub(spare.len());
-        spare.extend(
-            buffers
-                .into_iter()
-                .filter(|b| b.capacity() <= 2 * batch_bytes.max(1 << 16))
-                .take(room),
-        );
+        let mut kept: usize = spare.iter().map(Vec::capacity).sum();
+        for buffer in buffers {
+            let size = buffer.capacity();
+            if size <= 2 * batch_bytes.max(1 << 16) && kept + size <= SPARE_BYTES_MAX {
+                kept += size;
+                spare.push(buffer);
+            }
+        }
     }
 }
 
