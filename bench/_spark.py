@@ -14,6 +14,7 @@ from typing import Any
 COLOURS = {
     "kafkalite": "#1f77b4",
     "spark_kafka": "#ff7f0e",
+    "spark_kafka_defaults": "#ffbb78",
     "python_sink_floor": "#7f7f7f",
     "python_source_floor": "#7f7f7f",
 }
@@ -57,15 +58,55 @@ def start_spark(app: str, master: str, say: Callable[[str], None]) -> tuple[Any,
     return spark, unavailable
 
 
-def ratios(kind: str, ours: list[float], theirs: list[float]) -> dict[str, Any]:
+def process_cpu_seconds() -> dict[str, float] | None:
+    """CPU seconds (user + system) used so far by this process (`driver`: the bench and the
+    embedded broker it runs), the Spark JVM it started (`spark_jvm`) and that JVM's Python
+    workers (`python_workers`), read from /proc; None where there is no /proc. A worker that
+    exits between two readings takes its seconds with it (Spark reuses workers)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    parents: dict[int, int] = {}
+    stats: dict[int, tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :]
+        fields = rest.split()
+        parents[int(entry.name)] = int(fields[1])
+        stats[int(entry.name)] = (comm, (int(fields[11]) + int(fields[12])) / tick)
+    me = os.getpid()
+    out = {"driver": stats[me][1], "spark_jvm": 0.0, "python_workers": 0.0}
+    jvms = {pid for pid, parent in parents.items() if parent == me and stats[pid][0] == "java"}
+    for pid in jvms:
+        out["spark_jvm"] += stats[pid][1]
+    # Workers are the JVM's children (the daemon) and theirs (the forked workers).
+    level = {pid for pid, parent in parents.items() if parent in jvms}
+    while level:
+        out["python_workers"] += sum(stats[pid][1] for pid in level)
+        level = {pid for pid, parent in parents.items() if parent in level}
+    return out
+
+
+def ratios(
+    kind: str, ours: list[float], theirs: list[float], against: str | None = None
+) -> dict[str, Any]:
     """Rows/s ratio per round (their seconds over ours), its median and spread, named
-    `<kind>_ratio_vs_spark_kafka`, `<kind>_ratio_min`, ..."""
+    `<kind>_ratio_vs_spark_kafka`, `<kind>_ratio_min`, ...; against another system
+    `<kind>_ratio_vs_<against>`, `<kind>_ratio_vs_<against>_min`, ..."""
     per_round = sorted(t / o for o, t in zip(ours, theirs, strict=True))
+    name = f"{kind}_ratio_vs_{against or 'spark_kafka'}"
+    spread = f"{name}_" if against else f"{kind}_ratio_"
     return {
-        f"{kind}_ratio_vs_spark_kafka": round(statistics.median(per_round), 2),
-        f"{kind}_ratio_min": round(per_round[0], 2),
-        f"{kind}_ratio_max": round(per_round[-1], 2),
-        f"{kind}_ratio_per_round": [round(r, 2) for r in per_round],
+        name: round(statistics.median(per_round), 2),
+        f"{spread}min": round(per_round[0], 2),
+        f"{spread}max": round(per_round[-1], 2),
+        f"{spread}per_round": [round(r, 2) for r in per_round],
     }
 
 
@@ -97,7 +138,7 @@ def plot_rows_per_sec(
     except ModuleNotFoundError:
         say("matplotlib is missing (pip install '.[bench]'): no plot")
         return False
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(1.9 * len(names) + 1.5, 4))
     for x, name in enumerate(names):
         median = result[f"{name}_rows_per_sec"]
         ax.bar(x, median, color=COLOURS.get(name, "#2ca02c"), alpha=0.8, width=0.6)
@@ -120,6 +161,12 @@ def plot_rows_per_sec(
         title += (
             f"\nkafkalite / Spark Kafka: {result[f'{kind}_ratio_vs_spark_kafka']}x "
             f"(rounds {result[f'{kind}_ratio_min']}-{result[f'{kind}_ratio_max']}x)"
+        )
+    defaults = f"{kind}_ratio_vs_spark_kafka_defaults"
+    if defaults in result:
+        title += (
+            f"; vs its defaults {result[defaults]}x "
+            f"({result[f'{defaults}_min']}-{result[f'{defaults}_max']}x)"
         )
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -2,12 +2,18 @@
 fetched from Maven Central at run time), writing the same cached DataFrame to the same
 kafkalite broker in the same local SparkSession.
 
-Both sinks write with acks=all and no compression. The first write of each sink warms up
-(JIT, Python workers) and is not counted; then the sinks alternate round by round, so
-machine load hits both alike. The ratio is the median of the per-round ratios, with its
-spread; every write is checked by the records it added to the topic. Progress goes to
-stderr; last comes one JSON line (`write_ratio_vs_spark_kafka`, ...), and a plot of every
-run is written to --out.
+Like with like: both sinks get the same producer settings (`SAME_PRODUCER`: acks=all,
+idempotence on, no compression, batch.size 1 MiB, which is kafkalite's default, and
+linger.ms 5, Kafka 4's default, so Java's producer fills its batches too). Spark's sink is
+also timed as it ships (`spark_kafka_defaults`: its kafka-clients' defaults, batch.size
+16 KiB and linger.ms 0 for kafka-clients 3.x, with acks=all). The first write of each sink
+warms up (JIT, Python workers) and is not counted; then the sinks alternate round by
+round, so machine load hits all alike. Each ratio is the median of the per-round ratios,
+with its spread; every write is checked by the records it added to the topic. Progress
+goes to stderr; last comes one JSON line (`write_ratio_vs_spark_kafka`, like with like;
+`write_ratio_vs_spark_kafka_defaults`; `<sink>_cpu_seconds`, the median CPU seconds per
+write of the Spark JVM, its Python workers and this process, which runs the broker), and a
+plot of every run is written to --out.
 
     python bench/spark_sink.py --quick          # 500,000 rows, 3 rounds: a few minutes
     python bench/spark_sink.py                  # 2,000,000 rows, 5 rounds
@@ -24,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _spark import plot_rows_per_sec, ratios, start_spark
+from _spark import plot_rows_per_sec, process_cpu_seconds, ratios, start_spark
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -65,22 +71,36 @@ def floor_sink() -> type:
 
 LABELS = {
     "kafkalite": "kafkalite sink",
-    "spark_kafka": "Spark's Kafka sink",
+    "spark_kafka": "Spark's Kafka sink\n(same producer settings)",
+    "spark_kafka_defaults": "Spark's Kafka sink\n(its defaults)",
     "python_sink_floor": "Python sink floor",
 }
 
+#: The producer settings both sinks get in the like-with-like comparison.
+SAME_PRODUCER = {
+    "kafka.acks": "all",
+    "kafka.enable.idempotence": "true",
+    "kafka.compression.type": "none",
+    "kafka.batch.size": str(1 << 20),
+    "kafka.linger.ms": "5",
+}
 
-def write_once(spark: Any, df: Any, fmt: str, bootstrap: str, topic: str) -> float:
+
+def write_once(df: Any, fmt: str, options: dict[str, str], bootstrap: str, topic: str) -> float:
     start = time.perf_counter()
-    (
-        df.write.format(fmt)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("kafka.acks", "all")
-        .option("topic", topic)
-        .mode("append")
-        .save()
-    )
+    writer = df.write.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    writer.option("topic", topic).mode("append").save()
     return time.perf_counter() - start
+
+
+def kafka_clients_version(jars: list[Path]) -> str | None:
+    """The kafka-clients version Spark's connector runs, from its jar's name."""
+    for jar in jars:
+        if jar.name.startswith("kafka-clients-"):
+            return jar.name.removeprefix("kafka-clients-").removesuffix(".jar")
+    return None
 
 
 def main() -> None:
@@ -111,12 +131,13 @@ def main() -> None:
     from kafkalite import Broker
 
     spark, unavailable = start_spark("kafkalite-spark-sink-bench", args.master, say)
-    formats = {"kafkalite": "kafkalite"}
+    formats: dict[str, tuple[str, dict[str, str]]] = {"kafkalite": ("kafkalite", SAME_PRODUCER)}
     if unavailable is None:
-        formats["spark_kafka"] = "kafka"
+        formats["spark_kafka"] = ("kafka", SAME_PRODUCER)
+        formats["spark_kafka_defaults"] = ("kafka", {"kafka.acks": "all"})
     if args.floor:
         spark.dataSource.register(floor_sink())
-        formats["python_sink_floor"] = "arrow_floor_sink"
+        formats["python_sink_floor"] = ("arrow_floor_sink", {})
 
     with tempfile.TemporaryDirectory() as data_dir, Broker(log_dirs=data_dir) as broker:
         bootstrap = broker.bootstrap_servers
@@ -134,15 +155,20 @@ def main() -> None:
         df.count()
         say(f"writing {rows:,} rows of {args.value_bytes} bytes: a warm-up, then {runs} rounds")
         seconds: dict[str, list[float]] = {name: [] for name in formats}
+        cpu: dict[str, list[dict[str, float]]] = {name: [] for name in formats}
         for run in range(runs + 1):
-            for name, fmt in formats.items():
+            for name, (fmt, options) in formats.items():
                 before = end_offsets(bootstrap, topic, args.partitions)
-                took = write_once(spark, df, fmt, bootstrap, topic)
+                cpu_before = process_cpu_seconds()
+                took = write_once(df, fmt, options, bootstrap, topic)
+                cpu_after = process_cpu_seconds()
                 added = end_offsets(bootstrap, topic, args.partitions) - before
                 if name != "python_sink_floor" and added != rows:
                     raise SystemExit(f"{name} wrote {added} records, not {rows}")
                 if run:
                     seconds[name].append(took)
+                    if cpu_before and cpu_after:
+                        cpu[name].append({k: cpu_after[k] - cpu_before[k] for k in cpu_after})
             if run:
                 say(
                     f"round {run}/{runs}: "
@@ -156,12 +182,34 @@ def main() -> None:
             "partitions": args.partitions,
             "value_bytes": args.value_bytes,
             "runs": runs,
+            "producer_settings": {k.removeprefix("kafka."): v for k, v in SAME_PRODUCER.items()},
+            "arrow_max_bytes_per_batch": spark.conf.get(
+                "spark.sql.execution.arrow.maxBytesPerBatch"
+            ),
         }
+        if unavailable is None:
+            from kafkalite.spark.jvm_connector import connector_jars
+
+            jars = connector_jars(pyspark.__version__)
+            result["spark_kafka_clients_version"] = kafka_clients_version(jars)
         for name, s in seconds.items():
             result[f"{name}_seconds"] = [round(x, 3) for x in s]
             result[f"{name}_rows_per_sec"] = round(rows / statistics.median(s))
+            if cpu[name]:
+                # Where the time goes: median CPU seconds per write, by process.
+                result[f"{name}_cpu_seconds"] = {
+                    k: round(statistics.median(c[k] for c in cpu[name]), 2) for k in cpu[name][0]
+                }
         if "spark_kafka" in seconds:
             result.update(ratios("write", seconds["kafkalite"], seconds["spark_kafka"]))
+            result.update(
+                ratios(
+                    "write",
+                    seconds["kafkalite"],
+                    seconds["spark_kafka_defaults"],
+                    against="spark_kafka_defaults",
+                )
+            )
         if "python_sink_floor" in seconds:
             result["kafkalite_vs_floor"] = round(
                 statistics.median(seconds["python_sink_floor"])

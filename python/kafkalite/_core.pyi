@@ -330,6 +330,15 @@ class KafkaClient:
         acks: int = 1,
         timeout_ms: int = 30000,
     ) -> ProduceResult: ...
+    def produce_batches(
+        self,
+        topic: str,
+        batches: Sequence[tuple[int, Buffer]],
+        acks: int = 1,
+        timeout_ms: int = 30000,
+    ) -> list[tuple[int, int, int]]:
+        """Each (partition, records) in one Produce request per leader: (partition, error
+        code, base offset) per partition; a broker error is its code, not an exception."""
     def init_producer_id(
         self, transactional_id: str | None = None, timeout_ms: int = 60000
     ) -> tuple[int, int]: ...

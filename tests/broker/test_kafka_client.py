@@ -53,6 +53,30 @@ def test_metadata_produce_list_offsets_and_fetch(broker: Broker) -> None:
         assert client.fetch("t", 1, 50, 1 << 20).error_code == 1
 
 
+def test_produce_batches_answers_each_partition_with_its_code(broker: Broker) -> None:
+    create_topic(broker.bootstrap_servers, "multi", 3)
+    with _core.KafkaClient(broker.bootstrap_servers) as client:
+        big = _core.build_batch([(None, b"x" * 2_000_000)])
+        answers = client.produce_batches(
+            "multi",
+            [
+                (0, _core.build_batch([(None, b"a"), (None, b"b")])),
+                (1, big),
+                (2, bytearray(_core.build_batch([(b"k", b"c")]))),
+                (9, _core.build_batch([(None, b"x")])),
+            ],
+            acks=-1,
+        )
+        # Partition errors are codes: MESSAGE_TOO_LARGE, UNKNOWN_TOPIC_OR_PARTITION.
+        assert sorted(answers) == [(0, 0, 0), (1, 10, -1), (2, 0, 0), (9, 3, -1)]
+        assert client.produce_batches("multi", [(0, _core.build_batch([(None, b"d")]))]) == [
+            (0, 0, 2)
+        ]
+        records = client.fetch("multi", 0, 0, 1 << 20).records
+        assert [r[3] for r in _core.decode_batches(records)] == [b"a", b"b", b"d"]
+        assert client.list_offsets({("multi", 1): LATEST}) == {("multi", 1): 0}
+
+
 def test_broker_error_codes_raise_the_family(broker: Broker) -> None:
     create_topic(broker.bootstrap_servers, "t", 1)
     client = _core.KafkaClient(broker.bootstrap_servers)

@@ -89,6 +89,86 @@ def test_streaming_write_with_topic_column(spark, kafkalite_broker, tmp_path) ->
     )
 
 
+def _raw_batches(bootstrap: str, topic: str, partition: int) -> list[tuple[int, int, int, int]]:
+    """(bytes, producer id, base sequence, records) of every batch in the partition."""
+    from kafkalite import _core
+
+    out = []
+    with _core.KafkaClient(bootstrap) as client:
+        offset = 0
+        while True:
+            data = bytes(client.fetch(topic, partition, offset, 1 << 20).records)
+            if not data:
+                return out
+            at = 0
+            while at + 61 <= len(data):
+                size = 12 + int.from_bytes(data[at + 8 : at + 12], "big")
+                header = data[at : at + 61]
+                out.append(
+                    (
+                        size,
+                        int.from_bytes(header[43:51], "big", signed=True),
+                        int.from_bytes(header[53:57], "big", signed=True),
+                        int.from_bytes(header[57:61], "big"),
+                    )
+                )
+                offset = int.from_bytes(header[0:8], "big") + out[-1][3]
+                at += size
+
+
+def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_broker) -> None:
+    """Many batches per partition per Arrow batch, sent a round at a time from the task's
+    sending thread: each within batch.size, each producer's sequences gapless (the broker
+    refuses a gap with OUT_OF_ORDER_SEQUENCE_NUMBER), every row written once."""
+    bootstrap = kafkalite_broker.bootstrap_servers
+    create_topic(bootstrap, "small-batches", 2)
+    rows = 30_000
+    df = spark.range(rows, numPartitions=2).selectExpr(
+        "CAST(id % 100 AS STRING) AS key", "CONCAT('value-', CAST(id AS STRING)) AS value"
+    )
+    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+        "topic", "small-batches"
+    ).option("kafka.batch.size", "4096").mode("append").save()
+
+    producers: set[int] = set()
+    for partition in (0, 1):
+        batches = _raw_batches(bootstrap, "small-batches", partition)
+        assert len(batches) > 50
+        assert max(size for size, _, _, _ in batches) <= 4096
+        next_sequence: dict[int, int] = {}
+        for _, producer, sequence, count in batches:
+            assert producer >= 0, "idempotent batches carry their producer id"
+            assert sequence == next_sequence.get(producer, 0)
+            next_sequence[producer] = sequence + count
+        producers |= next_sequence.keys()
+    assert len(producers) == 2, "one idempotent producer per task"
+    back = read_topic(spark, bootstrap, "small-batches").selectExpr("CAST(value AS STRING) v")
+    values = [r.v for r in back.collect()]
+    assert len(values) == rows and set(values) == {f"value-{i}" for i in range(rows)}
+
+
+def test_a_refused_batch_fails_the_write_with_the_brokers_code(spark, kafkalite_broker) -> None:
+    bootstrap = kafkalite_broker.bootstrap_servers
+    create_topic(bootstrap, "tiny-messages", 1, {"max.message.bytes": "2000"})
+    df = spark.createDataFrame([("v" * 100,)] * 200, "value string")
+    with pytest.raises(Exception, match="error code 10"):  # MESSAGE_TOO_LARGE
+        df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+            "topic", "tiny-messages"
+        ).mode("append").save()
+
+
+def test_register_turns_off_sparks_per_row_arrow_size_check_unless_set(spark) -> None:
+    from kafkalite.spark import ARROW_BATCH_BYTES_KEY, register
+
+    assert spark.conf.get(ARROW_BATCH_BYTES_KEY) == str(2**31 - 1)
+    spark.conf.set(ARROW_BATCH_BYTES_KEY, "64m")
+    try:
+        register(spark)
+        assert spark.conf.get(ARROW_BATCH_BYTES_KEY) == "64m"
+    finally:
+        spark.conf.set(ARROW_BATCH_BYTES_KEY, str(2**31 - 1))
+
+
 def test_sink_without_value_column_is_refused(spark, kafkalite_broker) -> None:
     df = spark.createDataFrame([("k",)], "key string")
     with pytest.raises(Exception, match="'value' column"):

@@ -20,9 +20,22 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+#: Spark (>= 4.0) measures the Arrow batch it fills for a Python data source after every
+#: row, to stop at this many bytes (default 64 MiB): measured, that check was 44% of the
+#: JVM's time handing rows to the sink. At Int.MaxValue Spark skips it, and batches stay
+#: bounded by spark.sql.execution.arrow.maxRecordsPerBatch rows.
+ARROW_BATCH_BYTES_KEY = "spark.sql.execution.arrow.maxBytesPerBatch"
+ARROW_BATCH_BYTES_UNCHECKED = str(2**31 - 1)
+
+
 def register(spark: SparkSession) -> None:
-    """Make `format("kafkalite")` available in `spark` (readers, streams and writers)."""
+    """Make `format("kafkalite")` available in `spark` (readers, streams and writers).
+    Unless the session sets spark.sql.execution.arrow.maxBytesPerBatch itself, sets it to
+    2147483647, which turns off Spark's per-row size check of Arrow batches for Python data
+    sources (and Arrow UDFs) of this session."""
     spark.dataSource.register(KafkaliteDataSource)
+    if spark.conf.get(ARROW_BATCH_BYTES_KEY, None) is None:
+        spark.conf.set(ARROW_BATCH_BYTES_KEY, ARROW_BATCH_BYTES_UNCHECKED)
 
 
 __all__ = ["KafkaliteDataSource", "register"]

@@ -24,6 +24,7 @@ from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, St
 
 from kafkalite import _core
 from kafkalite.errors import KafkaliteError
+from kafkalite.spark.sender import Sender
 
 # Arrow-batched writers (PySpark > 4.0) skip building a Row per record.
 try:
@@ -46,10 +47,6 @@ COLUMN_TYPES = {
 }
 #: Rows per Arrow batch when Spark hands over Row objects (older PySpark).
 ROWS_PER_BATCH = 10_000
-#: Error codes worth another try: leadership moving, replicas catching up, timeouts.
-RETRIABLE = {3, 5, 6, 7, 13, 19, 20, 56, 74, 76}
-DUPLICATE_SEQUENCE_NUMBER = 46
-RETRY_FOR_S = 60.0
 #: How long a topic may take to appear in metadata (just created, leader elected).
 TOPIC_WAIT_S = 10.0
 
@@ -147,13 +144,15 @@ class _Producing:
         try:
             for batch in _arrow_batches(items):
                 sink.write(batch)
-            return Written(sink.count)
+            sink.sender.flush()
+            return Written(sink.sender.count)
         finally:
             sink.close()
 
 
 class _TaskProducer:
-    """One task's producer: a Rust client, an idempotent producer id, sequences."""
+    """One task's producer: a Rust client, an idempotent producer id, sequences, and the
+    thread that sends what this one encodes."""
 
     def __init__(self, settings: _Producing) -> None:
         self.s = settings
@@ -165,9 +164,10 @@ class _TaskProducer:
         self.sequences: dict[str, dict[int, int]] = {}
         self.partitions: dict[str, int] = {}
         self.sticky = 0
-        self.count = 0
+        self.sender = Sender(self.client, settings.acks)
 
     def close(self) -> None:
+        self.sender.stop()  # the sending thread must be done with the client
         self.client.close()
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -220,32 +220,10 @@ class _TaskProducer:
             sticky=self.sticky,
         )
         self.sticky += 1
-        for partition, data, count in encoded:
-            self._send(topic, partition, data, count)
-            if self.producer is not None:
+        if self.producer is not None:
+            for partition, _, count in encoded:
                 sequences[partition] = (sequences.get(partition, 0) + count) & 0x7FFFFFFF
-            self.count += count
-
-    def _send(self, topic: str, partition: int, data: bytes, count: int) -> None:
-        deadline = time.monotonic() + RETRY_FOR_S
-        while True:
-            try:
-                self.client.produce(topic, partition, data, acks=self.s.acks)
-                return
-            except KafkaliteError as exc:
-                code = getattr(exc, "error_code", None)
-                if code == DUPLICATE_SEQUENCE_NUMBER:
-                    return  # an earlier try of this very batch was written
-                if code not in RETRIABLE or time.monotonic() > deadline:
-                    raise KafkaliteError(
-                        f"producing {count} records to {topic}-{partition} failed: {exc}"
-                    ) from exc
-            except ConnectionError as exc:
-                if time.monotonic() > deadline:
-                    raise KafkaliteError(
-                        f"producing {count} records to {topic}-{partition} failed: {exc}"
-                    ) from exc
-            time.sleep(0.1)
+        self.sender.send(topic, encoded)
 
 
 class BatchWriter(_Producing, BatchBase):  # type: ignore[misc,valid-type]

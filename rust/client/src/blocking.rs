@@ -86,6 +86,19 @@ impl BlockingClient {
         )
     }
 
+    pub fn produce_batches(
+        &mut self,
+        topic: &str,
+        batches: Vec<(i32, Bytes)>,
+        acks: i16,
+        timeout_ms: i32,
+    ) -> Result<Vec<(i32, Result<Produced>)>> {
+        self.runtime.block_on(
+            self.client
+                .produce_batches(topic, batches, acks, timeout_ms),
+        )
+    }
+
     pub fn init_producer_id(
         &mut self,
         transactional_id: Option<&str>,

@@ -10,6 +10,7 @@
 //! without one (the Python binding).
 
 mod address;
+mod batcher;
 mod blocking;
 mod client;
 mod cluster;
@@ -28,6 +29,7 @@ mod versions;
 mod write_txn_markers;
 
 pub use address::{parse_bootstrap, Address};
+pub use batcher::{Batch, RecordBatcher};
 pub use blocking::BlockingClient;
 pub use client::Client;
 pub use cluster::{Metadata, PartitionMetadata, TopicMetadata};

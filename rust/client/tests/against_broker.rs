@@ -257,6 +257,49 @@ fn an_idempotent_producer_gets_its_id_and_replays_are_answered_with_the_first_of
 }
 
 #[test]
+fn produce_batches_sends_one_request_and_answers_each_partition() {
+    let broker = TestBroker::start(&[("t", 3)]);
+    let mut client = BlockingClient::new(&broker.bootstrap(), ClientConfig::default()).unwrap();
+    let answers = client
+        .produce_batches(
+            "t",
+            vec![
+                (2, batch("two", 2, 1_000)),
+                (0, batch("zero", 3, 1_000)),
+                (9, batch("nine", 1, 1_000)),
+            ],
+            -1,
+            5_000,
+        )
+        .unwrap();
+    let got: Vec<(i32, Option<i16>, i64)> = answers
+        .iter()
+        .map(|(p, r)| match r {
+            Ok(produced) => (*p, None, produced.base_offset),
+            Err(e) => (*p, e.error_code(), -1),
+        })
+        .collect();
+    // One leader, so one request, answered in the order the partitions were sent.
+    assert_eq!(
+        got,
+        [
+            (2, None, 0),
+            (0, None, 0),
+            (9, Some(error_codes::UNKNOWN_TOPIC_OR_PARTITION), -1)
+        ]
+    );
+    let again = client
+        .produce_batches("t", vec![(0, batch("more", 1, 2_000))], 1, 5_000)
+        .unwrap();
+    assert_eq!(again[0].1.as_ref().unwrap().base_offset, 3);
+    let fetched = client
+        .fetch("t", 0, 0, 1 << 20, 0, READ_UNCOMMITTED)
+        .unwrap();
+    let values: Vec<String> = values(&fetched.records).into_iter().map(|v| v.1).collect();
+    assert_eq!(values, ["zero-0", "zero-1", "zero-2", "more-0"]);
+}
+
+#[test]
 fn a_fetch_at_the_end_waits_for_data_up_to_max_wait() {
     let broker = TestBroker::start(&[("t", 1)]);
     runtime().block_on(async {

@@ -2,14 +2,15 @@
 //! RecordBatch v2 bytes per partition, with no Python object per row. The columns arrive
 //! as their Arrow buffers (validity bitmap, int32 offsets, data), borrowed for the call.
 //!
-//! Partitions follow Kafka's default partitioner: the row's own partition when given,
-//! else murmur2 of the key, else (no key) one partition per batch in turn, as the Java
-//! producer's sticky partitioner does.
+//! Partitions and batches are `kafkalite_client::RecordBatcher`'s: the row's own partition
+//! when given, else murmur2 of the key, else (no key) one partition per batch in turn, as
+//! the Java producer's sticky partitioner does.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
-use kafkalite_client::partition_for_key;
-use kafkalite_core::records::{encode_producer_batch, BatchProducer, Compression, RecordInput};
+use kafkalite_client::RecordBatcher;
+use kafkalite_core::records::{Compression, HeaderRef};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -87,6 +88,17 @@ impl BinaryColumn {
         Ok(())
     }
 
+    /// Bytes of data the column's rows span.
+    fn data_len(&self) -> usize {
+        // SAFETY: held buffers; `check` bounded every offset.
+        let offsets = unsafe { self.offsets.as_slice() };
+        let (first, last) = (
+            offset_at(offsets, self.offset),
+            offset_at(offsets, self.offset + self.len),
+        );
+        (last - first) as usize
+    }
+
     fn get(&self, row: usize) -> Option<&[u8]> {
         let at = self.offset + row;
         if let Some(v) = &self.validity {
@@ -107,6 +119,36 @@ fn offset_at(offsets: &[u8], i: usize) -> u32 {
     let v = i32::from_le_bytes(offsets[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
     v.max(0) as u32
 }
+
+/// Finished batches are copied into Python `bytes`, and the buffers they were built in are
+/// kept for the next call: fresh memory costs a page fault per 4 KiB touched, which was a
+/// quarter of the encoder's time. At most `SPARE_BYTES_MAX` bytes of buffers are kept, none
+/// bigger than twice batch.size.
+static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+const SPARE_BYTES_MAX: usize = 16 << 20;
+
+fn take_buffers() -> Vec<Vec<u8>> {
+    SPARE
+        .lock()
+        .map(|mut s| std::mem::take(&mut *s))
+        .unwrap_or_default()
+}
+
+fn keep_buffers(buffers: Vec<Vec<u8>>, batch_bytes: usize) {
+    if let Ok(mut spare) = SPARE.lock() {
+        let mut kept: usize = spare.iter().map(Vec::capacity).sum();
+        for buffer in buffers {
+            let size = buffer.capacity();
+            if size <= 2 * batch_bytes.max(1 << 16) && kept + size <= SPARE_BYTES_MAX {
+                kept += size;
+                spare.push(buffer);
+            }
+        }
+    }
+}
+
+/// The most partitions a topic written here may have: each gets a slot for its open batch.
+const PARTITIONS_MAX: i32 = 1 << 20;
 
 /// One row's headers, as (key, value) pairs; `None` for none.
 type RowHeaders = Option<Vec<(String, Option<Vec<u8>>)>>;
@@ -135,9 +177,9 @@ pub fn encode_arrow_batches<'py>(
     sticky: i32,
     timestamp_ms: Option<i64>,
 ) -> PyResult<Vec<EncodedBatch<'py>>> {
-    if num_partitions < 1 {
+    if !(1..=PARTITIONS_MAX).contains(&num_partitions) {
         return Err(PyValueError::new_err(format!(
-            "num_partitions must be at least 1, got {num_partitions}"
+            "num_partitions must be 1 to {PARTITIONS_MAX}, got {num_partitions}"
         )));
     }
     let codec = Compression::from_name(compression).map_err(CoreError)?;
@@ -177,82 +219,48 @@ pub fn encode_arrow_batches<'py>(
         )));
     }
     let timestamp = timestamp_ms.unwrap_or_else(kafkalite_core::storage::clock::now_ms);
-    let mut sequences = sequences.unwrap_or_default();
+    // Room for every row of this call in one batch: fresh memory is paid for in page
+    // faults, so ask for no more than may be used.
+    let capacity = values.data_len() + keys.as_ref().map_or(0, BinaryColumn::data_len) + 32 * rows;
+    let batcher = RecordBatcher::new(
+        num_partitions,
+        codec,
+        batch_bytes,
+        producer,
+        sequences.unwrap_or_default(),
+        sticky,
+    )
+    .with_buffers(take_buffers(), capacity);
     // The columns move in and back out, so their buffers are released with the GIL held.
     let (encoded, _values, _keys) = py.detach(move || {
-        let encoded = (|| -> kafkalite_core::Result<Vec<(i32, Vec<u8>, usize)>> {
-            let mut open: BTreeMap<i32, (Vec<RecordInput>, usize)> = BTreeMap::new();
-            let mut done = Vec::new();
-            let mut sticky = sticky.rem_euclid(num_partitions);
-            let mut seal = |partition: i32, records: Vec<RecordInput>| {
-                let count = records.len();
-                let producer = match producer {
-                    Some((id, epoch)) => {
-                        let sequence = sequences.entry(partition).or_insert(0);
-                        let base_sequence = *sequence;
-                        *sequence = sequence.wrapping_add(count as i32) & i32::MAX;
-                        BatchProducer {
-                            id,
-                            epoch,
-                            base_sequence,
-                        }
-                    }
-                    None => BatchProducer::NONE,
-                };
-                encode_producer_batch(&records, codec, 0, producer)
-                    .map(|bytes| done.push((partition, bytes, count)))
-            };
+        let encoded = (|| {
+            let mut batcher = batcher;
+            let mut row_headers: Vec<HeaderRef<'_>> = Vec::new();
             for row in 0..rows {
-                let key = keys.as_ref().and_then(|k| k.get(row));
-                let value = values.get(row);
-                let partition = match chosen.as_ref().map(|p| p[row]) {
-                    Some(p) if p >= 0 => p,
-                    _ => match key {
-                        Some(key) => partition_for_key(key, num_partitions),
-                        None => sticky,
-                    },
-                };
-                let size = 24 + key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
-                let record = RecordInput {
-                    timestamp,
-                    key: key.map(<[u8]>::to_vec),
-                    value: value.map(<[u8]>::to_vec),
-                    headers: headers
-                        .as_ref()
-                        .and_then(|h| h[row].as_ref())
-                        .map(|hs| {
-                            hs.iter()
-                                .map(|(k, v)| kafkalite_core::records::Header {
-                                    key: k.clone().into_bytes(),
-                                    value: v.clone(),
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                };
-                let (records, bytes) = open.entry(partition).or_default();
-                records.push(record);
-                *bytes += size;
-                if *bytes >= batch_bytes {
-                    let full = std::mem::take(records);
-                    open.remove(&partition);
-                    seal(partition, full)?;
-                    if key.is_none() && partition == sticky {
-                        // The sticky partitioner moves on once a batch is full.
-                        sticky = (sticky + 1) % num_partitions;
-                    }
+                row_headers.clear();
+                if let Some(hs) = headers.as_ref().and_then(|h| h[row].as_ref()) {
+                    row_headers.extend(hs.iter().map(|(k, v)| HeaderRef {
+                        key: k.as_bytes(),
+                        value: v.as_deref(),
+                    }));
                 }
+                let partition = chosen.as_ref().map(|p| p[row]).filter(|&p| p >= 0);
+                let key = keys.as_ref().and_then(|k| k.get(row));
+                batcher.add(timestamp, partition, key, values.get(row), &row_headers)?;
             }
-            for (partition, (records, _)) in open {
-                seal(partition, records)?;
-            }
-            Ok(done)
+            batcher.finish()
         })();
         (encoded, values, keys)
     });
-    let encoded = encoded.map_err(CoreError)?;
-    Ok(encoded
+    let (encoded, mut buffers) = encoded.map_err(CoreError)?;
+    let out = encoded
         .into_iter()
-        .map(|(p, bytes, count)| (p, PyBytes::new(py, &bytes), count))
-        .collect())
+        .map(|(p, bytes, count)| {
+            let batch = PyBytes::new(py, &bytes);
+            buffers.push(bytes);
+            (p, batch, count)
+        })
+        .collect();
+    keep_buffers(buffers, batch_bytes);
+    Ok(out)
 }

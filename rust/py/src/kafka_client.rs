@@ -30,6 +30,37 @@ fn client_error(e: client::Error) -> PyErr {
     }
 }
 
+/// An immutable `bytes` object's contents without a copy (the object is kept alive with
+/// them; its data never moves); any other buffer is copied.
+fn shared_bytes(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    struct Owned {
+        _owner: Py<PyBytes>,
+        ptr: *const u8,
+        len: usize,
+    }
+    // SAFETY: a bytes object's data is immutable and lives as long as the object, which
+    // `Owned` holds; Py<T> may be dropped without the GIL (the decref waits for it).
+    unsafe impl Send for Owned {}
+    impl AsRef<[u8]> for Owned {
+        fn as_ref(&self) -> &[u8] {
+            // SAFETY: as above.
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+    }
+    if let Ok(bytes) = records.cast::<PyBytes>() {
+        let data = bytes.as_bytes();
+        let (ptr, len) = (data.as_ptr(), data.len());
+        let owner = bytes.clone().unbind();
+        return Ok(Bytes::from_owner(Owned {
+            _owner: owner,
+            ptr,
+            len,
+        }));
+    }
+    let buffer = PyBuffer::<u8>::get(records)?;
+    Ok(Bytes::from(buffer.to_vec(py)?))
+}
+
 /// One partition's metadata.
 #[pyclass(module = "kafkalite._core", frozen, get_all)]
 #[derive(Clone)]
@@ -264,6 +295,34 @@ impl KafkaClient {
             log_append_time_ms: produced.log_append_time_ms,
             log_start_offset: produced.log_start_offset,
         })
+    }
+
+    /// Append each (partition, records) of `topic` in one Produce request per leader.
+    /// Returns (partition, error code, base offset) per partition, in leader order: a
+    /// partition's broker error is its code (base offset -1), not an exception; a failed
+    /// request raises as `produce` does.
+    #[pyo3(signature = (topic, batches, acks=1, timeout_ms=30_000))]
+    fn produce_batches(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        batches: Vec<(i32, Bound<'_, PyAny>)>,
+        acks: i16,
+        timeout_ms: i32,
+    ) -> PyResult<Vec<(i32, i16, i64)>> {
+        let batches = batches
+            .iter()
+            .map(|(partition, records)| Ok((*partition, shared_bytes(py, records)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let answers = self.detached(py, |c| c.produce_batches(topic, batches, acks, timeout_ms))?;
+        answers
+            .into_iter()
+            .map(|(partition, result)| match result {
+                Ok(produced) => Ok((partition, 0, produced.base_offset)),
+                Err(client::Error::Broker { code, .. }) => Ok((partition, code, -1)),
+                Err(e) => Err(client_error(e)),
+            })
+            .collect()
     }
 
     /// A new producer id and epoch for an idempotent producer (`transactional_id` None);

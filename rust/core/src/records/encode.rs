@@ -1,11 +1,9 @@
 //! Building RecordBatch v2 bytes from records (the binding's `build_batch`, tests, the
 //! broker's own control and offset records).
 
-use crate::error::{Error, Result};
-use crate::records::batch::{write_crc, BatchHeader, BATCH_HEADER_LEN, LOG_OVERHEAD, MAGIC_V2};
-use crate::records::compression::compress;
+use crate::error::Result;
+use crate::records::builder::{BatchBuilder, HeaderRef};
 use crate::records::record::RecordInput;
-use crate::records::varint::{write_varint, write_varlong};
 use crate::records::Compression;
 
 /// The idempotent producer a batch is stamped with: its producer id and epoch (from
@@ -53,105 +51,64 @@ pub fn encode_producer_batch(
     base_offset: i64,
     producer: BatchProducer,
 ) -> Result<Vec<u8>> {
-    let first = records
-        .first()
-        .ok_or_else(|| Error::InvalidRecord("a batch needs at least one record".into()))?;
-    let base_timestamp = first.timestamp;
-    let max_timestamp = records
-        .iter()
-        .map(|r| r.timestamp)
-        .max()
-        .unwrap_or(base_timestamp);
-    let count = to_i32(records.len())?;
-
-    let mut out = vec![0u8; BATCH_HEADER_LEN];
-    if compression == Compression::None {
-        encode_records(&mut out, records, base_timestamp)?;
-    } else {
-        let mut plain = Vec::new();
-        encode_records(&mut plain, records, base_timestamp)?;
-        out.extend_from_slice(&compress(compression, &plain)?);
+    let capacity = records.iter().map(size_hint).sum();
+    let mut builder = BatchBuilder::new(compression, capacity);
+    let mut headers = Vec::new();
+    for record in records {
+        borrow_headers(&mut headers, record);
+        builder.append(
+            record.timestamp,
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &headers,
+        )?;
     }
-
-    let header = BatchHeader {
-        base_offset,
-        batch_length: to_i32(out.len() - LOG_OVERHEAD)?,
-        partition_leader_epoch: -1,
-        magic: MAGIC_V2,
-        crc: 0,
-        attributes: compression.attribute_bits(),
-        last_offset_delta: count - 1,
-        base_timestamp,
-        max_timestamp,
-        producer_id: producer.id,
-        producer_epoch: producer.epoch,
-        base_sequence: producer.base_sequence,
-        records_count: count,
-    };
-    header.write_to(&mut out);
-    write_crc(&mut out);
-    Ok(out)
+    builder.finish(base_offset, producer)
 }
 
+/// The records section alone, offset deltas from 0 and timestamps relative to
+/// `base_timestamp` (tests build batches around it by hand).
+#[cfg(test)]
 pub(super) fn encode_records(
     out: &mut Vec<u8>,
     records: &[RecordInput],
     base_timestamp: i64,
 ) -> Result<()> {
-    // One body buffer reused across records: the length prefix needs the body's size.
-    let mut body = Vec::new();
+    use crate::error::Error;
+    use crate::records::builder::{to_i32, write_record};
+
+    let mut headers = Vec::new();
     for (index, record) in records.iter().enumerate() {
-        body.clear();
-        encode_record_body(&mut body, record, to_i32(index)?, base_timestamp)?;
-        write_varint(out, to_i32(body.len())?);
-        out.extend_from_slice(&body);
+        let timestamp_delta = record
+            .timestamp
+            .checked_sub(base_timestamp)
+            .ok_or_else(|| {
+                Error::InvalidTimestamp(format!(
+                    "timestamp {} is too far from the batch's first timestamp {base_timestamp}",
+                    record.timestamp
+                ))
+            })?;
+        borrow_headers(&mut headers, record);
+        write_record(
+            out,
+            timestamp_delta,
+            to_i32(index)?,
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &headers,
+        )?;
     }
     Ok(())
 }
 
-fn encode_record_body(
-    body: &mut Vec<u8>,
-    record: &RecordInput,
-    offset_delta: i32,
-    base_timestamp: i64,
-) -> Result<()> {
-    let timestamp_delta = record
-        .timestamp
-        .checked_sub(base_timestamp)
-        .ok_or_else(|| {
-            Error::InvalidTimestamp(format!(
-                "timestamp {} is too far from the batch's first timestamp {base_timestamp}",
-                record.timestamp
-            ))
-        })?;
-    body.push(0); // attributes
-    write_varlong(body, timestamp_delta);
-    write_varint(body, offset_delta);
-    write_nullable(body, record.key.as_deref())?;
-    write_nullable(body, record.value.as_deref())?;
-    write_varint(body, to_i32(record.headers.len())?);
-    for header in &record.headers {
-        write_nullable(body, Some(&header.key))?;
-        write_nullable(body, header.value.as_deref())?;
-    }
-    Ok(())
+fn borrow_headers<'a>(out: &mut Vec<HeaderRef<'a>>, record: &'a RecordInput) {
+    out.clear();
+    out.extend(record.headers.iter().map(|h| HeaderRef {
+        key: &h.key,
+        value: h.value.as_deref(),
+    }));
 }
 
-fn write_nullable(out: &mut Vec<u8>, bytes: Option<&[u8]>) -> Result<()> {
-    match bytes {
-        None => write_varint(out, -1),
-        Some(bytes) => {
-            write_varint(out, to_i32(bytes.len())?);
-            out.extend_from_slice(bytes);
-        }
-    }
-    Ok(())
-}
-
-/// Every size on the wire is an i32.
-fn to_i32(len: usize) -> Result<i32> {
-    i32::try_from(len).map_err(|_| Error::MessageTooLarge {
-        size: len,
-        limit: i32::MAX as usize,
-    })
+fn size_hint(record: &RecordInput) -> usize {
+    16 + record.key.as_ref().map_or(0, Vec::len) + record.value.as_ref().map_or(0, Vec::len)
 }

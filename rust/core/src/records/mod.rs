@@ -5,6 +5,7 @@
 //! CONTRACT (storage and the binding code against these signatures; keep them stable).
 
 pub mod batch;
+pub mod builder;
 pub mod compression;
 pub mod encode;
 pub mod record;
@@ -22,6 +23,7 @@ pub use batch::{
     validate_batches_deferring_crc, BatchHeader, BatchInfo, TimestampType, BATCH_HEADER_LEN,
     LOG_OVERHEAD,
 };
+pub use builder::{BatchBuilder, HeaderRef};
 pub use compression::Compression;
 pub use encode::{encode_batch, encode_producer_batch, BatchProducer};
 pub use record::{decode_records, visit_records, Header, Record, RecordInput, RecordRef};
