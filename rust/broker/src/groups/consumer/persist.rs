@@ -395,6 +395,8 @@ fn member_from(
         subscription: Subscription {
             names: metadata.subscribed_topic_names.clone(),
             regex,
+            // Resolved again against the principal's topics at its next heartbeat.
+            resolved: None,
         },
         server_assignor: metadata.server_assignor.clone(),
         progress,
