@@ -227,42 +227,10 @@ DIFFERENCES: dict[str, str] = {
 }
 
 # Keys both serve whose type, read-only flag or sensitivity differ: key -> why.
-OAUTHBEARER_PER_LISTENER = (
-    "kafkalite changes its OAUTHBEARER validation settings per listener while it runs "
-    "(listener.name.<l>.sasl.oauthbearer.*); Kafka 4.1.1 describes the broker-wide key "
-    "read-only; not reviewed yet, issue 16"
-)
-LISTENER_PREFIXED = (
-    "Kafka 4.1.1 describes every listener-prefixed key read-only (it looks the prefixed "
-    "name up among its dynamic keys), yet changes them while it runs; kafkalite describes "
-    "them as it treats them; not reviewed yet, issue 16"
-)
 FLAG_DIFFERENCES: dict[str, str] = {
-    "connections.max.reauth.ms": (
-        "kafkalite stores a dynamic value for its next start; Kafka 4.1.1 describes the "
-        "key read-only; not reviewed yet, issue 16"
-    ),
-    "log.dirs": "kafkalite types it LIST, Kafka 4.1.1 STRING; not reviewed yet, issue 16",
     "super.users": (
         "read by Kafka's StandardAuthorizer, not KafkaConfig: Kafka describes it as a key it "
         "does not know (no type, and so sensitive); kafkalite's schema has it"
-    ),
-    **_all(
-        LISTENER_PREFIXED,
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config",
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config",
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config",
-    ),
-    **_all(
-        OAUTHBEARER_PER_LISTENER,
-        "sasl.oauthbearer.clock.skew.seconds",
-        "sasl.oauthbearer.expected.audience",
-        "sasl.oauthbearer.expected.issuer",
-        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
-        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
-        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
-        "sasl.oauthbearer.jwks.endpoint.url",
-        "sasl.oauthbearer.sub.claim.name",
     ),
 }
 

@@ -190,8 +190,14 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all(cluster: Cluster) 
         p.leader for p in first.list_topics(topic, timeout=10).topics[topic].partitions.values()
     }
     assert leaders == {1, 2, 3}
+    # Each broker applies the change on its ZooKeeper notification, as Kafka's do: soon,
+    # not before create_acls returns.
     for partition in range(3):
-        assert write_error(cluster, topic, partition) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+        eventually(
+            lambda p=partition: (
+                write_error(cluster, topic, p) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+            )
+        )
     third = admin(cluster.brokers[2].bootstrap_servers)
     described = third.describe_acls(
         AclBindingFilter(

@@ -813,7 +813,7 @@ fn describe_configs_broker() {
         assert_eq!(config(&r, "offsets.topic.num.partitions"), ("50", 5));
         assert_eq!(entry("log.retention.ms").config_type, 5);
         assert_eq!(entry("auto.create.topics.enable").config_type, 1);
-        assert_eq!(entry("log.dirs").config_type, 7);
+        assert_eq!(entry("log.dirs").config_type, 2);
         assert!(entry("num.partitions").read_only);
         assert!(!entry("log.retention.ms").read_only);
         let unset_secret = entry("ssl.truststore.password");

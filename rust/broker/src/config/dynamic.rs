@@ -91,10 +91,11 @@ pub fn base_key(name: &str) -> Option<(&'static ConfigKey, bool)> {
     if let Some(k) = schema::broker_key(key) {
         return Some((k, true));
     }
-    // A SASL key for one mechanism: `plain.sasl.jaas.config`, `scram-sha-256.sasl...`.
+    // A SASL key for one mechanism: `plain.sasl.jaas.config`, `scram-sha-256.sasl...`,
+    // `oauthbearer.connections.max.reauth.ms`.
     let (_mechanism, key) = key.split_once('.')?;
     schema::broker_key(key)
-        .filter(|k| k.name.starts_with("sasl."))
+        .filter(|k| is_security(k))
         .map(|k| (k, true))
 }
 
@@ -134,8 +135,12 @@ pub fn read_at_each_use(name: &str) -> bool {
     READ_AT_EACH_USE.contains(&name)
 }
 
+/// A listener's TLS or SASL key (re-authentication is one, as in Kafka's listener
+/// mechanism configs).
 fn is_security(key: &ConfigKey) -> bool {
-    key.name.starts_with("ssl.") || key.name.starts_with("sasl.")
+    key.name.starts_with("ssl.")
+        || key.name.starts_with("sasl.")
+        || key.name == "connections.max.reauth.ms"
 }
 
 /// Check one key and value for a dynamic update of this broker (`per_broker`) or of the
@@ -148,7 +153,9 @@ pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiErr
     let Some((key, prefixed)) = base_key(name) else {
         return Err(refuse("Unknown broker config"));
     };
-    if key.read_only() {
+    if key.update == schema::Update::ReadOnly
+        || (key.update == schema::Update::PerListener && !prefixed)
+    {
         return Err(refuse("Cannot update these configs dynamically"));
     }
     if is_security(key) && !prefixed {

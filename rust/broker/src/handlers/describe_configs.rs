@@ -308,9 +308,10 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
         }
         let synonyms = layer_synonyms(layers, static_raw, name);
         let first = synonyms.first().expect("the key is in some layer").clone();
-        let mut entry = dynamic_entry(name, &first.value, first.source, synonyms);
-        entry.read_only = dynamic::base_key(name).is_none_or(|(k, _)| k.read_only());
-        entries.insert(name.clone(), entry);
+        entries.insert(
+            name.clone(),
+            dynamic_entry(name, &first.value, first.source, synonyms),
+        );
     }
     Ok(entries
         .into_values()
@@ -354,13 +355,15 @@ fn layer_synonyms(
 
 /// An entry for a key named in a dynamic layer or server.properties.
 fn dynamic_entry(name: &str, value: &str, source: i8, synonyms: Vec<Synonym>) -> Entry {
-    let base = dynamic::base_key(name).map(|(k, _)| k);
+    let base = dynamic::base_key(name);
     Entry {
         name: name.to_string(),
         value: Some(value.to_string()),
         source,
-        kind: base.map_or(Type::String, |k| k.ty),
-        read_only: base.is_none_or(|k| k.read_only()),
+        kind: base.map_or(Type::String, |(k, _)| k.ty),
+        // Kafka 4.1.1 looks a listener-prefixed name up among its dynamic keys, finds none
+        // and describes it read-only, though it changes it; so does kafkalite.
+        read_only: base.is_none_or(|(k, prefixed)| prefixed || k.read_only()),
         sensitive: dynamic::is_sensitive(name),
         synonyms,
     }

@@ -8,7 +8,7 @@ use super::schema::Default::{None as Null, SameAs, Value};
 use super::schema::Type::{
     Boolean, Class, Double, Int, List, Long, Password, Short, String as Str,
 };
-use super::schema::Update::{ClusterWide, PerBroker, ReadOnly};
+use super::schema::Update::{ClusterWide, PerBroker, PerListener, ReadOnly};
 use super::schema::{Check, ConfigKey, Default, TopicSynonym, Type, Update, INT_MAX, LONG_MAX};
 
 const fn key(
@@ -94,7 +94,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("connections.max.idle.ms", Long, Value("600000"), Any, ReadOnly),
     // KIP-368: a SASL session's longest life before the client must re-authenticate;
     // 0 (Kafka's default) turns re-authentication off.
-    key("connections.max.reauth.ms", Long, Value("0"), AtLeast(0), PerBroker),
+    key("connections.max.reauth.ms", Long, Value("0"), AtLeast(0), PerListener),
     key("controlled.shutdown.enable", Boolean, Value("true"), Any, ReadOnly),
     key("controller.listener.names", Str, Null, Any, ReadOnly),
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
@@ -189,7 +189,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // before it shuts down. kafkalite's failed dir goes offline at once (its partitions
     // answer KAFKA_STORAGE_ERROR); there is no quorum to wait for: not read.
     key("log.dir.failure.timeout.ms", Long, Value("30000"), AtLeast(1), ReadOnly),
-    key("log.dirs", List, SameAs("log.dir"), NonEmpty("directory"), ReadOnly),
+    key("log.dirs", Str, SameAs("log.dir"), NonEmpty("directory"), ReadOnly),
     log("log.flush.interval.messages", Long, Value(LONG_MAX), "flush.messages", 1),
     log("log.flush.interval.ms", Long, Null, "flush.ms", 1),
     // Kafka writes the recovery points, log start offsets and high watermarks of all logs
@@ -317,15 +317,15 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.jaas.config", Password, Null, Any, PerBroker),
     key("sasl.kerberos.service.name", Str, Null, Any, PerBroker),
     key("sasl.mechanism.inter.broker.protocol", Str, Value("GSSAPI"), Any, PerBroker),
-    key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerBroker),
+    key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerListener),
     // Kafka's default is null (no audience checked), not an empty list.
-    key("sasl.oauthbearer.expected.audience", List, Null, Any, PerBroker),
-    key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerBroker),
-    key("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Value("3600000"), AtLeast(0), PerBroker),
-    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerBroker),
-    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Value("100"), AtLeast(0), PerBroker),
-    key("sasl.oauthbearer.jwks.endpoint.url", Str, Null, Any, PerBroker),
-    key("sasl.oauthbearer.sub.claim.name", Str, Value("sub"), Any, PerBroker),
+    key("sasl.oauthbearer.expected.audience", List, Null, Any, PerListener),
+    key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerListener),
+    key("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Value("3600000"), AtLeast(0), PerListener),
+    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerListener),
+    key("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Value("100"), AtLeast(0), PerListener),
+    key("sasl.oauthbearer.jwks.endpoint.url", Str, Null, Any, PerListener),
+    key("sasl.oauthbearer.sub.claim.name", Str, Value("sub"), Any, PerListener),
     key("sasl.server.callback.handler.class", Class, Null, Any, ReadOnly),
     // Kafka's cap on a frame before authentication (CVE-2022-34917).
     key("sasl.server.max.receive.size", Int, Value("524288"), AtLeast(64), ReadOnly),

@@ -70,6 +70,9 @@ pub enum Update {
     ReadOnly,
     PerBroker,
     ClusterWide,
+    /// Changed only under a listener prefix (`listener.name.<l>.<key>`), per broker; the
+    /// key itself is not dynamic, and Kafka describes it read-only.
+    PerListener,
 }
 
 /// A broker key that sets the broker-wide default of a topic key: broker value × `unit` =
@@ -99,9 +102,10 @@ impl ConfigKey {
         self.ty == Type::Password
     }
 
+    /// As DescribeConfigs shows the key: not dynamic by its own name.
     #[must_use]
     pub fn read_only(&self) -> bool {
-        self.update == Update::ReadOnly
+        matches!(self.update, Update::ReadOnly | Update::PerListener)
     }
 }
 

@@ -96,7 +96,8 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
                     ))
                 }
             }
-            Check::NonEmpty(what) if v.is_empty() => Err(format!("no {what} given")),
+            // A STRING Kafka splits at commas itself (`log.dirs`) needs an item.
+            Check::NonEmpty(what) if list_items(v).is_empty() => Err(format!("no {what} given")),
             // Passwords are kept exactly as given.
             _ if key.ty == Type::Password => Ok(value.to_string()),
             _ => Ok(v.to_string()),
