@@ -359,6 +359,7 @@ impl ConsumerGroup {
             subscription: Subscription {
                 names: Vec::new(),
                 regex: None,
+                resolved: None,
             },
             server_assignor: None,
             progress: Progress::joining(),

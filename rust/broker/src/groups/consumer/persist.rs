@@ -395,6 +395,7 @@ fn member_from(
         subscription: Subscription {
             names: metadata.subscribed_topic_names.clone(),
             regex,
+            resolved: None,
         },
         server_assignor: metadata.server_assignor.clone(),
         progress,

@@ -218,6 +218,7 @@ impl Group {
                 subscription: Subscription {
                     names: subscription.topics,
                     regex: None,
+                    resolved: None,
                 },
                 server_assignor: None,
                 progress: Progress {
