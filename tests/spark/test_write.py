@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import Row
 
-from tests.spark.helpers import create_topic
+from tests.spark.helpers import create_topic, raw_batches
 
 
 def read_topic(spark, bootstrap: str, topic: str):  # type: ignore[no-untyped-def]
@@ -89,33 +89,6 @@ def test_streaming_write_with_topic_column(spark, kafkalite_broker, tmp_path) ->
     )
 
 
-def _raw_batches(bootstrap: str, topic: str, partition: int) -> list[tuple[int, int, int, int]]:
-    """(bytes, producer id, base sequence, records) of every batch in the partition."""
-    from kafkalite import _core
-
-    out = []
-    with _core.KafkaClient(bootstrap) as client:
-        offset = 0
-        while True:
-            data = bytes(client.fetch(topic, partition, offset, 1 << 20).records)
-            if not data:
-                return out
-            at = 0
-            while at + 61 <= len(data):
-                size = 12 + int.from_bytes(data[at + 8 : at + 12], "big")
-                header = data[at : at + 61]
-                out.append(
-                    (
-                        size,
-                        int.from_bytes(header[43:51], "big", signed=True),
-                        int.from_bytes(header[53:57], "big", signed=True),
-                        int.from_bytes(header[57:61], "big"),
-                    )
-                )
-                offset = int.from_bytes(header[0:8], "big") + out[-1][3]
-                at += size
-
-
 def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_broker) -> None:
     """Many batches per partition per Arrow batch, sent a round at a time from the task's
     sending thread: each within batch.size, each producer's sequences gapless (the broker
@@ -132,7 +105,7 @@ def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_
 
     producers: set[int] = set()
     for partition in (0, 1):
-        batches = _raw_batches(bootstrap, "small-batches", partition)
+        batches = raw_batches(bootstrap, "small-batches", partition)
         assert len(batches) > 50
         assert max(size for size, _, _, _ in batches) <= 4096
         next_sequence: dict[int, int] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkalite.spark import jvm_sink
 from kafkalite.spark.source import KafkaliteDataSource
 
 if TYPE_CHECKING:
@@ -29,11 +30,14 @@ ARROW_BATCH_BYTES_UNCHECKED = str(2**31 - 1)
 
 
 def register(spark: SparkSession) -> None:
-    """Make `format("kafkalite")` available in `spark` (readers, streams and writers).
-    Unless the session sets spark.sql.execution.arrow.maxBytesPerBatch itself, sets it to
-    2147483647, which turns off Spark's per-row size check of Arrow batches for Python data
-    sources (and Arrow UDFs) of this session."""
+    """Make `format("kafkalite")` available in `spark` (readers, streams and writers), and
+    `format("kafkalite-jvm")` (batch writes without a Python worker) when
+    scripts/build-spark-jvm.sh has built it. Unless the session sets
+    spark.sql.execution.arrow.maxBytesPerBatch itself, sets it to 2147483647, which turns
+    off Spark's per-row size check of Arrow batches for Python data sources (and Arrow
+    UDFs) of this session."""
     spark.dataSource.register(KafkaliteDataSource)
+    jvm_sink.attach(spark)
     if spark.conf.get(ARROW_BATCH_BYTES_KEY, None) is None:
         spark.conf.set(ARROW_BATCH_BYTES_KEY, ARROW_BATCH_BYTES_UNCHECKED)
 
