@@ -14,7 +14,7 @@ use kafkalite_core::records::{Compression, HeaderRef};
 
 use crate::error::SinkError;
 use crate::rows::Rows;
-use crate::sender::Sender;
+use crate::sender::{Sender, Spare};
 
 /// How long a topic may take to appear in metadata (just created, leader elected).
 const TOPIC_WAIT: Duration = Duration::from_secs(10);
@@ -50,6 +50,8 @@ pub struct TaskProducer {
     /// partitioner moves on each batch).
     sticky: i32,
     sender: Sender,
+    /// Buffers of sent batches, built in again.
+    spare: Spare,
     /// The buffer the JVM writes rows into; its address is handed to Java.
     pub chunk: Vec<u8>,
 }
@@ -88,7 +90,16 @@ impl TaskProducer {
             None
         };
         let client = Arc::new(Mutex::new(client));
-        let sender = Sender::start(Arc::clone(&client), settings.acks);
+        let spare = Spare::default();
+        // A batch outgrows batch.size only by one record bigger than it: keep buffers up
+        // to twice that.
+        let buffer_bytes_max = 2 * settings.batch_bytes.max(1 << 16);
+        let sender = Sender::start(
+            Arc::clone(&client),
+            settings.acks,
+            spare.clone(),
+            buffer_bytes_max,
+        );
         Ok(TaskProducer {
             settings,
             client,
@@ -96,6 +107,7 @@ impl TaskProducer {
             topics: HashMap::new(),
             sticky: sticky & i32::MAX,
             sender,
+            spare,
             chunk: vec![0; chunk_bytes],
         })
     }
@@ -126,7 +138,7 @@ impl TaskProducer {
             self.sticky,
         )
         // A chunk's rows fit in about the chunk's size: reserve no more than may be used.
-        .with_buffers(Vec::new(), len + 4096);
+        .with_buffers(self.spare.take(), len + 4096);
         self.sticky = self.sticky.wrapping_add(1) & i32::MAX;
         let timestamp = kafkalite_core::storage::clock::now_ms();
         let mut rows = Rows::new(&self.chunk[..len]);
@@ -141,9 +153,10 @@ impl TaskProducer {
                 .add(timestamp, row.partition, row.key, row.value, &headers)
                 .map_err(|e| SinkError::new(format!("encoding a record for {topic}: {e}")))?;
         }
-        let (batches, _) = batcher
+        let (batches, unused) = batcher
             .finish()
             .map_err(|e| SinkError::new(format!("encoding records for {topic}: {e}")))?;
+        self.spare.restore(unused);
         if self.producer.is_some() {
             for (partition, _, records) in &batches {
                 let next = state.sequences.entry(*partition).or_insert(0);

@@ -1,6 +1,7 @@
 package kafkalite.spark;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
@@ -39,6 +40,9 @@ final class SinkDataWriter implements DataWriter<InternalRow> {
   private Object valueBase;
   private long valueOffset;
   private int valueLength;
+  private Object sliceBase;
+  private long sliceOffset;
+  private int sliceLength;
 
   SinkDataWriter(SinkOptions options, SinkSchema columns, int partitionId) {
     this.options = options;
@@ -80,10 +84,10 @@ final class SinkDataWriter implements DataWriter<InternalRow> {
         keyOffset = key.getBaseOffset();
         keyLength = key.numBytes();
       } else {
-        byte[] key = row.getBinary(columns.key);
-        keyBase = key;
-        keyOffset = Platform.BYTE_ARRAY_OFFSET;
-        keyLength = key.length;
+        binaryAt(row, columns.key);
+        keyBase = sliceBase;
+        keyOffset = sliceOffset;
+        keyLength = sliceLength;
       }
     }
     valueLength = -1;
@@ -94,10 +98,10 @@ final class SinkDataWriter implements DataWriter<InternalRow> {
         valueOffset = value.getBaseOffset();
         valueLength = value.numBytes();
       } else {
-        byte[] value = row.getBinary(columns.value);
-        valueBase = value;
-        valueOffset = Platform.BYTE_ARRAY_OFFSET;
-        valueLength = value.length;
+        binaryAt(row, columns.value);
+        valueBase = sliceBase;
+        valueOffset = sliceOffset;
+        valueLength = sliceLength;
       }
     }
     ArrayData headers =
@@ -115,6 +119,28 @@ final class SinkDataWriter implements DataWriter<InternalRow> {
     used = (int) (at - address);
     keyBase = null;
     valueBase = null;
+    sliceBase = null;
+  }
+
+  /**
+   * Where a binary field's bytes are, into the slice fields. In an UnsafeRow (what Spark's
+   * operators hand a writer) that is inside the row, read as UnsafeRow.getBinary reads
+   * it (offset in the high 32 bits of the field, length in the low) but without copying
+   * them into a new array per row; other rows copy.
+   */
+  private void binaryAt(InternalRow row, int ordinal) {
+    if (row instanceof UnsafeRow) {
+      UnsafeRow unsafe = (UnsafeRow) row;
+      long offsetAndSize = unsafe.getLong(ordinal);
+      sliceBase = unsafe.getBaseObject();
+      sliceOffset = unsafe.getBaseOffset() + (int) (offsetAndSize >> 32);
+      sliceLength = (int) offsetAndSize;
+    } else {
+      byte[] bytes = row.getBinary(ordinal);
+      sliceBase = bytes;
+      sliceOffset = Platform.BYTE_ARRAY_OFFSET;
+      sliceLength = bytes.length;
+    }
   }
 
   /** With a topic column: rows of another topic than the buffer's send the buffer first. */
