@@ -1,5 +1,7 @@
-"""The JVM writer, format("kafkalite-jvm"): rows go from Spark's JVM to the Rust producer
-over JNI. Each test writes through a real broker and reads back what it wrote."""
+"""The JVM writer: rows go from Spark's JVM to the Rust producer over JNI. With its jar on
+the session (register() puts it there), format("kafkalite") batch writes are its; the
+tests write through that name, and through `kafkalite-jvm` (the writer alone), to a real
+broker and read back what they wrote."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pyspark.sql import Row
 from kafkalite.spark import jvm_sink
 from tests.spark.helpers import create_topic, raw_batches
 
-FORMAT = jvm_sink.FORMAT
+FORMAT = "kafkalite"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -174,7 +176,12 @@ def test_a_refused_batch_fails_the_write_with_the_brokers_code_and_name(
     ("schema", "row", "options", "error"),
     [
         ("key string", ("k",), {}, "needs a 'value' column"),
-        ("value string", ("v",), {"kafka.acks": "2"}, "kafka.acks: must be all, -1, 0 or 1, got '2'"),
+        (
+            "value string",
+            ("v",),
+            {"kafka.acks": "2"},
+            "kafka.acks: must be all, -1, 0 or 1, got '2'",
+        ),
         (
             "value string",
             ("v",),
@@ -206,3 +213,31 @@ def test_bad_options_and_columns_fail_naming_the_value(
 
 def test_register_puts_the_jvm_writer_on_the_session(spark) -> None:
     assert spark.conf.get(jvm_sink.LIBRARY_CONF) == str(jvm_sink.LIBRARY)
+
+
+def test_kafkalite_routes_batch_writes_to_the_jvm_and_the_rest_to_python(
+    spark, kafkalite_broker
+) -> None:
+    """The same bad row through the three names: the JVM writer and the Python one word
+    the refusal differently, so each message shows which writer ran."""
+    bootstrap = kafkalite_broker.bootstrap_servers
+    create_topic(bootstrap, "jvm-routing", 2)
+    bad = spark.createDataFrame([("v", -3)], "value string, partition int")
+    jvm, python = ": partitions are numbered from 0", " (the topic has 2)"
+    for fmt, wording in (
+        ("kafkalite", jvm),
+        (jvm_sink.FORMAT, jvm),
+        (jvm_sink.PYTHON_FORMAT, python),
+    ):
+        with pytest.raises(Exception, match=re.escape(f"partition -3 does not exist{wording}")):
+            bad.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option(
+                "topic", "jvm-routing"
+            ).mode("append").save()
+    good = spark.createDataFrame([(f"v{i}",) for i in range(50)], "value string")
+    write(good, bootstrap, {"topic": "jvm-routing"})
+    good.write.format(jvm_sink.FORMAT).option("kafka.bootstrap.servers", bootstrap).option(
+        "topic", "jvm-routing"
+    ).mode("append").save()
+    # Reads through format("kafkalite") are the Python source's, handed over by the jar.
+    values = sorted(bytes(r.value).decode() for r in read_back(spark, bootstrap, "jvm-routing"))
+    assert values == sorted([f"v{i}" for i in range(50)] * 2)

@@ -1,10 +1,13 @@
-"""The sink: a DataFrame written to a topic reads back the same, in batch and streaming."""
+"""The Python sink: a DataFrame written to a topic reads back the same, in batch and
+streaming. Batch writes name it `kafkalite-python`: with the JVM writer built,
+format("kafkalite") batch writes go to that one (tests/spark/test_jvm_write.py)."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import Row
 
+from kafkalite.spark.jvm_sink import PYTHON_FORMAT as PYTHON_WRITER
 from tests.spark.helpers import create_topic, raw_batches
 
 
@@ -34,7 +37,7 @@ def test_batch_write_round_trip(spark, kafkalite_broker) -> None:
         rows,
         "key string, value binary, partition int, headers array<struct<key:string,value:binary>>",
     )
-    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+    df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
         "topic", "out"
     ).mode("append").save()
 
@@ -99,7 +102,7 @@ def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_
     df = spark.range(rows, numPartitions=2).selectExpr(
         "CAST(id % 100 AS STRING) AS key", "CONCAT('value-', CAST(id AS STRING)) AS value"
     )
-    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+    df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
         "topic", "small-batches"
     ).option("kafka.batch.size", "4096").mode("append").save()
 
@@ -125,7 +128,7 @@ def test_a_refused_batch_fails_the_write_with_the_brokers_code(spark, kafkalite_
     create_topic(bootstrap, "tiny-messages", 1, {"max.message.bytes": "2000"})
     df = spark.createDataFrame([("v" * 100,)] * 200, "value string")
     with pytest.raises(Exception, match="error code 10"):  # MESSAGE_TOO_LARGE
-        df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+        df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
             "topic", "tiny-messages"
         ).mode("append").save()
 
@@ -145,7 +148,7 @@ def test_register_turns_off_sparks_per_row_arrow_size_check_unless_set(spark) ->
 def test_sink_without_value_column_is_refused(spark, kafkalite_broker) -> None:
     df = spark.createDataFrame([("k",)], "key string")
     with pytest.raises(Exception, match="'value' column"):
-        df.write.format("kafkalite").option(
+        df.write.format(PYTHON_WRITER).option(
             "kafka.bootstrap.servers", kafkalite_broker.bootstrap_servers
         ).option("topic", "x").mode("append").save()
 

@@ -1,7 +1,10 @@
-"""kafkalite's JVM writer, `format("kafkalite-jvm")`: a DataSource V2 writer in the Spark
-JVM (spark/jvm) that copies each row's bytes into a buffer of the Rust producer
-(rust/spark-jni) and hands it over a chunk at a time over JNI. No Python worker sits in
-between, so Spark does not convert rows to Arrow for one: the Python writer's floor.
+"""kafkalite's JVM writer: a DataSource V2 writer in the Spark JVM (spark/jvm) that copies
+each row's bytes into a buffer of the Rust producer (rust/spark-jni) and hands it over a
+chunk at a time over JNI. No Python worker sits in between, so Spark does not convert rows
+to Arrow for one: the Python writer's floor. With the jar on the session,
+`format("kafkalite")` batch writes go to it (the jar's provider hands reads and streaming
+writes to the Python data source, registered as `kafkalite-python`);
+`format("kafkalite-jvm")` is the writer alone.
 
 Both files are built by scripts/build-spark-jvm.sh into this package's `jvm/` folder (a
 wheel built afterwards ships them); `register()` puts the jar on the session when they are
@@ -15,8 +18,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: The format name of the JVM writer (batch writes only).
+#: The format name of the JVM writer alone (batch writes only).
 FORMAT = "kafkalite-jvm"
+#: The format name of the Python data source alone.
+PYTHON_FORMAT = "kafkalite-python"
 JVM_DIR = Path(__file__).parent / "jvm"
 JAR = JVM_DIR / "kafkalite-spark.jar"
 LIBRARY = JVM_DIR / "libkafkalite_spark_jni.so"
@@ -41,4 +46,4 @@ def attach(spark: SparkSession) -> bool:
     return True
 
 
-__all__ = ["FORMAT", "JAR", "LIBRARY", "LIBRARY_CONF", "attach", "built"]
+__all__ = ["FORMAT", "JAR", "LIBRARY", "LIBRARY_CONF", "PYTHON_FORMAT", "attach", "built"]
