@@ -5,7 +5,8 @@
 //! in order.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -78,6 +79,8 @@ pub struct Sender {
     thread: Option<JoinHandle<Outcome>>,
     /// Set by the thread at its first failure, so `send` fails fast.
     failure: Arc<Mutex<Option<SinkError>>>,
+    /// Set when the task gives up (Spark aborts it): what is still queued is dropped.
+    abandoned: Arc<AtomicBool>,
 }
 
 impl Sender {
@@ -91,15 +94,22 @@ impl Sender {
     ) -> Sender {
         let (items, queue) = mpsc::sync_channel(QUEUED_MAX);
         let failure = Arc::new(Mutex::new(None));
-        let seen = Arc::clone(&failure);
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let (seen, given_up) = (Arc::clone(&failure), Arc::clone(&abandoned));
         let thread = thread::Builder::new()
             .name("kafkalite-sink-send".into())
-            .spawn(move || run(&client, acks, &queue, &seen, &spare, buffer_bytes_max))
+            .spawn(move || {
+                let queue = queue
+                    .iter()
+                    .take_while(|_| !given_up.load(Ordering::Relaxed));
+                run(&client, acks, queue, &seen, &spare, buffer_bytes_max)
+            })
             .expect("spawning the sink's sending thread");
         Sender {
             items: Some(items),
             thread: Some(thread),
             failure,
+            abandoned,
         }
     }
 
@@ -136,8 +146,11 @@ impl Sender {
 }
 
 impl Drop for Sender {
+    /// Dropped without `finish` (the task failed or was aborted): send nothing more than
+    /// the item in flight, and wait for the thread, which uses the client.
     fn drop(&mut self) {
         if self.thread.is_some() {
+            self.abandoned.store(true, Ordering::Relaxed);
             let _ = self.finish();
         }
     }
@@ -146,7 +159,7 @@ impl Drop for Sender {
 fn run(
     client: &Mutex<BlockingClient>,
     acks: i16,
-    queue: &Receiver<Item>,
+    queue: impl Iterator<Item = Item>,
     failure: &Mutex<Option<SinkError>>,
     spare: &Spare,
     buffer_bytes_max: usize,
