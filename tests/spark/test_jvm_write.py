@@ -162,6 +162,31 @@ def test_batches_keep_to_batch_size_with_gapless_sequences_per_producer(
     assert len(values) == rows and set(values) == {f"value-{i}" for i in range(rows)}
 
 
+def test_rows_over_many_chunks_and_a_row_bigger_than_a_chunk_are_each_written_once(
+    spark, kafkalite_broker
+) -> None:
+    """A task hands its rows over 4 MiB at a time; a row bigger than that grows the buffer."""
+    bootstrap = kafkalite_broker.bootstrap_servers
+    create_topic(bootstrap, "jvm-chunks", 2, {"max.message.bytes": str(8 << 20)})
+    df = spark.range(100_000, numPartitions=2).selectExpr(
+        "CAST(id AS STRING) AS key",
+        "CAST(CONCAT(repeat('x', 90), CAST(id AS STRING)) AS BINARY) AS value",
+    )
+    big = spark.createDataFrame([("big", b"y" * (5 << 20))], "key string, value binary")
+    write(df.unionByName(big), bootstrap, {"topic": "jvm-chunks"})
+    back = (
+        spark.read.format("kafkalite")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", "jvm-chunks")
+        .load()
+        .selectExpr("CAST(key AS STRING) AS k", "length(value) AS n")
+        .collect()
+    )
+    assert len(back) == 100_001
+    assert sorted(r.k for r in back if r.k != "big") == sorted(str(i) for i in range(100_000))
+    assert [r.n for r in back if r.k == "big"] == [5 << 20]
+
+
 def test_a_refused_batch_fails_the_write_with_the_brokers_code_and_name(
     spark, kafkalite_broker
 ) -> None:
