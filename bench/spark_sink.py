@@ -70,7 +70,8 @@ def floor_sink() -> type:
 
 
 LABELS = {
-    "kafkalite": "kafkalite sink",
+    "kafkalite": "kafkalite sink\n(JVM writer)",
+    "kafkalite_python": "kafkalite sink\n(Python writer)",
     "spark_kafka": "Spark's Kafka sink\n(same producer settings)",
     "spark_kafka_defaults": "Spark's Kafka sink\n(its defaults)",
     "python_sink_floor": "Python sink floor",
@@ -131,7 +132,18 @@ def main() -> None:
     from kafkalite import Broker
 
     spark, unavailable = start_spark("kafkalite-spark-sink-bench", args.master, say)
-    formats: dict[str, tuple[str, dict[str, str]]] = {"kafkalite": ("kafkalite", SAME_PRODUCER)}
+    from kafkalite.spark import jvm_sink
+
+    # `kafkalite` is format("kafkalite"): the JVM writer when scripts/build-spark-jvm.sh
+    # has built it, the Python writer otherwise; with both, the Python writer is timed as
+    # `kafkalite_python`.
+    formats: dict[str, tuple[str, dict[str, str]]] = {}
+    if jvm_sink.built():
+        formats["kafkalite"] = ("kafkalite", SAME_PRODUCER)
+        formats["kafkalite_python"] = (jvm_sink.PYTHON_FORMAT, SAME_PRODUCER)
+    else:
+        say("the JVM writer is not built (scripts/build-spark-jvm.sh): timing the Python one")
+        formats["kafkalite"] = ("kafkalite", SAME_PRODUCER)
     if unavailable is None:
         formats["spark_kafka"] = ("kafka", SAME_PRODUCER)
         formats["spark_kafka_defaults"] = ("kafka", {"kafka.acks": "all"})
@@ -182,6 +194,7 @@ def main() -> None:
             "partitions": args.partitions,
             "value_bytes": args.value_bytes,
             "runs": runs,
+            "kafkalite_writer": "jvm" if "kafkalite_python" in formats else "python",
             "producer_settings": {k.removeprefix("kafka."): v for k, v in SAME_PRODUCER.items()},
             "arrow_max_bytes_per_batch": spark.conf.get(
                 "spark.sql.execution.arrow.maxBytesPerBatch"
@@ -210,6 +223,9 @@ def main() -> None:
                     against="spark_kafka_defaults",
                 )
             )
+        if "kafkalite_python" in seconds and "spark_kafka" in seconds:
+            python = ratios("write", seconds["kafkalite_python"], seconds["spark_kafka"])
+            result.update({f"python_writer_{k}": v for k, v in python.items()})
         if "python_sink_floor" in seconds:
             result["kafkalite_vs_floor"] = round(
                 statistics.median(seconds["python_sink_floor"])

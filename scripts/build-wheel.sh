@@ -27,6 +27,18 @@ if [ -z "$maturin" ]; then
   maturin="$scratch/venv/bin/maturin"
 fi
 
+# The JVM Spark writer (jar + JNI library) goes into the wheel when this machine can build
+# it (a JDK and PySpark, whose jars are its compile classpath); pyproject.toml includes the
+# files.
+python=${PYTHON:-python3}
+if command -v javac >/dev/null 2>&1 && "$python" -c 'import pyspark' >/dev/null 2>&1; then
+  echo "== building the JVM Spark writer (scripts/build-spark-jvm.sh)"
+  PYTHON="$python" scripts/build-spark-jvm.sh
+else
+  echo "== no JDK or no pyspark for $python: the wheel gets no JVM Spark writer (format(\"kafkalite\") writes through Python)" >&2
+  rm -f python/kafkalite/spark/jvm/kafkalite-spark.jar python/kafkalite/spark/jvm/libkafkalite_spark_jni.so
+fi
+
 echo "== building the wheel (release build of the Rust extension; the first takes minutes)"
 started=$(date +%s)
 "$maturin" build --release --out dist

@@ -26,7 +26,8 @@ cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
 
 # Debian packages: what building needs (a C compiler for zstd-sys, CA certificates for
 # cargo and pip, Python with venv), then what tests and benches run (Java runs Spark and
-# Apache Kafka; Maven fetches Spark's Kafka connector).
+# Apache Kafka, and the JDK's javac builds kafkalite's JVM Spark writer; Maven fetches
+# Spark's Kafka connector).
 build_debs=()
 command -v cc >/dev/null 2>&1 || build_debs+=(build-essential)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || build_debs+=(ca-certificates)
@@ -38,7 +39,7 @@ elif [ "$(command -v python3)" = /usr/bin/python3 ] && command -v dpkg-query >/d
   build_debs+=(python3-venv)
 fi
 tool_debs=()
-for tool in fio:fio kcat:kcat iperf3:iperf3 java:openjdk-17-jre-headless mvn:maven; do
+for tool in fio:fio kcat:kcat iperf3:iperf3 java:openjdk-17-jre-headless javac:openjdk-17-jdk-headless mvn:maven; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || tool_debs+=("${tool##*:}")
 done
 # ZooKeeper runs the multi-broker tests (kafkalite.controller.zookeeper starts a private
@@ -90,6 +91,12 @@ python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 # release profile's fat LTO): a build without LTO takes minutes less.
 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   python -m pip install -q --disable-pip-version-check ".[dev]"
+# The JVM Spark writer's JNI library, in the profile the extension was just built in (so
+# it reuses those crates), before the background cargo stage takes the target dir's lock;
+# its jar once the JDK is installed (below).
+say "JVM Spark writer: JNI library"
+CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 PYTHON=python \
+  scripts/build-spark-jvm.sh lib
 
 # The cargo stage's compiles (clippy, and a debug build of some twenty test binaries) run
 # beside pytest at idle CPU priority: the broker tests spend most of their time waiting on
@@ -120,6 +127,8 @@ if [ -n "$tools_pid" ]; then
   say "waiting for the Debian tools' install"
   wait "$tools_pid" || { cat "$tools_log"; die "installing ${tool_debs[*]} failed (above)"; }
 fi
+say "JVM Spark writer: jar"
+PYTHON=python scripts/build-spark-jvm.sh jar
 
 say "pytest (io engine: default)"
 python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests

@@ -66,3 +66,30 @@ def produce(
     assert not failures, failures[:3]
     assert len(out.records) == len(rows)
     return out
+
+
+def raw_batches(bootstrap: str, topic: str, partition: int) -> list[tuple[int, int, int, int]]:
+    """(bytes, producer id, base sequence, records) of every batch in the partition."""
+    from kafkalite import _core
+
+    out = []
+    with _core.KafkaClient(bootstrap) as client:
+        offset = 0
+        while True:
+            data = bytes(client.fetch(topic, partition, offset, 1 << 20).records)
+            if not data:
+                return out
+            at = 0
+            while at + 61 <= len(data):
+                size = 12 + int.from_bytes(data[at + 8 : at + 12], "big")
+                header = data[at : at + 61]
+                out.append(
+                    (
+                        size,
+                        int.from_bytes(header[43:51], "big", signed=True),
+                        int.from_bytes(header[53:57], "big", signed=True),
+                        int.from_bytes(header[57:61], "big"),
+                    )
+                )
+                offset = int.from_bytes(header[0:8], "big") + out[-1][3]
+                at += size

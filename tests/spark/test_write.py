@@ -1,11 +1,14 @@
-"""The sink: a DataFrame written to a topic reads back the same, in batch and streaming."""
+"""The Python sink: a DataFrame written to a topic reads back the same, in batch and
+streaming. Batch writes name it `kafkalite-python`: with the JVM writer built,
+format("kafkalite") batch writes go to that one (tests/spark/test_jvm_write.py)."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import Row
 
-from tests.spark.helpers import create_topic
+from kafkalite.spark.jvm_sink import PYTHON_FORMAT as PYTHON_WRITER
+from tests.spark.helpers import create_topic, raw_batches
 
 
 def read_topic(spark, bootstrap: str, topic: str):  # type: ignore[no-untyped-def]
@@ -34,7 +37,7 @@ def test_batch_write_round_trip(spark, kafkalite_broker) -> None:
         rows,
         "key string, value binary, partition int, headers array<struct<key:string,value:binary>>",
     )
-    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+    df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
         "topic", "out"
     ).mode("append").save()
 
@@ -89,33 +92,6 @@ def test_streaming_write_with_topic_column(spark, kafkalite_broker, tmp_path) ->
     )
 
 
-def _raw_batches(bootstrap: str, topic: str, partition: int) -> list[tuple[int, int, int, int]]:
-    """(bytes, producer id, base sequence, records) of every batch in the partition."""
-    from kafkalite import _core
-
-    out = []
-    with _core.KafkaClient(bootstrap) as client:
-        offset = 0
-        while True:
-            data = bytes(client.fetch(topic, partition, offset, 1 << 20).records)
-            if not data:
-                return out
-            at = 0
-            while at + 61 <= len(data):
-                size = 12 + int.from_bytes(data[at + 8 : at + 12], "big")
-                header = data[at : at + 61]
-                out.append(
-                    (
-                        size,
-                        int.from_bytes(header[43:51], "big", signed=True),
-                        int.from_bytes(header[53:57], "big", signed=True),
-                        int.from_bytes(header[57:61], "big"),
-                    )
-                )
-                offset = int.from_bytes(header[0:8], "big") + out[-1][3]
-                at += size
-
-
 def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_broker) -> None:
     """Many batches per partition per Arrow batch, sent a round at a time from the task's
     sending thread: each within batch.size, each producer's sequences gapless (the broker
@@ -126,13 +102,13 @@ def test_batches_keep_to_batch_size_with_consecutive_sequences(spark, kafkalite_
     df = spark.range(rows, numPartitions=2).selectExpr(
         "CAST(id % 100 AS STRING) AS key", "CONCAT('value-', CAST(id AS STRING)) AS value"
     )
-    df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+    df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
         "topic", "small-batches"
     ).option("kafka.batch.size", "4096").mode("append").save()
 
     producers: set[int] = set()
     for partition in (0, 1):
-        batches = _raw_batches(bootstrap, "small-batches", partition)
+        batches = raw_batches(bootstrap, "small-batches", partition)
         assert len(batches) > 50
         assert max(size for size, _, _, _ in batches) <= 4096
         next_sequence: dict[int, int] = {}
@@ -152,7 +128,7 @@ def test_a_refused_batch_fails_the_write_with_the_brokers_code(spark, kafkalite_
     create_topic(bootstrap, "tiny-messages", 1, {"max.message.bytes": "2000"})
     df = spark.createDataFrame([("v" * 100,)] * 200, "value string")
     with pytest.raises(Exception, match="error code 10"):  # MESSAGE_TOO_LARGE
-        df.write.format("kafkalite").option("kafka.bootstrap.servers", bootstrap).option(
+        df.write.format(PYTHON_WRITER).option("kafka.bootstrap.servers", bootstrap).option(
             "topic", "tiny-messages"
         ).mode("append").save()
 
@@ -172,7 +148,7 @@ def test_register_turns_off_sparks_per_row_arrow_size_check_unless_set(spark) ->
 def test_sink_without_value_column_is_refused(spark, kafkalite_broker) -> None:
     df = spark.createDataFrame([("k",)], "key string")
     with pytest.raises(Exception, match="'value' column"):
-        df.write.format("kafkalite").option(
+        df.write.format(PYTHON_WRITER).option(
             "kafka.bootstrap.servers", kafkalite_broker.bootstrap_servers
         ).option("topic", "x").mode("append").save()
 

@@ -55,3 +55,14 @@ class KafkaliteDataSource(DataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         return StreamWriter(dict(self.options), schema)
+
+
+class KafkalitePythonDataSource(KafkaliteDataSource):
+    """The same source under the name `kafkalite-python`: with the JVM writer's jar on the
+    session, `format("kafkalite")` is the jar's provider (batch writes in the JVM), which
+    hands reads and streaming writes to this one (Spark refuses a JVM and a Python source
+    under one name)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkalite-python"
