@@ -240,9 +240,8 @@ pub const RULES: &[Rule] = &[
         "deleted-acl-order",
         Some("DeleteAcls"),
         "matching_acls",
-        SortBy("resource_type"),
-        "Kafka lists the ACLs a filter deleted in hash order (the scripts' differ in \
-         resource type)",
+        SortBy("resource_type,resource_name,pattern_type,principal,host,operation,permission_type"),
+        "Kafka lists the ACLs a filter deleted in hash order",
     ),
     rule(
         "log-dir-topic-order",
@@ -418,13 +417,20 @@ fn render(node: &Node) -> String {
     }
 }
 
+/// The item's value of `key`, or of each of its comma-separated fields, joined by `/`.
 fn sort_key(item: &Node, key: &str) -> String {
     match item {
-        Node::Record(fields) => fields
-            .iter()
-            .find(|(n, _)| n == key)
-            .map(|(_, v)| render(v))
-            .unwrap_or_default(),
+        Node::Record(fields) => key
+            .split(',')
+            .map(|k| {
+                fields
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| render(v))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("/"),
         other => render(other),
     }
 }

@@ -162,6 +162,8 @@ fn grant(s: &mut Session, kind: i8, name: &str, operation: i8) {
         .with_resource_name_filter(Some(text(name)))
         .with_pattern_type_filter(LITERAL)
         .with_principal_filter(Some(text(ALICE)))
+        // Any host: the default filter is the empty host, which matches no ACL.
+        .with_host_filter(None)
         .with_operation(operation)
         .with_permission_type(ALLOW);
     until_both(s, |s, side| {
@@ -181,6 +183,7 @@ fn revoke_all(s: &mut Session) {
         .with_resource_type_filter(ANY)
         .with_pattern_type_filter(ANY)
         .with_principal_filter(Some(text(ALICE)))
+        .with_host_filter(None)
         .with_operation(ANY)
         .with_permission_type(ANY);
     until_both(s, |s, side| {

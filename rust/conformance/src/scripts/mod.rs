@@ -155,6 +155,7 @@ pub fn with_fetch_ids(side: &Side, mut request: FetchRequest) -> FetchRequest {
 /// Ask both brokers (uncompared) until `ready` holds for each, or 10 s pass: Kafka applies
 /// an admin change (ACLs, quotas, credentials) through its controller, a moment after it
 /// answers the request that made it.
+#[track_caller]
 pub fn until_both(s: &mut Session, mut ready: impl FnMut(&mut Session, usize) -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::time::Instant::now() < deadline {
@@ -163,6 +164,11 @@ pub fn until_both(s: &mut Session, mut ready: impl FnMut(&mut Session, usize) ->
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    let waiting: Vec<usize> = (0..2).filter(|&side| !ready(s, side)).collect();
+    eprintln!(
+        "conformance: {}: gave up waiting 10 s for side(s) {waiting:?} (0 kafkalite, 1 kafka)",
+        std::panic::Location::caller()
+    );
 }
 
 /// Wait (uncompared) until both brokers name a leader for every partition of `name`:
