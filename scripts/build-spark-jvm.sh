@@ -19,6 +19,21 @@ case "$what" in all | lib | jar) ;; *) die "unknown part '$what': expected lib, 
 out=python/kafkalite/spark/jvm
 mkdir -p "$out"
 
+# Where `$python` imports kafkalite from, when that is not this checkout (a `pip install .`
+# copies the package, and what is built here afterwards must reach that copy too).
+installed_dir() {
+  "$python" -c 'import os, kafkalite; print(os.path.join(os.path.dirname(kafkalite.__file__), "spark", "jvm"))' 2>/dev/null || true
+}
+# Put `$1` (built in $out) where kafkalite is imported from, if elsewhere; by a rename.
+publish() {
+  local dir
+  dir=$(installed_dir)
+  [ -n "$dir" ] && [ "$(realpath -m "$dir")" != "$(realpath -m "$out")" ] || return 0
+  mkdir -p "$dir"
+  cp "$out/$1" "$dir/$1.new"
+  mv "$dir/$1.new" "$dir/$1"
+}
+
 if [ "$what" != jar ]; then
   command -v cargo >/dev/null 2>&1 || die "missing cargo: install Rust with rustup (https://rustup.rs)"
   cargo build --release -q -p kafkalite-spark-jni
@@ -26,6 +41,7 @@ if [ "$what" != jar ]; then
   # Replaced by a rename: a JVM that has the old file mapped keeps its copy.
   cp "$target_dir/release/libkafkalite_spark_jni.so" "$out/libkafkalite_spark_jni.so.new"
   mv "$out/libkafkalite_spark_jni.so.new" "$out/libkafkalite_spark_jni.so"
+  publish libkafkalite_spark_jni.so
 fi
 [ "$what" != lib ] || { echo "built $out/libkafkalite_spark_jni.so"; exit 0; }
 
@@ -45,4 +61,5 @@ javac --release 17 -Xlint:all,-serial,-options,-path -Werror -d "$classes" \
 cp -R spark/jvm/src/main/resources/. "$classes/"
 jar --create --file "$out/kafkalite-spark.jar.new" -C "$classes" .
 mv "$out/kafkalite-spark.jar.new" "$out/kafkalite-spark.jar"
+publish kafkalite-spark.jar
 echo "built $out/kafkalite-spark.jar"

@@ -91,13 +91,6 @@ python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 # release profile's fat LTO): a build without LTO takes minutes less.
 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   python -m pip install -q --disable-pip-version-check ".[dev]"
-# The JVM Spark writer's JNI library, in the profile the extension was just built in (so
-# it reuses those crates), before the background cargo stage takes the target dir's lock;
-# its jar once the JDK is installed (below).
-say "JVM Spark writer: JNI library"
-CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 PYTHON=python \
-  scripts/build-spark-jvm.sh lib
-
 # The cargo stage's compiles (clippy, and a debug build of some twenty test binaries) run
 # beside pytest at idle CPU priority: the broker tests spend most of their time waiting on
 # sockets and timers, so the compiles fill idle cores instead of adding minutes to CI. The
@@ -109,9 +102,14 @@ command -v chrt >/dev/null 2>&1 && idle=(chrt --idle 0)
 # here (line tables keep panics' file:line).
 export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
 export CARGO_PROFILE_TEST_DEBUG=line-tables-only
-say "cargo fmt / clippy / test build (core and broker crates), in the background: $cargo_log"
+say "JVM Spark writer's JNI library, cargo fmt / clippy / test build, in the background: $cargo_log"
 (
   set -e
+  # First, at normal priority (the Spark tests, late in pytest, need it), in the profile
+  # the extension was just built in, so it reuses those crates; its jar once the JDK is
+  # installed (below).
+  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 PYTHON=python \
+    scripts/build-spark-jvm.sh lib
   cargo fmt --all -- --check
   "${idle[@]}" cargo clippy --workspace --all-targets -q -- -D warnings
   "${idle[@]}" cargo test --workspace --exclude kafkalite-py -q --no-run

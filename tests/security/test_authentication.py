@@ -182,10 +182,14 @@ def test_wrong_password_or_unknown_user_fails_cleanly(
     err = confluent_auth_error(sasl_ssl(secure, mechanism, user, password))
     assert err.code() == KafkaError._AUTHENTICATION, err
     assert "Authentication failed" in err.str(), err.str()
+    # The broker logs from its own threads: the line may land a moment after the answer.
+    expected = "Failed authentication with /127.0.0.1 (listener SASL_SSL): Authentication failed"
     logged = capfd.readouterr().err
-    assert (
-        "Failed authentication with /127.0.0.1 (listener SASL_SSL): Authentication failed" in logged
-    )
+    deadline = time.monotonic() + 5
+    while expected not in logged and time.monotonic() < deadline:
+        time.sleep(0.1)
+        logged += capfd.readouterr().err
+    assert expected in logged, logged
 
 
 def test_scram_credentials_are_described_and_deleted(
