@@ -372,6 +372,27 @@ mod tests {
     }
 
     #[test]
+    fn listener_only_keys_change_under_a_listener_prefix_alone() {
+        // Kafka 4.1.1: not dynamic by their own name, reconfigured per listener (and, for
+        // re-authentication, per listener and mechanism).
+        for bare in [
+            "connections.max.reauth.ms",
+            "sasl.oauthbearer.jwks.endpoint.url",
+        ] {
+            let e = check(bare, "1", true).unwrap_err();
+            assert!(e.message.contains("dynamically"), "{bare}: {e:?}");
+            assert!(schema::broker_key(bare).unwrap().read_only(), "{bare}");
+        }
+        let per_mechanism = "listener.name.sasl_ssl.oauthbearer.connections.max.reauth.ms";
+        assert_eq!(check(per_mechanism, "60000", true).unwrap(), "60000");
+        assert!(applies_live(per_mechanism));
+        let url = "listener.name.sasl_ssl.sasl.oauthbearer.jwks.endpoint.url";
+        assert_eq!(check(url, "file:///k", true).unwrap(), "file:///k");
+        let e = check(per_mechanism, "60000", false).unwrap_err();
+        assert!(e.message.contains("default cluster level"), "{e:?}");
+    }
+
+    #[test]
     fn a_single_nodes_layers_survive_a_reopen_and_are_private() {
         let dir = tempfile::tempdir().unwrap();
         let store = DynamicStore::open(dir.path(), BTreeMap::new()).unwrap();
