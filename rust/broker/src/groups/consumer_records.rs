@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use super::consumer::member::ClassicMember;
 use super::consumer::Assignment;
+use super::records::Reader;
 
 pub const GROUP_EPOCH: i16 = 3;
 pub const MEMBER_METADATA: i16 = 5;
@@ -209,55 +210,10 @@ pub fn encode_value(value: &ConsumerValue) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Decoding
 
-struct Reader<'a>(&'a [u8]);
-
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let bytes = self.0.get(..n)?;
-        self.0 = &self.0[n..];
-        Some(bytes)
-    }
-    fn i16(&mut self) -> Option<i16> {
-        Some(i16::from_be_bytes(self.take(2)?.try_into().ok()?))
-    }
-    fn i32(&mut self) -> Option<i32> {
-        Some(i32::from_be_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_be_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn uvarint(&mut self) -> Option<u32> {
-        let mut value: u32 = 0;
-        for shift in (0..35).step_by(7) {
-            let b = *self.take(1)?.first()?;
-            value |= u32::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
-    /// A compact length (`None` inside: null), bounded by the bytes left.
-    fn len(&mut self) -> Option<Option<usize>> {
-        match self.uvarint()?.checked_sub(1) {
-            None => Some(None),
-            Some(n) => {
-                let n = n as usize;
-                (n <= self.0.len()).then_some(Some(n))
-            }
-        }
-    }
-    fn nullable_string(&mut self) -> Option<Option<String>> {
-        match self.len()? {
-            None => Some(None),
-            Some(n) => Some(Some(std::str::from_utf8(self.take(n)?).ok()?.to_string())),
-        }
-    }
-    fn string(&mut self) -> Option<String> {
-        self.nullable_string()?
-    }
-    fn bytes(&mut self) -> Option<Bytes> {
-        let n = self.len()??;
+    /// A compact bytes field that may not be null.
+    fn non_null_bytes(&mut self) -> Option<Bytes> {
+        let n = self.len(false)??;
         Some(Bytes::copy_from_slice(self.take(n)?))
     }
     fn classic_string(&mut self) -> Option<String> {
@@ -274,11 +230,11 @@ impl Reader<'_> {
         Some(())
     }
     fn partitions(&mut self) -> Option<Assignment> {
-        let count = self.len()??;
+        let count = self.len(false)??;
         let mut out = Assignment::new();
         for _ in 0..count {
             let topic = Uuid::from_slice(self.take(16)?).ok()?;
-            let n = self.len()??;
+            let n = self.len(false)??;
             let mut parts = BTreeSet::new();
             for _ in 0..n {
                 parts.insert(self.i32()?);
@@ -295,7 +251,7 @@ impl Reader<'_> {
 /// A consumer-group key (`None`: another kind of record, or malformed).
 #[must_use]
 pub fn decode_key(buf: &[u8]) -> Option<ConsumerKey> {
-    let mut r = Reader(buf);
+    let mut r = Reader::flexible(buf);
     let kind = r.i16()?;
     let per_member = match kind {
         GROUP_EPOCH | TARGET_EPOCH => false,
@@ -318,7 +274,7 @@ pub fn decode_key(buf: &[u8]) -> Option<ConsumerKey> {
 /// The value of a record of `kind` (`None`: malformed or of a version not known).
 #[must_use]
 pub fn decode_value(kind: i16, buf: &[u8]) -> Option<ConsumerValue> {
-    let mut r = Reader(buf);
+    let mut r = Reader::flexible(buf);
     if r.i16()? != 0 {
         return None;
     }
@@ -328,7 +284,7 @@ pub fn decode_value(kind: i16, buf: &[u8]) -> Option<ConsumerValue> {
             let mut metadata_hash = 0;
             r.tagged(|tag, data| {
                 if tag == 0 {
-                    metadata_hash = Reader(data).i64()?;
+                    metadata_hash = Reader::flexible(data).i64()?;
                 }
                 Some(())
             })?;
@@ -345,7 +301,7 @@ pub fn decode_value(kind: i16, buf: &[u8]) -> Option<ConsumerValue> {
                 client_host: r.string()?,
                 ..MemberValue::default()
             };
-            let count = r.len()??;
+            let count = r.len(false)??;
             for _ in 0..count {
                 m.subscribed_topic_names.push(r.string()?);
             }
@@ -394,16 +350,16 @@ pub fn decode_value(kind: i16, buf: &[u8]) -> Option<ConsumerValue> {
 
 /// The nullable `ClassicMemberMetadata` struct of tag 0: `Some(None)` for null.
 fn decode_classic(data: &[u8]) -> Option<Option<ClassicMember>> {
-    let mut r = Reader(data);
+    let mut r = Reader::flexible(data);
     if r.uvarint()? == 0 {
         return Some(None);
     }
     let session_timeout_ms = r.i32()?;
-    let count = r.len()??;
+    let count = r.len(false)??;
     let mut protocols = Vec::with_capacity(count);
     for _ in 0..count {
         let name = r.string()?;
-        let metadata = r.bytes()?;
+        let metadata = r.non_null_bytes()?;
         r.tagged(|_, _| Some(()))?;
         protocols.push((name, metadata));
     }

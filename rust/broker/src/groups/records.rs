@@ -168,12 +168,22 @@ pub fn encode_group_value(g: &GroupRecord) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Decoding
 
-struct Reader<'a> {
+/// Reads `__consumer_offsets` records: the classic ones here, the KIP-848 ones (always
+/// flexible) in `consumer_records`.
+pub(super) struct Reader<'a> {
     buf: &'a [u8],
     flexible: bool,
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of a flexible (compact-length) encoding from the first byte.
+    pub(super) fn flexible(buf: &'a [u8]) -> Reader<'a> {
+        Reader {
+            buf,
+            flexible: true,
+        }
+    }
+
     /// A value record's reader past its version (0-4; 4 is the flexible encoding).
     fn value(buf: &'a [u8]) -> Option<(Reader<'a>, i16)> {
         let mut r = Reader {
@@ -188,21 +198,21 @@ impl<'a> Reader<'a> {
         Some((r, version))
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let bytes = self.buf.get(..n)?;
         self.buf = &self.buf[n..];
         Some(bytes)
     }
-    fn i16(&mut self) -> Option<i16> {
+    pub(super) fn i16(&mut self) -> Option<i16> {
         Some(i16::from_be_bytes(self.take(2)?.try_into().ok()?))
     }
-    fn i32(&mut self) -> Option<i32> {
+    pub(super) fn i32(&mut self) -> Option<i32> {
         Some(i32::from_be_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn i64(&mut self) -> Option<i64> {
+    pub(super) fn i64(&mut self) -> Option<i64> {
         Some(i64::from_be_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn uvarint(&mut self) -> Option<u32> {
+    pub(super) fn uvarint(&mut self) -> Option<u32> {
         let mut value: u32 = 0;
         for shift in (0..35).step_by(7) {
             let b = *self.take(1)?.first()?;
@@ -214,10 +224,16 @@ impl<'a> Reader<'a> {
         None
     }
     /// Length of a string/bytes/array field; `None` inside: null.
-    fn len(&mut self, classic_i32: bool) -> Option<Option<usize>> {
+    pub(super) fn len(&mut self, classic_i32: bool) -> Option<Option<usize>> {
         if self.flexible {
-            let n = self.uvarint()?;
-            return Some(n.checked_sub(1).map(|n| n as usize));
+            // Bounded by the bytes left, before anything is allocated for it.
+            return match self.uvarint()?.checked_sub(1) {
+                None => Some(None),
+                Some(n) => {
+                    let n = n as usize;
+                    (n <= self.buf.len()).then_some(Some(n))
+                }
+            };
         }
         let n = if classic_i32 {
             self.i32()?
@@ -230,13 +246,13 @@ impl<'a> Reader<'a> {
             n => Some(Some(n as usize)),
         }
     }
-    fn nullable_string(&mut self) -> Option<Option<String>> {
+    pub(super) fn nullable_string(&mut self) -> Option<Option<String>> {
         match self.len(false)? {
             None => Some(None),
             Some(n) => Some(Some(std::str::from_utf8(self.take(n)?).ok()?.to_string())),
         }
     }
-    fn string(&mut self) -> Option<String> {
+    pub(super) fn string(&mut self) -> Option<String> {
         self.nullable_string()?
     }
     fn bytes(&mut self) -> Option<Bytes> {
