@@ -89,10 +89,19 @@ impl ReplicaProgress {
 
     /// The high watermark the ISR allows: the smallest log end over its members (`leader`
     /// has `leader_end`); `None` while some member's log end is unknown.
+    ///
+    /// A member a pending proposal adds counts from the moment it is proposed (Kafka's
+    /// maximal ISR): the controller may make it leader as soon as the proposal is
+    /// committed, so nothing may be acknowledged that it lacks.
     #[must_use]
     pub fn isr_high_watermark(&self, leader: i32, isr: &[i32], leader_end: i64) -> Option<i64> {
         let mut hw = leader_end;
-        for &id in isr {
+        let adding = self
+            .pending_isr
+            .iter()
+            .flat_map(|(proposed, _)| proposed.iter())
+            .filter(|id| !isr.contains(id));
+        for &id in isr.iter().chain(adding) {
             if id == leader {
                 continue;
             }
@@ -117,6 +126,30 @@ impl ReplicaProgress {
                     .is_none_or(|f| now_ms - f.last_caught_up_ms > lag_ms)
             })
             .collect()
+    }
+
+    /// Whether a proposal older than `resend_ms` still adds members to `isr` and one of
+    /// them has not caught up within `lag_ms`: had it been committed, its snapshot would
+    /// have come back by now.
+    #[must_use]
+    pub fn unanswered_additions_lagging(
+        &self,
+        isr: &[i32],
+        lag_ms: i64,
+        now_ms: i64,
+        resend_ms: i64,
+    ) -> bool {
+        let Some((proposed, at)) = &self.pending_isr else {
+            return false;
+        };
+        now_ms - at >= resend_ms
+            && proposed.iter().any(|id| {
+                !isr.contains(id)
+                    && self
+                        .followers
+                        .get(id)
+                        .is_none_or(|f| now_ms - f.last_caught_up_ms > lag_ms)
+            })
     }
 
     /// Whether a proposal is in flight (younger than `resend_ms`).
@@ -148,5 +181,23 @@ mod tests {
         assert_eq!(p.lagging(1, &[1, 2, 3], 500, 1_650), vec![3]);
         assert_eq!(p.lagging(1, &[1, 2, 3], 500, 1_750), vec![2, 3]);
         assert!(p.lagging(1, &[1, 2, 3], 5_000, 1_700).is_empty());
+    }
+
+    #[test]
+    fn a_proposed_member_holds_the_high_watermark_until_the_proposal_is_withdrawn() {
+        let mut p = ReplicaProgress::default();
+        p.become_leader(&[2, 3], 10, 1_000);
+        p.record_fetch(2, 10, 10, 1_000);
+        p.record_fetch(3, 8, 10, 1_000);
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(10));
+        // 3 is proposed for the ISR: from then on nothing it lacks is acknowledged.
+        p.pending_isr = Some((vec![1, 2, 3], 1_000));
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(8));
+        assert!(!p.unanswered_additions_lagging(&[1, 2], 500, 1_400, 2_000));
+        // Unanswered past the resend time while 3 stopped fetching: withdrawn.
+        assert!(p.unanswered_additions_lagging(&[1, 2], 500, 3_100, 2_000));
+        p.record_fetch(3, 12, 12, 3_100);
+        assert!(!p.unanswered_additions_lagging(&[1, 2], 500, 3_100, 2_000));
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(10));
     }
 }

@@ -87,10 +87,21 @@ pub fn shrink_lagging(state: &BrokerState, lag_ms: i64) {
                 continue;
             };
             let current = partition.replica_state();
-            if current.leader != node || current.isr.len() <= 1 {
+            if current.leader != node {
                 continue;
             }
             let mut progress = partition.progress.lock().expect("lock");
+            if progress.unanswered_additions_lagging(&current.isr, lag_ms, now, RESEND_MS) {
+                // Withdrawn by proposing the ISR as it stands: a member proposed and gone
+                // quiet must not hold the high watermark (it counts while proposed).
+                progress.pending_isr = Some((current.isr.clone(), now));
+                drop(progress);
+                propose(state, &topic.name, index, &current, current.isr.clone());
+                continue;
+            }
+            if current.isr.len() <= 1 {
+                continue;
+            }
             let lagging = progress.lagging(node, &current.isr, lag_ms, now);
             if lagging.is_empty() || progress.proposal_pending(now, RESEND_MS) {
                 continue;
