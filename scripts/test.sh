@@ -128,11 +128,15 @@ fi
 say "JVM Spark writer: jar"
 PYTHON=python scripts/build-spark-jvm.sh jar
 
-say "pytest (io engine: default)"
-python -m pytest -q -p no:cacheprovider --timeout 300 --durations=30 tests
+# Two workers, each taking a whole file at a time (a file's tests share its fixtures, and
+# its brokers, ports and cgroups are its own): the broker tests mostly wait on sockets and
+# timers, so two run side by side in about 13 minutes instead of 23 one after the other.
+say "pytest (io engine: default), two workers"
+python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --timeout 300 --durations=30 tests
 
 say "pytest storage suite with io_uring forced off"
-KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider --timeout 300 tests/storage
+KAFKALITE_IO_ENGINE=pwritev python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile \
+  --timeout 300 tests/storage
 
 say "cargo fmt / clippy / test build: waiting for the background stage"
 cargo_rc=0
