@@ -102,14 +102,15 @@ command -v chrt >/dev/null 2>&1 && idle=(chrt --idle 0)
 # here (line tables keep panics' file:line).
 export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
 export CARGO_PROFILE_TEST_DEBUG=line-tables-only
-say "JVM Spark writer's JNI library, cargo fmt / clippy / test build, in the background: $cargo_log"
+# Before pytest, whose two workers may reach the Spark tests within minutes: in the
+# profile the extension was just built in, so it reuses those crates; its jar once the
+# JDK is installed (below).
+say "JVM Spark writer: JNI library"
+CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 PYTHON=python \
+  scripts/build-spark-jvm.sh lib
+say "cargo fmt / clippy / test build, in the background: $cargo_log"
 (
   set -e
-  # First, at normal priority (the Spark tests, late in pytest, need it), in the profile
-  # the extension was just built in, so it reuses those crates; its jar once the JDK is
-  # installed (below).
-  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 PYTHON=python \
-    scripts/build-spark-jvm.sh lib
   cargo fmt --all -- --check
   "${idle[@]}" cargo clippy --workspace --all-targets -q -- -D warnings
   "${idle[@]}" cargo test --workspace --exclude kafkalite-py -q --no-run
