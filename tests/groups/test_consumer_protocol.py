@@ -117,7 +117,10 @@ def test_every_record_once_through_a_join_and_a_leave(broker: Broker, client: st
             m.stop()
         seen = Counter(values_of(everyone))
         duplicates = {v: n for v, n in seen.items() if n > 1}
-        assert not duplicates, f"{len(duplicates)} records consumed twice: {list(duplicates)[:5]}"
+        errors = [e["error"] for m in everyone for e in m.of("error")]
+        assert not duplicates, (
+            f"{len(duplicates)} records consumed twice: {list(duplicates)[:5]}; errors: {errors}"
+        )
         assert set(seen) == sent
     finally:
         for m in members:

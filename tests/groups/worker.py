@@ -38,7 +38,7 @@ def on_sigterm(_signum: int, _frame: object) -> None:
 
 
 def run_confluent(args: argparse.Namespace) -> None:
-    from confluent_kafka import Consumer
+    from confluent_kafka import Consumer, KafkaError, KafkaException
 
     cooperative = args.assignor == "cooperative-sticky"
     owned: set[int] = set()
@@ -70,6 +70,17 @@ def run_confluent(args: argparse.Namespace) -> None:
         emit(ev="assigned", partitions=sorted(owned))
 
     def on_revoke(c: Any, partitions: list[Any]) -> None:
+        if args.protocol == "consumer" and args.max is None and partitions:
+            # What was consumed is committed before the revocation is acknowledged, as the
+            # Java worker does. librdkafka's own commit on revoke is asynchronous: reaching
+            # the coordinator after the heartbeat that acknowledges the revocation, it
+            # carries a stale member epoch and is refused (as Kafka refuses it), and the
+            # next owner starts from the last periodic commit.
+            try:
+                c.commit(asynchronous=False)
+            except KafkaException as e:
+                if e.args[0].code() != KafkaError._NO_OFFSET:
+                    emit(ev="error", error=f"commit on revoke: {e}")
         if cooperative:
             owned.difference_update(p.partition for p in partitions)
         else:
