@@ -97,3 +97,31 @@ def test_missing_zookeeper_names_the_package(
     monkeypatch.setattr(zookeeper, "DEBIAN_JAR", tmp_path / "absent.jar")
     with pytest.raises(zookeeper.ZooKeeperNotInstalledError, match="'zookeeper' package"):
         zookeeper.LocalZooKeeper(tmp_path / "zk").start()
+
+
+def test_an_isr_proposal_made_from_an_isr_that_changed_since_is_not_written(
+    tmp_path: Path,
+) -> None:
+    """A leader's proposal carries the ISR it was made from: one that crossed a newer
+    change (here the controller dropped broker 3) must not put 3 back."""
+    from kafkalite.controller import isr
+
+    with zookeeper.LocalZooKeeper(tmp_path / "zk") as zk:
+        client = KazooClient(hosts=zk.connect)
+        client.start(timeout=10)
+        try:
+            path = znodes.partition_state_path("t", 0)
+            client.create(
+                path, znodes.state_json(znodes.LeaderAndIsr(1, 4, [1, 2], 1)), makepath=True
+            )
+            op = {"topic": "t", "partition": 0, "leader": 1, "leader_epoch": 4}
+            # Made while the ISR was [1, 2, 3], adding 4: stale.
+            stale = {**op, "isr": [1, 2, 3, 4], "from_isr": [1, 2, 3]}
+            assert not isr.commit(client, stale)
+            assert znodes.parse_state(client.get(path)[0]).isr == [1, 2]
+            current = {**op, "isr": [1, 2, 4], "from_isr": [2, 1]}
+            assert isr.commit(client, current)
+            assert znodes.parse_state(client.get(path)[0]).isr == [1, 2, 4]
+        finally:
+            client.stop()
+            client.close()

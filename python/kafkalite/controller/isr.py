@@ -2,7 +2,8 @@
 fell behind for ``replica.lag.time.max.ms``, or caught up again), committed as Kafka's
 ZooKeeper mode did (``Partition.updateIsr`` -> ``ReplicationUtils.updateLeaderAndIsr``):
 the leader rewrites the partition state znode with a compare-and-set on its version, only
-while the znode still names it leader in the same leader epoch. A lost race (the
+while the znode still names it leader in the same leader epoch and still has the ISR the
+proposal was made from (what Kafka's partition epoch checks). A lost race (the
 controller moved leadership, or changed the ISR meanwhile) drops the proposal: the leader
 sees the new state in its next snapshot and proposes again if it still needs to. Every
 broker watches the state znode, so the new ISR reaches all of them as a snapshot (so no
@@ -35,6 +36,8 @@ def commit(zk: KazooClient, op: dict[str, Any]) -> bool:
         return False
     if state.isr == isr:
         return True
+    if sorted(state.isr) != sorted(int(b) for b in op.get("from_isr", state.isr)):
+        return False  # made from an ISR that has changed since: stale
     new = znodes.LeaderAndIsr(state.leader, state.leader_epoch, isr, state.controller_epoch)
     try:
         zk.set(path, znodes.state_json(new), version=stat.version)

@@ -241,6 +241,7 @@ fn a_follower_copies_the_leader_and_a_deposed_leader_truncates_its_divergent_tai
                 leader: 2,
                 leader_epoch: 2,
                 isr: vec![1, 2],
+                from_isr: vec![2],
             }
         )
     );

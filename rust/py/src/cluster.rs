@@ -131,6 +131,7 @@ pub fn op_dict<'py>(py: Python<'py>, op: AdminOp) -> PyResult<Bound<'py, PyDict>
             leader,
             leader_epoch,
             isr,
+            from_isr,
         } => {
             d.set_item("op", "alter_isr")?;
             d.set_item("topic", topic)?;
@@ -138,6 +139,7 @@ pub fn op_dict<'py>(py: Python<'py>, op: AdminOp) -> PyResult<Bound<'py, PyDict>
             d.set_item("leader", leader)?;
             d.set_item("leader_epoch", leader_epoch)?;
             d.set_item("isr", isr)?;
+            d.set_item("from_isr", from_isr)?;
         }
     }
     Ok(d)

@@ -55,6 +55,10 @@ pub enum AdminOp {
         leader: i32,
         leader_epoch: i32,
         isr: Vec<i32>,
+        /// The ISR the proposal was made from: the controller side writes it only while
+        /// the partition still has that ISR (Kafka's partition epoch check), so a stale
+        /// proposal never undoes a newer change.
+        from_isr: Vec<i32>,
     },
 }
 

@@ -142,6 +142,7 @@ fn propose(
             leader: current.leader,
             leader_epoch: current.leader_epoch,
             isr,
+            from_isr: current.isr.clone(),
         });
     }
 }
