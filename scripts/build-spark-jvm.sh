@@ -24,23 +24,25 @@ mkdir -p "$out"
 installed_dir() {
   "$python" -c 'import os, kafkalite; print(os.path.join(os.path.dirname(kafkalite.__file__), "spark", "jvm"))' 2>/dev/null || true
 }
-# Put `$1` (built in $out) where kafkalite is imported from, if elsewhere; by a rename.
+# Copy `$1` to `$2` by a rename: a JVM that has the old file mapped keeps its copy.
+replace() {
+  cp "$1" "$2.new"
+  mv "$2.new" "$2"
+}
+# Put `$1` (built in $out) where kafkalite is imported from, if elsewhere.
 publish() {
   local dir
   dir=$(installed_dir)
   [ -n "$dir" ] && [ "$(realpath -m "$dir")" != "$(realpath -m "$out")" ] || return 0
   mkdir -p "$dir"
-  cp "$out/$1" "$dir/$1.new"
-  mv "$dir/$1.new" "$dir/$1"
+  replace "$out/$1" "$dir/$1"
 }
 
 if [ "$what" != jar ]; then
   command -v cargo >/dev/null 2>&1 || die "missing cargo: install Rust with rustup (https://rustup.rs)"
   cargo build --release -q -p kafkalite-spark-jni
   target_dir=${CARGO_TARGET_DIR:-$PWD/target}
-  # Replaced by a rename: a JVM that has the old file mapped keeps its copy.
-  cp "$target_dir/release/libkafkalite_spark_jni.so" "$out/libkafkalite_spark_jni.so.new"
-  mv "$out/libkafkalite_spark_jni.so.new" "$out/libkafkalite_spark_jni.so"
+  replace "$target_dir/release/libkafkalite_spark_jni.so" "$out/libkafkalite_spark_jni.so"
   publish libkafkalite_spark_jni.so
 fi
 [ "$what" != lib ] || { echo "built $out/libkafkalite_spark_jni.so"; exit 0; }

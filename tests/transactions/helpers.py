@@ -8,6 +8,9 @@ import time
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+# How long every partition has to reach its end before `drain` gives up.
+REACH_END_S = 60.0
+
 
 def create(bootstrap: str, name: str, partitions: int, replicas: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -20,7 +23,6 @@ def drain(
     partitions: int,
     isolation: str,
     settle_s: float = 2.0,
-    reach_end_s: float = 60.0,
 ) -> list:
     """Every message of the topic from the start: read until every partition has reached
     its end (the last stable offset under read_committed) at least once, then until
@@ -39,7 +41,7 @@ def drain(
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     got = []
     at_end: set[int] = set()
-    give_up = time.monotonic() + reach_end_s
+    give_up = time.monotonic() + REACH_END_S
     quiet_until = time.monotonic() + settle_s
     while time.monotonic() < give_up and (
         len(at_end) < partitions or time.monotonic() < quiet_until
@@ -56,6 +58,6 @@ def drain(
     c.close()
     assert len(at_end) == partitions, (
         f"{topic}: partitions {sorted(set(range(partitions)) - at_end)} never reached their"
-        f" end in {reach_end_s} s"
+        f" end in {REACH_END_S} s"
     )
     return got

@@ -36,7 +36,7 @@ def commit(zk: KazooClient, op: dict[str, Any]) -> bool:
         return False
     if state.isr == isr:
         return True
-    if sorted(state.isr) != sorted(int(b) for b in op.get("from_isr", state.isr)):
+    if set(state.isr) != {int(b) for b in op["from_isr"]}:
         return False  # made from an ISR that has changed since: stale
     new = znodes.LeaderAndIsr(state.leader, state.leader_epoch, isr, state.controller_epoch)
     try:
