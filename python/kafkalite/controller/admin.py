@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkalite import _core
-from kafkalite.controller import isr, znodes
+from kafkalite.controller import znodes
 from kafkalite.controller.admin_moves import CONTROLLER_WAIT_S, AdminError, LeaderAndReplicaOps
 from kafkalite.controller.assignment import AssignmentError, assign, check_manual
 from kafkalite.controller.client_metrics import ClientMetricsOps
@@ -193,7 +193,3 @@ class AdminHandler(
             sequence=True,
         )
         self.sync_now()
-
-    def alter_isr(self, op: dict[str, Any]) -> None:
-        """A leader's ISR proposal (``controller.isr``); nobody waits for its answer."""
-        isr.commit(self.zk, op)

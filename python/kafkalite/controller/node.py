@@ -27,6 +27,7 @@ from kafkalite.controller import (
     election,
     entity_configs,
     group_configs,
+    isr,
     shared_security,
     snapshot,
     znodes,
@@ -295,22 +296,44 @@ class ClusterNode:
     def _admin_loop(self) -> None:
         handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]
         handler.encoder = self.encoder
+        # ISR proposals written but not yet answered: one snapshot serves all of them.
+        proposals: list[int] = []
         while not self._stopping.is_set():
             server = self.server
             if server is None:
                 return
             try:
-                request = server.next_admin_request(500)
+                request = server.next_admin_request(0 if proposals else 500)
             except RuntimeError:
                 return
+            if proposals and (request is None or request[1]["op"] != "alter_isr"):
+                self._answer_isr_proposals(server, proposals)
+                proposals = []
             if request is None:
                 continue
             request_id, op = request
             try:
+                if op["op"] == "alter_isr":
+                    isr.commit(self.zk, op)  # type: ignore[arg-type]
+                    proposals.append(request_id)
+                    continue
                 code, message = handler.handle(op)
             except Exception as e:
                 _log.exception("broker %d: admin request %s failed", self.broker_id, op)
                 code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
+            server.complete_admin_request(request_id, code, message)
+
+    def _answer_isr_proposals(self, server: _core.BrokerServer, ids: list[int]) -> None:
+        """A leader stops counting the members its proposal adds once answered, so the
+        snapshot that shows whether they were written goes in first. A failed snapshot
+        answers with an error: the outcome stays unknown to the leader."""
+        code, message = 0, ""
+        try:
+            self.sync_now()
+        except Exception as e:
+            _log.warning("broker %d: no snapshot after ISR changes: %s", self.broker_id, e)
+            code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
+        for request_id in ids:
             server.complete_admin_request(request_id, code, message)
 
     def is_controller(self) -> bool:

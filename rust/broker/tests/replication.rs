@@ -35,6 +35,7 @@ use common::Client;
 fn start(dir: &std::path::Path, node: i32) -> Broker {
     let mut raw = BTreeMap::new();
     raw.insert("replica.fetch.backoff.ms".to_string(), "50".to_string());
+    raw.insert("replica.lag.time.max.ms".to_string(), "1000".to_string());
     let mut config = BrokerConfig::from_pairs(&raw).unwrap();
     config.node_id = node;
     config.listeners = vec![Listener::plaintext(
@@ -177,7 +178,7 @@ fn log_bytes(b: &Broker) -> Vec<u8> {
 #[test]
 fn a_follower_copies_the_leader_and_a_deposed_leader_truncates_its_divergent_tail() {
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (b1, b2) = (start(d1.path(), 1), start(d2.path(), 2));
+    let (mut b1, b2) = (start(d1.path(), 1), start(d2.path(), 2));
     let ports = [(1, port(&b1)), (2, port(&b2))];
     let id = uuid::Uuid::new_v4();
     let (mut c1, mut c2) = (
@@ -227,7 +228,7 @@ fn a_follower_copies_the_leader_and_a_deposed_leader_truncates_its_divergent_tai
     // Its fetches put it back in sync: 2 proposes it for the ISR (to the controller
     // side, which this test plays: the proposal waits in the admin queue).
     let link = b2.state().cluster.as_ref().unwrap();
-    let (_, op) = link
+    let (proposal, op) = link
         .admin
         .next(Duration::from_secs(10))
         .expect("an ISR proposal");
@@ -245,6 +246,23 @@ fn a_follower_copies_the_leader_and_a_deposed_leader_truncates_its_divergent_tai
             }
         )
     );
+
+    // 1 counts for the high watermark until the proposal's outcome is known, however long
+    // that takes and though 1 stops fetching: the controller side may have written it and
+    // could then make 1 leader.
+    b1.shutdown().unwrap();
+    let acked = std::thread::spawn(move || produce(&mut c2, b"e", -1));
+    // Past the time a proposal is resent and the lag time after which 1 would be dropped.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!partition(&b2).advance_leader_high_watermark());
+    assert_eq!(partition(&b2).high_watermark(), 4);
+    assert!(!acked.is_finished(), "acknowledged without 1");
+    // Refused (the ISR stays [2]): the controller side pushes the snapshot, then answers.
+    b2.state()
+        .apply_snapshot(snapshot(&ports, id, state(2, 2, &[2])))
+        .unwrap();
+    assert!(link.admin.complete(proposal, codes::NONE, String::new()));
+    assert_eq!(acked.join().unwrap(), (codes::NONE, 4));
 }
 
 #[test]

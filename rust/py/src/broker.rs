@@ -220,12 +220,21 @@ impl BrokerServer {
 
     /// Answer admin request `id` (error_code 0: done). False when its client stopped
     /// waiting.
-    fn complete_admin_request(&self, id: u64, error_code: i16, message: String) -> PyResult<bool> {
+    fn complete_admin_request(
+        &self,
+        py: Python<'_>,
+        id: u64,
+        error_code: i16,
+        message: String,
+    ) -> PyResult<bool> {
         let state = self.state()?;
-        Ok(state
-            .cluster
-            .as_ref()
-            .is_some_and(|link| link.admin.complete(id, error_code, message)))
+        // Without the GIL: an answer may take partition locks whose holders log to Python.
+        Ok(py.detach(|| {
+            state
+                .cluster
+                .as_ref()
+                .is_some_and(|link| link.admin.complete(id, error_code, message))
+        }))
     }
 
     /// Stop serving and close every log cleanly. Idempotent.

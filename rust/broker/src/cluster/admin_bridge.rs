@@ -48,7 +48,8 @@ pub enum AdminOp {
     },
     /// A partition's leader proposes a new ISR (replication), for the Python side to
     /// commit with a compare-and-set on the partition state znode if `leader` still leads
-    /// in `leader_epoch`. Submitted without waiting: the outcome comes back as a snapshot.
+    /// in `leader_epoch`. Submitted without waiting (`submit_then`): the Python side pushes
+    /// a fresh snapshot and then answers, so by the answer the leader knows the outcome.
     AlterIsr {
         topic: String,
         partition: i32,
@@ -62,13 +63,16 @@ pub enum AdminOp {
     },
 }
 
-type Reply = (i16, String);
+/// What to do with an operation's answer: its id, error code and message.
+type OnAnswer = Box<dyn FnOnce(u64, i16, String) + Send>;
 
 #[derive(Default)]
 pub struct AdminBridge {
     queue: Mutex<VecDeque<(u64, AdminOp)>>,
     queued: Condvar,
-    waiting: Mutex<HashMap<u64, mpsc::Sender<Reply>>>,
+    waiting: Mutex<HashMap<u64, OnAnswer>>,
+    /// Ids are taken under the queue lock, so they follow the order operations are
+    /// queued in, which is the order the Python side handles them.
     next_id: AtomicU64,
 }
 
@@ -82,9 +86,9 @@ impl AdminBridge {
     /// `call`, keeping the answer's text (the message of a successful completion).
     pub fn call_for_answer(&self, op: AdminOp, timeout: Duration) -> Result<String, ApiError> {
         let (tx, rx) = mpsc::channel();
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        self.waiting.lock().expect("lock").insert(id, tx);
-        self.push(id, op);
+        let id = self.submit_then(op, move |_, code, message| {
+            let _ = tx.send((code, message));
+        });
         let outcome = rx.recv_timeout(timeout);
         self.waiting.lock().expect("lock").remove(&id);
         match outcome {
@@ -102,13 +106,29 @@ impl AdminBridge {
 
     /// Queue `op` without waiting for its outcome (auto-creation from Metadata).
     pub fn submit(&self, op: AdminOp) {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        self.push(id, op);
+        self.push(op, None);
     }
 
-    fn push(&self, id: u64, op: AdminOp) {
-        self.queue.lock().expect("lock").push_back((id, op));
+    /// Queue `op`; `on_answer` runs on the thread that answers it (never if nobody does).
+    /// Returns the operation's id: ids grow in the order operations are handled.
+    pub fn submit_then(
+        &self,
+        op: AdminOp,
+        on_answer: impl FnOnce(u64, i16, String) + Send + 'static,
+    ) -> u64 {
+        self.push(op, Some(Box::new(on_answer)))
+    }
+
+    fn push(&self, op: AdminOp, on_answer: Option<OnAnswer>) -> u64 {
+        let mut queue = self.queue.lock().expect("lock");
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        if let Some(f) = on_answer {
+            self.waiting.lock().expect("lock").insert(id, f);
+        }
+        queue.push_back((id, op));
+        drop(queue);
         self.queued.notify_one();
+        id
     }
 
     /// The next queued operation, waiting up to `timeout` for one.
@@ -124,8 +144,9 @@ impl AdminBridge {
     /// Answer operation `id`; false when nobody waits for it any more (timed out, or
     /// submitted without waiting).
     pub fn complete(&self, id: u64, code: i16, message: String) -> bool {
-        let tx = self.waiting.lock().expect("lock").remove(&id);
-        tx.is_some_and(|tx| tx.send((code, message)).is_ok())
+        // Taken out first: the answer may lock what a submitter holds while submitting.
+        let on_answer = self.waiting.lock().expect("lock").remove(&id);
+        on_answer.map(|f| f(id, code, message)).is_some()
     }
 }
 
@@ -177,5 +198,28 @@ mod tests {
         let (id, op) = bridge.next(Duration::ZERO).unwrap();
         assert_eq!(op, delete("c"));
         assert!(!bridge.complete(id, codes::NONE, String::new()));
+    }
+
+    #[test]
+    fn a_submitted_operation_s_answer_reaches_its_callback_with_its_id() {
+        let bridge = AdminBridge::default();
+        let (tx, rx) = mpsc::channel();
+        let first = bridge.submit_then(delete("a"), move |id, code, message| {
+            tx.send((id, code, message)).unwrap();
+        });
+        bridge.submit(delete("b"));
+        let (id, _) = bridge.next(Duration::ZERO).unwrap();
+        assert_eq!(id, first);
+        let (later, _) = bridge.next(Duration::ZERO).unwrap();
+        assert!(
+            later > first,
+            "ids follow the order operations are handled in"
+        );
+        assert!(bridge.complete(first, codes::NONE, "done".into()));
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            (first, codes::NONE, "done".to_string())
+        );
+        assert!(!bridge.complete(first, codes::NONE, String::new()));
     }
 }

@@ -403,13 +403,7 @@ impl Partition {
             } else if replica.replicas != state.replicas {
                 progress.track(&followers, monotonic_ms());
             }
-            if progress
-                .pending_isr
-                .as_ref()
-                .is_some_and(|(isr, _)| *isr == state.isr || replica.isr != state.isr)
-            {
-                progress.pending_isr = None;
-            }
+            progress.isr_changed(&replica.isr, &state.isr);
             *replica = state;
         }
         self.maybe_advance_high_watermark(&log);

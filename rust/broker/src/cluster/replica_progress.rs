@@ -15,14 +15,25 @@ pub struct FollowerProgress {
     last_fetch_leader_end: i64,
 }
 
+/// An ISR proposed to the controller side whose outcome this leader does not know yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Proposal {
+    /// The admin operation's id: ids grow in the order the controller side handles them.
+    id: u64,
+    isr: Vec<i32>,
+    at_ms: i64,
+}
+
 #[derive(Debug, Default)]
 pub struct ReplicaProgress {
     followers: HashMap<i32, FollowerProgress>,
     /// The log end when this broker took the current epoch: a follower joins the ISR only
     /// once it has everything from before (Kafka's leaderEpochStartOffset check).
     pub epoch_start_offset: i64,
-    /// An ISR proposed to the controller side and not yet seen in a snapshot, with when.
-    pub pending_isr: Option<(Vec<i32>, i64)>,
+    /// Oldest first. A proposal stays here until it is answered (it was written or
+    /// refused, and the snapshot that followed has been applied) or a snapshot shows its
+    /// outcome; a resend adds to it rather than replacing what may still be written.
+    proposals: Vec<Proposal>,
 }
 
 impl ReplicaProgress {
@@ -44,7 +55,7 @@ impl ReplicaProgress {
             })
             .collect();
         self.epoch_start_offset = log_end;
-        self.pending_isr = None;
+        self.proposals.clear();
     }
 
     /// The replica set changed within a term (the first snapshot after a partition opened,
@@ -90,16 +101,16 @@ impl ReplicaProgress {
     /// The high watermark the ISR allows: the smallest log end over its members (`leader`
     /// has `leader_end`); `None` while some member's log end is unknown.
     ///
-    /// A member a pending proposal adds counts from the moment it is proposed (Kafka's
-    /// maximal ISR): the controller may make it leader as soon as the proposal is
-    /// committed, so nothing may be acknowledged that it lacks.
+    /// A member a proposal adds counts from the moment it is proposed until the proposal's
+    /// outcome is known (Kafka's maximal ISR): the controller may make it leader as soon
+    /// as the proposal is committed, so nothing may be acknowledged that it lacks.
     #[must_use]
     pub fn isr_high_watermark(&self, leader: i32, isr: &[i32], leader_end: i64) -> Option<i64> {
         let mut hw = leader_end;
         let adding = self
-            .pending_isr
+            .proposals
             .iter()
-            .flat_map(|(proposed, _)| proposed.iter())
+            .flat_map(|p| p.isr.iter())
             .filter(|id| !isr.contains(id));
         for &id in isr.iter().chain(adding) {
             if id == leader {
@@ -128,36 +139,34 @@ impl ReplicaProgress {
             .collect()
     }
 
-    /// Whether a proposal older than `resend_ms` still adds members to `isr` and one of
-    /// them has not caught up within `lag_ms`: had it been committed, its snapshot would
-    /// have come back by now.
-    #[must_use]
-    pub fn unanswered_additions_lagging(
-        &self,
-        isr: &[i32],
-        lag_ms: i64,
-        now_ms: i64,
-        resend_ms: i64,
-    ) -> bool {
-        let Some((proposed, at)) = &self.pending_isr else {
-            return false;
-        };
-        now_ms - at >= resend_ms
-            && proposed.iter().any(|id| {
-                !isr.contains(id)
-                    && self
-                        .followers
-                        .get(id)
-                        .is_none_or(|f| now_ms - f.last_caught_up_ms > lag_ms)
-            })
+    /// `isr` (made from the ISR as this leader knows it) went to the controller side as
+    /// operation `id`.
+    pub fn proposed(&mut self, id: u64, isr: Vec<i32>, now_ms: i64) {
+        self.proposals.push(Proposal {
+            id,
+            isr,
+            at_ms: now_ms,
+        });
     }
 
-    /// Whether a proposal is in flight (younger than `resend_ms`).
+    /// Operation `id` was answered, after the snapshot that shows its outcome: it and
+    /// every proposal before it (handled before it) are settled.
+    pub fn answered(&mut self, id: u64) {
+        self.proposals.retain(|p| p.id > id);
+    }
+
+    /// A snapshot moved the ISR from `old` to `new`. A proposal it equals was written; any
+    /// other, made from an ISR the partition no longer has, will be refused.
+    pub fn isr_changed(&mut self, old: &[i32], new: &[i32]) {
+        self.proposals.retain(|p| old == new && p.isr != new);
+    }
+
+    /// Whether the latest proposal is younger than `resend_ms` and not yet answered.
     #[must_use]
     pub fn proposal_pending(&self, now_ms: i64, resend_ms: i64) -> bool {
-        self.pending_isr
-            .as_ref()
-            .is_some_and(|(_, at)| now_ms - at < resend_ms)
+        self.proposals
+            .last()
+            .is_some_and(|p| now_ms - p.at_ms < resend_ms)
     }
 }
 
@@ -184,20 +193,43 @@ mod tests {
     }
 
     #[test]
-    fn a_proposed_member_holds_the_high_watermark_until_the_proposal_is_withdrawn() {
+    fn a_proposed_member_holds_the_high_watermark_until_the_outcome_is_known() {
         let mut p = ReplicaProgress::default();
         p.become_leader(&[2, 3], 10, 1_000);
         p.record_fetch(2, 10, 10, 1_000);
         p.record_fetch(3, 8, 10, 1_000);
         assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(10));
-        // 3 is proposed for the ISR: from then on nothing it lacks is acknowledged.
-        p.pending_isr = Some((vec![1, 2, 3], 1_000));
+        // 3 is proposed for the ISR: from then on nothing it lacks is acknowledged, however
+        // long the answer takes and though 3 stops fetching.
+        p.proposed(7, vec![1, 2, 3], 1_000);
         assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(8));
-        assert!(!p.unanswered_additions_lagging(&[1, 2], 500, 1_400, 2_000));
-        // Unanswered past the resend time while 3 stopped fetching: withdrawn.
-        assert!(p.unanswered_additions_lagging(&[1, 2], 500, 3_100, 2_000));
-        p.record_fetch(3, 12, 12, 3_100);
-        assert!(!p.unanswered_additions_lagging(&[1, 2], 500, 3_100, 2_000));
+        assert!(p.proposal_pending(2_999, 2_000));
+        assert!(!p.proposal_pending(3_000, 2_000));
+        // A resend, then the answer to the first: the resend may still be written.
+        p.proposed(9, vec![1, 2, 3], 3_000);
+        p.answered(7);
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(8));
+        p.answered(9);
         assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(10));
+    }
+
+    #[test]
+    fn a_snapshot_settles_the_proposals_it_decides() {
+        let mut p = ReplicaProgress::default();
+        p.become_leader(&[2, 3], 10, 1_000);
+        p.record_fetch(2, 10, 10, 1_000);
+        p.record_fetch(3, 8, 10, 1_000);
+        p.proposed(1, vec![1, 2, 3], 1_000);
+        // The same ISR again (another topic changed) decides nothing.
+        p.isr_changed(&[1, 2], &[1, 2]);
+        assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(8));
+        // Written: 3 is a member now.
+        p.isr_changed(&[1, 2], &[1, 2, 3]);
+        assert!(!p.proposal_pending(1_000, 2_000));
+        // Another change makes a proposal from the old ISR stale: it will be refused.
+        p.proposed(2, vec![1, 2], 1_100);
+        p.isr_changed(&[1, 2, 3], &[1, 3]);
+        assert_eq!(p.isr_high_watermark(1, &[1, 3], 12), Some(8));
+        assert!(!p.proposal_pending(1_100, 2_000));
     }
 }

@@ -4,9 +4,10 @@
 //! proposes to drop ISR members not caught up within `replica.lag.time.max.ms`.
 //!
 //! Proposals are decided here and committed by the broker's Python side, which writes the
-//! partition state znode with a compare-and-set on its version (Kafka's ZooKeeper mode);
-//! the new ISR comes back in the next snapshot. A proposal not answered by then is sent
-//! again after `RESEND_MS`.
+//! partition state znode with a compare-and-set on its version (Kafka's ZooKeeper mode),
+//! pushes a fresh snapshot and answers. Until the answer (or a snapshot that decides it),
+//! the members a proposal adds count for the high watermark. A proposal not answered
+//! within `RESEND_MS` is sent again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,9 @@ use std::time::Duration;
 // Lag and resend times are monotonic: a wall-clock step must not hide a dead follower.
 use kafkalite_core::storage::clock::monotonic_ms;
 
+use crate::cluster::replica_progress::ReplicaProgress;
 use crate::cluster::{AdminOp, Partition, ReplicaState};
+use crate::errors::codes;
 use crate::state::BrokerState;
 
 /// How long a proposal may stay unanswered before it is sent again.
@@ -25,7 +28,7 @@ pub const RESEND_MS: i64 = 2_000;
 pub fn on_follower_fetch(
     state: &BrokerState,
     topic: &str,
-    partition: &Partition,
+    partition: &Arc<Partition>,
     replica_id: i32,
     fetch_offset: i64,
     leader_end: i64,
@@ -45,7 +48,7 @@ pub fn on_follower_fetch(
 fn maybe_expand_isr(
     state: &BrokerState,
     topic: &str,
-    partition: &Partition,
+    partition: &Arc<Partition>,
     replica: i32,
     now: i64,
 ) {
@@ -71,9 +74,7 @@ fn maybe_expand_isr(
         .copied()
         .filter(|r| current.isr.contains(r) || *r == replica)
         .collect();
-    progress.pending_isr = Some((isr.clone(), now));
-    drop(progress);
-    propose(state, topic, partition.index, &current, isr);
+    propose(state, topic, partition, &mut progress, &current, isr, now);
 }
 
 /// Drop from the ISR of every partition this broker leads the members not caught up
@@ -90,18 +91,10 @@ pub fn shrink_lagging(state: &BrokerState, lag_ms: i64) {
             if current.leader != node {
                 continue;
             }
-            let mut progress = partition.progress.lock().expect("lock");
-            if progress.unanswered_additions_lagging(&current.isr, lag_ms, now, RESEND_MS) {
-                // Withdrawn by proposing the ISR as it stands: a member proposed and gone
-                // quiet must not hold the high watermark (it counts while proposed).
-                progress.pending_isr = Some((current.isr.clone(), now));
-                drop(progress);
-                propose(state, &topic.name, index, &current, current.isr.clone());
-                continue;
-            }
             if current.isr.len() <= 1 {
                 continue;
             }
+            let mut progress = partition.progress.lock().expect("lock");
             let lagging = progress.lagging(node, &current.isr, lag_ms, now);
             if lagging.is_empty() || progress.proposal_pending(now, RESEND_MS) {
                 continue;
@@ -112,9 +105,15 @@ pub fn shrink_lagging(state: &BrokerState, lag_ms: i64) {
                 .copied()
                 .filter(|r| !lagging.contains(r))
                 .collect();
-            progress.pending_isr = Some((isr.clone(), now));
-            drop(progress);
-            propose(state, &topic.name, index, &current, isr);
+            propose(
+                state,
+                &topic.name,
+                &partition,
+                &mut progress,
+                &current,
+                isr,
+                now,
+            );
         }
     }
 }
@@ -128,23 +127,38 @@ pub async fn shrink_loop(state: Arc<BrokerState>, lag_ms: i64) {
     }
 }
 
+/// Send `isr` to the controller side, recorded in `progress` (the partition's, held by
+/// the caller so the answer cannot settle it before it is recorded).
 fn propose(
     state: &BrokerState,
     topic: &str,
-    partition: i32,
+    partition: &Arc<Partition>,
+    progress: &mut ReplicaProgress,
     current: &ReplicaState,
     isr: Vec<i32>,
+    now: i64,
 ) {
-    if let Some(link) = &state.cluster {
-        link.admin.submit(AdminOp::AlterIsr {
-            topic: topic.to_string(),
-            partition,
-            leader: current.leader,
-            leader_epoch: current.leader_epoch,
-            isr,
-            from_isr: current.isr.clone(),
-        });
-    }
+    let Some(link) = &state.cluster else {
+        return;
+    };
+    let op = AdminOp::AlterIsr {
+        topic: topic.to_string(),
+        partition: partition.index,
+        leader: current.leader,
+        leader_epoch: current.leader_epoch,
+        isr: isr.clone(),
+        from_isr: current.isr.clone(),
+    };
+    let answered = Arc::clone(partition);
+    let id = link.admin.submit_then(op, move |id, code, _| {
+        // An error leaves the outcome unknown (the write may have happened): the proposal
+        // keeps counting until a later answer or a snapshot decides it.
+        if code == codes::NONE {
+            answered.progress.lock().expect("lock").answered(id);
+            answered.advance_leader_high_watermark();
+        }
+    });
+    progress.proposed(id, isr, now);
 }
 
 /// The topic's `min.insync.replicas`, else the broker's.
