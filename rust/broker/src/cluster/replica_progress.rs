@@ -142,6 +142,9 @@ impl ReplicaProgress {
     /// `isr` (made from the ISR as this leader knows it) went to the controller side as
     /// operation `id`.
     pub fn proposed(&mut self, id: u64, isr: Vec<i32>, now_ms: i64) {
+        // A resend stands for the copies before it: it is settled only after them. So
+        // resends while the controller side is unreachable do not pile up.
+        self.proposals.retain(|p| p.isr != isr);
         self.proposals.push(Proposal {
             id,
             isr,
@@ -207,6 +210,7 @@ mod tests {
         assert!(!p.proposal_pending(3_000, 2_000));
         // A resend, then the answer to the first: the resend may still be written.
         p.proposed(9, vec![1, 2, 3], 3_000);
+        assert_eq!(p.proposals.len(), 1);
         p.answered(7);
         assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(8));
         p.answered(9);
