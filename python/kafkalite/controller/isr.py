@@ -4,8 +4,9 @@ ZooKeeper mode did (``Partition.updateIsr`` -> ``ReplicationUtils.updateLeaderAn
 the leader rewrites the partition state znode with a compare-and-set on its version, only
 while the znode still names it leader in the same leader epoch and still has the ISR the
 proposal was made from (what Kafka's partition epoch checks). A lost race (the
-controller moved leadership, or changed the ISR meanwhile) drops the proposal: the leader
-sees the new state in its next snapshot and proposes again if it still needs to. Every
+controller moved leadership, or changed the ISR meanwhile) drops the proposal. Either way
+the broker's admin loop pushes a fresh snapshot and then answers the leader, which
+proposes again if it still needs to (``ClusterNode._answer_isr_proposals``). Every
 broker watches the state znode, so the new ISR reaches all of them as a snapshot (so no
 ``/isr_change_notification`` is needed: nothing would consume it)."""
 
