@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from kafkalite.controller import assignment, znodes, zookeeper
+from kafkalite.controller import assignment, isr, znodes, zookeeper
 from kafkalite.controller.assignment import AssignmentError
 
 
@@ -104,8 +104,6 @@ def test_an_isr_proposal_made_from_an_isr_that_changed_since_is_not_written(
 ) -> None:
     """A leader's proposal carries the ISR it was made from: one that crossed a newer
     change (here the controller dropped broker 3) must not put 3 back."""
-    from kafkalite.controller import isr
-
     with zookeeper.LocalZooKeeper(tmp_path / "zk") as zk:
         client = KazooClient(hosts=zk.connect)
         client.start(timeout=10)

@@ -18,11 +18,7 @@ def create(bootstrap: str, name: str, partitions: int, replicas: int = 1) -> Non
 
 
 def drain(
-    bootstrap: str,
-    topic: str,
-    partitions: int,
-    isolation: str,
-    settle_s: float = 2.0,
+    bootstrap: str, topic: str, partitions: int, isolation: str, settle_s: float = 2.0
 ) -> list:
     """Every message of the topic from the start: read until every partition has reached
     its end (the last stable offset under read_committed) at least once, then until

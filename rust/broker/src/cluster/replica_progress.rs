@@ -16,7 +16,7 @@ pub struct FollowerProgress {
 }
 
 /// An ISR proposed to the controller side whose outcome this leader does not know yet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct Proposal {
     /// The admin operation's id: ids grow in the order the controller side handles them.
     id: u64,
@@ -161,7 +161,11 @@ impl ReplicaProgress {
     /// A snapshot moved the ISR from `old` to `new`. A proposal it equals was written; any
     /// other, made from an ISR the partition no longer has, will be refused.
     pub fn isr_changed(&mut self, old: &[i32], new: &[i32]) {
-        self.proposals.retain(|p| old == new && p.isr != new);
+        if old == new {
+            self.proposals.retain(|p| p.isr != new);
+        } else {
+            self.proposals.clear();
+        }
     }
 
     /// Whether the latest proposal is younger than `resend_ms` and not yet answered.
@@ -195,12 +199,18 @@ mod tests {
         assert!(p.lagging(1, &[1, 2, 3], 5_000, 1_700).is_empty());
     }
 
-    #[test]
-    fn a_proposed_member_holds_the_high_watermark_until_the_outcome_is_known() {
+    /// Leader 1 with followers 2 (at 10) and 3 (at 8).
+    fn leading_2_and_3() -> ReplicaProgress {
         let mut p = ReplicaProgress::default();
         p.become_leader(&[2, 3], 10, 1_000);
         p.record_fetch(2, 10, 10, 1_000);
         p.record_fetch(3, 8, 10, 1_000);
+        p
+    }
+
+    #[test]
+    fn a_proposed_member_holds_the_high_watermark_until_the_outcome_is_known() {
+        let mut p = leading_2_and_3();
         assert_eq!(p.isr_high_watermark(1, &[1, 2], 12), Some(10));
         // 3 is proposed for the ISR: from then on nothing it lacks is acknowledged, however
         // long the answer takes and though 3 stops fetching.
@@ -219,10 +229,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_settles_the_proposals_it_decides() {
-        let mut p = ReplicaProgress::default();
-        p.become_leader(&[2, 3], 10, 1_000);
-        p.record_fetch(2, 10, 10, 1_000);
-        p.record_fetch(3, 8, 10, 1_000);
+        let mut p = leading_2_and_3();
         p.proposed(1, vec![1, 2, 3], 1_000);
         // The same ISR again (another topic changed) decides nothing.
         p.isr_changed(&[1, 2], &[1, 2]);
