@@ -114,9 +114,15 @@ public class ConsumerProtocolWorker {
         } catch (WakeupException e) {
             // SIGTERM: close below.
         } finally {
-            // A wakeup may have cut the last commit short: commit what was printed.
+            // A wakeup may have cut the last commit short: commit what was printed. The
+            // hook's wakeup is still pending when the loop saw `stop` before any blocking
+            // call took it; then it cuts this commit short instead, once.
             try {
-                consumer.commitSync();
+                try {
+                    consumer.commitSync();
+                } catch (WakeupException pending) {
+                    consumer.commitSync();
+                }
             } catch (Exception e) {
                 emit("{\"ev\":\"error\",\"error\":\"final commit: " + e.getClass().getSimpleName() + "\"}");
             }
