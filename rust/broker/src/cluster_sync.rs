@@ -14,6 +14,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::cluster::coordination::follow_leadership;
+use crate::cluster::partition_dirs;
 use crate::cluster::{
     ClusterInfo, ClusterSnapshot, Placement, ReplicaState, TopicRecord, TopicRegistry,
 };
@@ -32,7 +33,8 @@ impl BrokerState {
         let node = self.config.node_id;
         let mut deleted = Vec::new();
         let mut changed = false;
-        {
+        // The new partitions' dir fsyncs run together at the end, not one by one.
+        partition_dirs::with_batched_syncs(|| -> Result<(), ApiError> {
             let _guard = self.admin_lock();
             let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
             for name in self.topics.names() {
@@ -128,16 +130,19 @@ impl BrokerState {
                     }
                 }
             }
-            // The topic file lists this broker's topics, so a restart keeps their dirs
-            // (it removes dirs no stored topic owns) until the controller's view arrives.
-            if changed || !deleted.is_empty() {
-                self.persist_after_snapshot()?;
-            }
             *link.info.write().expect("lock") = ClusterInfo {
                 cluster_id: snapshot.cluster_id,
                 controller_id: snapshot.controller_id,
                 brokers: snapshot.brokers,
             };
+            Ok(())
+        })?;
+        // The topic file lists this broker's topics, so a restart keeps their dirs (it
+        // removes dirs no stored topic owns) until the controller's view arrives; written
+        // once the new dirs are durable, as it is the commit point.
+        if changed || !deleted.is_empty() {
+            let _guard = self.admin_lock();
+            self.persist_after_snapshot()?;
         }
         // Start fetching what this broker now follows, stop what it now leads.
         if let Some(fetchers) = &self.fetchers {

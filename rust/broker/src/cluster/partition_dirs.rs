@@ -12,8 +12,16 @@
 //! The metadata file (`topics.json`) is the commit point: it is written before dirs are
 //! retired on delete and after they are created on create, so every crash leaves either
 //! orphans (cleaned at start) or a topic whose dirs are all present.
+//!
+//! A cluster snapshot may bring thousands of new partitions at once; each new dir costs
+//! three fsyncs (its metadata file, the dir, the log dir), which one after another are
+//! seconds on any disk. `with_batched_syncs` defers them to the end of its work and runs
+//! them side by side (the filesystem's journal commits concurrent fsyncs together). A crash
+//! before then leaves a dir whose metadata file is empty or missing, which the next open
+//! writes again.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,7 +88,8 @@ pub fn prepare(
             None => !fresh,
         };
         if ours {
-            if !dir.join(PARTITION_METADATA_FILE).exists() {
+            // Missing, or left empty by a crash before a batch's fsyncs.
+            if stored_id(dir).is_none() {
                 write_metadata(dir, id)?;
             }
             return Ok(());
@@ -101,8 +110,70 @@ pub fn prepare(
     Ok(())
 }
 
+thread_local! {
+    /// Set by `with_batched_syncs`: the files and dirs whose fsync waits for its end.
+    static DEFERRED: RefCell<Option<BTreeSet<PathBuf>>> = const { RefCell::new(None) };
+}
+
+/// Parallel fsyncs at the end of a batch: enough to keep a journal's commits full.
+const SYNC_THREADS: usize = 16;
+
+/// Run `work` with the fsyncs of the partition dirs it prepares deferred to its end, then
+/// run them side by side (each path once).
+pub fn with_batched_syncs<T>(work: impl FnOnce() -> T) -> T {
+    let outer = DEFERRED.with(|d| d.borrow().is_some());
+    if outer {
+        return work();
+    }
+    DEFERRED.with(|d| *d.borrow_mut() = Some(BTreeSet::new()));
+    let out = work();
+    let paths: Vec<PathBuf> = DEFERRED
+        .with(|d| d.borrow_mut().take())
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    sync_all_of(&paths);
+    out
+}
+
+/// fsync every path (a file or a dir), several threads at a time; best effort, as
+/// `sync_dir`.
+fn sync_all_of(paths: &[PathBuf]) {
+    if paths.is_empty() {
+        return;
+    }
+    let per_thread = paths.len().div_ceil(SYNC_THREADS);
+    std::thread::scope(|scope| {
+        for chunk in paths.chunks(per_thread) {
+            scope.spawn(move || {
+                for path in chunk {
+                    sync_dir(path);
+                }
+            });
+        }
+    });
+}
+
+/// Defer `path`'s fsync to the batch's end; false outside a batch (sync it now).
+fn defer(path: &Path) -> bool {
+    DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+        Some(set) => {
+            set.insert(path.to_path_buf());
+            true
+        }
+        None => false,
+    })
+}
+
 fn write_metadata(dir: &Path, id: uuid::Uuid) -> std::io::Result<()> {
     let path = dir.join(PARTITION_METADATA_FILE);
+    if defer(&path) {
+        // In a batch the file goes straight to its name and is synced at the end with
+        // its dir; until then a crash may leave it empty, and `prepare` writes it again.
+        fs::write(&path, metadata_text(id))?;
+        defer(dir);
+        return Ok(());
+    }
     let tmp = dir.join(format!("{PARTITION_METADATA_FILE}.tmp"));
     let mut file = fs::File::create(&tmp)?;
     file.write_all(metadata_text(id).as_bytes())?;
@@ -223,8 +294,12 @@ pub fn clean(log_dirs: &[PathBuf], topics: &BTreeMap<String, TopicRecord>) -> Cl
     cleaned
 }
 
-/// Make a rename or create in `dir` durable (best effort: not every filesystem can).
+/// Make a rename or create in `dir` durable (best effort: not every filesystem can);
+/// deferred inside `with_batched_syncs`.
 pub fn sync_dir(dir: &Path) {
+    if defer(dir) {
+        return;
+    }
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();
     }
