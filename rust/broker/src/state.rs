@@ -305,6 +305,24 @@ impl BrokerState {
         self.ask_controller_within(op, ADMIN_WAIT_MS)
     }
 
+    /// Several operations asked together (`AdminBridge::call_all`), each answered on its
+    /// own, waiting at most `wait_ms` for all of them.
+    pub fn ask_controller_all(
+        &self,
+        ops: Vec<AdminOp>,
+        wait_ms: u64,
+    ) -> Vec<Result<String, ApiError>> {
+        let Some(link) = &self.cluster else {
+            let refused = ApiError::new(
+                codes::INVALID_REQUEST,
+                "not in cluster mode (zookeeper.connect is not set)",
+            );
+            return ops.iter().map(|_| Err(refused.clone())).collect();
+        };
+        let wait = std::time::Duration::from_millis(wait_ms);
+        off_the_runtime(|| link.admin.call_all(ops, wait))
+    }
+
     /// `ask_controller_for_answer`, waiting at most `wait_ms` (a request's own timeout).
     pub fn ask_controller_within(&self, op: AdminOp, wait_ms: u64) -> Result<String, ApiError> {
         let Some(link) = &self.cluster else {

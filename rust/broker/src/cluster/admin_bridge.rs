@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::errors::{codes, ApiError};
 
@@ -85,23 +85,45 @@ impl AdminBridge {
 
     /// `call`, keeping the answer's text (the message of a successful completion).
     pub fn call_for_answer(&self, op: AdminOp, timeout: Duration) -> Result<String, ApiError> {
-        let (tx, rx) = mpsc::channel();
-        let id = self.submit_then(op, move |_, code, message| {
-            let _ = tx.send((code, message));
-        });
-        let outcome = rx.recv_timeout(timeout);
-        self.waiting.lock().expect("lock").remove(&id);
-        match outcome {
-            Ok((codes::NONE, answer)) => Ok(answer),
-            Ok((code, message)) => Err(ApiError::new(code, message)),
-            Err(_) => Err(ApiError::new(
-                codes::REQUEST_TIMED_OUT,
-                format!(
-                    "the controller did not complete the operation within {} ms",
-                    timeout.as_millis()
-                ),
-            )),
-        }
+        self.call_all(vec![op], timeout)
+            .pop()
+            .expect("one answer per operation")
+    }
+
+    /// Queue every operation, then wait for their answers until `timeout` has passed since
+    /// the call: the controller side takes the next while the controller acts on the
+    /// previous ones (one request's topics are created together, none waits on the one
+    /// before it), and each one not answered in time is REQUEST_TIMED_OUT on its own.
+    pub fn call_all(&self, ops: Vec<AdminOp>, timeout: Duration) -> Vec<Result<String, ApiError>> {
+        let deadline = Instant::now() + timeout;
+        let pending: Vec<_> = ops
+            .into_iter()
+            .map(|op| {
+                let (tx, rx) = mpsc::channel();
+                let id = self.submit_then(op, move |_, code, message| {
+                    let _ = tx.send((code, message));
+                });
+                (id, rx)
+            })
+            .collect();
+        pending
+            .into_iter()
+            .map(|(id, rx)| {
+                let outcome = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+                self.waiting.lock().expect("lock").remove(&id);
+                match outcome {
+                    Ok((codes::NONE, answer)) => Ok(answer),
+                    Ok((code, message)) => Err(ApiError::new(code, message)),
+                    Err(_) => Err(ApiError::new(
+                        codes::REQUEST_TIMED_OUT,
+                        format!(
+                            "the controller did not complete the operation within {} ms",
+                            timeout.as_millis()
+                        ),
+                    )),
+                }
+            })
+            .collect()
     }
 
     /// Queue `op` without waiting for its outcome (auto-creation from Metadata).
@@ -182,6 +204,36 @@ mod tests {
             (codes::UNKNOWN_TOPIC_OR_PARTITION, "no b")
         );
         worker.join().unwrap();
+    }
+
+    #[test]
+    fn operations_asked_together_are_answered_each_in_its_own_time() {
+        let bridge = Arc::new(AdminBridge::default());
+        let worker = {
+            let bridge = Arc::clone(&bridge);
+            std::thread::spawn(move || {
+                // All three are queued before any is answered; the last never is.
+                let ids: Vec<u64> = (0..3)
+                    .map(|_| bridge.next(Duration::from_secs(5)).unwrap().0)
+                    .collect();
+                assert!(bridge.complete(ids[1], codes::NONE, "b".into()));
+                assert!(bridge.complete(ids[0], codes::TOPIC_ALREADY_EXISTS, "a".into()));
+            })
+        };
+        let answers = bridge.call_all(
+            vec![delete("a"), delete("b"), delete("c")],
+            Duration::from_millis(500),
+        );
+        worker.join().unwrap();
+        assert_eq!(
+            answers[0].as_ref().unwrap_err().code,
+            codes::TOPIC_ALREADY_EXISTS
+        );
+        assert_eq!(answers[1].as_deref(), Ok("b"));
+        assert_eq!(
+            answers[2].as_ref().unwrap_err().code,
+            codes::REQUEST_TIMED_OUT
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! CreateTopics: partitions and configs validated as Kafka does; a single node only takes
 //! replication factor 1, and manual assignments only onto itself. In cluster mode the
-//! controller side assigns replicas over the live brokers (`BrokerState::ask_controller`).
+//! controller side assigns replicas over the live brokers: a request's topics are asked of
+//! it together (`BrokerState::ask_controller_all`), each answered within the request's
+//! `timeout_ms` or REQUEST_TIMED_OUT on its own.
 //! A `timeout_ms` of 0 or less is REQUEST_TIMED_OUT for every topic and creates nothing, as
 //! Kafka 4.1.1 answers.
 
@@ -89,34 +91,65 @@ pub async fn handle(
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
     }
-    let results = request
-        .topics
-        .iter()
-        .map(|topic| {
-            let outcome = if counts[topic.name.0.as_str()] > 1 {
-                Err(ApiError::new(
-                    codes::INVALID_REQUEST,
-                    format!("found multiple requests for topic '{}'", topic.name.0),
-                ))
-            } else if !authz::may_create_topic(state, ctx, &topic.name.0) {
-                Err(ApiError::new(
-                    codes::TOPIC_AUTHORIZATION_FAILED,
-                    "Authorization failed.",
-                ))
-            } else if request.timeout_ms <= 0 {
-                // Kafka 4.1.1's controller gives up on a request whose deadline has passed
-                // before creating (or validating) anything: REQUEST_TIMED_OUT, no message,
-                // nothing created (the conformance fuzzer found kafkalite creating it).
-                return CreatableTopicResult::default()
+    let mut outcomes = Vec::with_capacity(request.topics.len());
+    // In cluster mode the controller side's operations, asked all together below.
+    let mut asked: Vec<AdminOp> = Vec::new();
+    for topic in &request.topics {
+        let outcome = if counts[topic.name.0.as_str()] > 1 {
+            Outcome::Done(Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                format!("found multiple requests for topic '{}'", topic.name.0),
+            )))
+        } else if !authz::may_create_topic(state, ctx, &topic.name.0) {
+            Outcome::Done(Err(ApiError::new(
+                codes::TOPIC_AUTHORIZATION_FAILED,
+                "Authorization failed.",
+            )))
+        } else if request.timeout_ms <= 0 {
+            // Kafka 4.1.1's controller gives up on a request whose deadline has passed
+            // before creating (or validating) anything: REQUEST_TIMED_OUT, no message,
+            // nothing created (the conformance fuzzer found kafkalite creating it).
+            Outcome::Answered(
+                CreatableTopicResult::default()
                     .with_name(topic.name.clone())
                     .with_error_code(codes::REQUEST_TIMED_OUT)
                     .with_error_message(None)
                     .with_num_partitions(-1)
-                    .with_replication_factor(-1);
-            } else {
-                create_one(state, topic, request.validate_only, &mut budget, &mut quota)
-            };
-            respond(state, topic, outcome, version)
+                    .with_replication_factor(-1),
+            )
+        } else {
+            match create_one(state, topic, request.validate_only, &mut budget, &mut quota) {
+                Ok((created, Some(op))) => {
+                    asked.push(op);
+                    Outcome::Asked(created, asked.len() - 1)
+                }
+                Ok((created, None)) => Outcome::Done(Ok(created)),
+                Err(e) => Outcome::Done(Err(e)),
+            }
+        };
+        outcomes.push(outcome);
+    }
+    let mut answers: Vec<Option<Result<String, ApiError>>> = if asked.is_empty() {
+        Vec::new()
+    } else {
+        let wait_ms = crate::state::admin_wait_for(request.timeout_ms);
+        state
+            .ask_controller_all(asked, wait_ms)
+            .into_iter()
+            .map(Some)
+            .collect()
+    };
+    let results = request
+        .topics
+        .iter()
+        .zip(outcomes)
+        .map(|(topic, outcome)| match outcome {
+            Outcome::Answered(result) => result,
+            Outcome::Done(done) => respond(state, topic, done, version),
+            Outcome::Asked(created, k) => {
+                let answer = answers[k].take().expect("one answer per operation");
+                respond(state, topic, answer.map(|_| created), version)
+            }
         })
         .collect();
     ctx.throttle.at_least(quota.throttle_ms());
@@ -127,6 +160,15 @@ pub async fn handle(
         version,
     )
     .map(Some)
+}
+
+/// Where a topic of the request stands before the answers are written.
+enum Outcome {
+    /// The whole answer, as is.
+    Answered(CreatableTopicResult),
+    Done(Result<Created, ApiError>),
+    /// Asked of the controller side: the operation's index among those asked.
+    Asked(Created, usize),
 }
 
 fn respond(
@@ -167,7 +209,7 @@ fn create_one(
     validate_only: bool,
     budget: &mut PartitionBudget,
     quota: &mut MutationQuota<'_>,
-) -> Result<Created, ApiError> {
+) -> Result<(Created, Option<AdminOp>), ApiError> {
     let name = topic.name.0.as_str();
     validate_topic_name(name)?;
     if state.topic(name).is_some() {
@@ -186,11 +228,14 @@ fn create_one(
         quota.record(i64::from(partitions))?;
     }
     state.create_topic(name, partitions, configs.clone(), validate_only)?;
-    Ok(Created {
-        partitions,
-        replication_factor,
-        configs,
-    })
+    Ok((
+        Created {
+            partitions,
+            replication_factor,
+            configs,
+        },
+        None,
+    ))
 }
 
 /// Config overrides of the request, normalised as the broker keeps them.
@@ -211,15 +256,16 @@ fn requested_configs(
     topic_configs::normalize_all(&state.dynamic.live(), &configs)
 }
 
-/// Cluster mode: check what needs no cluster knowledge here, let the controller side
-/// check the rest against the live brokers (replication factor, assignment) and create.
+/// Cluster mode: check what needs no cluster knowledge here; the operation that lets the
+/// controller side check the rest against the live brokers (replication factor,
+/// assignment) and create.
 fn create_in_cluster(
     state: &BrokerState,
     topic: &CreatableTopic,
     validate_only: bool,
     budget: &mut PartitionBudget,
     quota: &mut MutationQuota<'_>,
-) -> Result<Created, ApiError> {
+) -> Result<(Created, Option<AdminOp>), ApiError> {
     let manual = !topic.assignments.is_empty();
     if manual && (topic.num_partitions != -1 || topic.replication_factor != -1) {
         return Err(ApiError::new(
@@ -256,7 +302,7 @@ fn create_in_cluster(
     if !validate_only {
         quota.record(i64::from(partitions))?;
     }
-    state.ask_controller(AdminOp::CreateTopic {
+    let op = AdminOp::CreateTopic {
         name: topic.name.0.to_string(),
         partitions,
         replication_factor,
@@ -272,12 +318,15 @@ fn create_in_cluster(
             .collect(),
         configs: configs.clone(),
         validate_only,
-    })?;
-    Ok(Created {
-        partitions,
-        replication_factor,
-        configs,
-    })
+    };
+    Ok((
+        Created {
+            partitions,
+            replication_factor,
+            configs,
+        },
+        Some(op),
+    ))
 }
 
 /// Partition count and replication factor, from the request or the broker defaults.
