@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
 from kafkalite.controller import election, znodes
+from kafkalite.controller.node import SESSION_TIMEOUT_MS
 from kafkalite.controller.zookeeper import LocalZooKeeper, free_port
 
 START_TIMEOUT_S = 60.0
@@ -183,8 +184,9 @@ class ClusterBroker:
         self.proc = None
 
     def kill(self) -> None:
-        """SIGKILL: the broker dies without leaving ZooKeeper; its session expires after
-        zookeeper.session.timeout.ms."""
+        """SIGKILL: the broker dies without leaving ZooKeeper; the others see its listener
+        refuse connections and remove its registration at once (its session would only
+        expire after zookeeper.session.timeout.ms)."""
         if self.proc is None:
             return
         stat = self.cluster.zk.exists(znodes.broker_path(self.broker_id))
@@ -268,7 +270,7 @@ class Cluster:
 
     @property
     def session_timeout_s(self) -> float:
-        return int(self.overrides.get("zookeeper.session.timeout.ms", "18000")) / 1000
+        return int(self.overrides.get("zookeeper.session.timeout.ms", SESSION_TIMEOUT_MS)) / 1000
 
     @property
     def bootstrap_servers(self) -> str:

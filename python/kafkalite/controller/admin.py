@@ -12,7 +12,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -36,19 +36,48 @@ INTERNAL_TOPICS = {
 }
 
 
+class Waiting(Protocol):
+    """What answers a request later (``ClusterNode.wait_for``): once ``done`` shows in a
+    snapshot the broker has, or with REQUEST_TIMED_OUT."""
+
+    def wait_for(
+        self, request_id: int, done: Callable[[], bool], timeout_s: float, what: str
+    ) -> None: ...
+
+    @property
+    def cache(self) -> Any: ...
+
+
+# Returned by an operation whose answer a waiter gives.
+WAITING = object()
+
+
 class AdminHandler(
     LeaderAndReplicaOps, SecurityOps, ClientQuotaOps, ClientMetricsOps, GroupConfigOps
 ):
     """``sync_now`` pushes a fresh snapshot into this broker before the client is answered,
     so its next Metadata request sees what was just done. Operations that answer with
-    data (``admin_moves``) have it sent back as JSON."""
+    data (``admin_moves``) have it sent back as JSON. Topic creation, deletion and growth
+    are answered by a waiter of ``node`` (when given) once the controller has acted, so
+    the next request is taken meanwhile: the topics of one CreateTopics are written one
+    after another and elected together."""
 
-    def __init__(self, zk: KazooClient, sync_now: Callable[[], None], broker_id: int = -1) -> None:
+    def __init__(
+        self,
+        zk: KazooClient,
+        sync_now: Callable[[], None],
+        broker_id: int = -1,
+        node: Waiting | None = None,
+    ) -> None:
         self.zk = zk
         self.sync_now = sync_now
         self.broker_id = broker_id
+        self.node = node
+        # The id of the request being handled (what a waiter answers).
+        self.request_id = -1
 
-    def handle(self, op: dict[str, Any]) -> tuple[int, str]:
+    def handle(self, op: dict[str, Any]) -> tuple[int, str] | None:
+        """(error code, message or JSON answer); None when a waiter answers later."""
         try:
             answer = getattr(self, op["op"])(op)
         except AdminError as e:
@@ -57,9 +86,24 @@ class AdminHandler(
             return _core.error_code(e.code_name), str(e)
         except SecretError as e:
             return _core.error_code("INVALID_CONFIG"), str(e)
+        if answer is WAITING:
+            return None
         return 0, "" if answer is None else json.dumps(answer)
 
+    def _answer_when(self, done: Callable[[], bool], what: str) -> object:
+        """Answer once ``done`` holds: by a waiter when there is a node, else here."""
+        if self.node is None:
+            self._wait(done, what)
+            return None
+        self.node.wait_for(self.request_id, done, CONTROLLER_WAIT_S, what)
+        return WAITING
+
     def _live(self) -> dict[int, str | None]:
+        """Registered brokers and their racks (from the cache, when there is one)."""
+        if self.node is not None:
+            cache = self.node.cache
+            with cache.lock:
+                return {b: reg.info.rack for b, reg in cache.brokers.items()}
         out: dict[int, str | None] = {}
         for child in self.zk.get_children(znodes.BROKER_IDS):
             try:
@@ -97,7 +141,7 @@ class AdminHandler(
             self.zk.exists(znodes.partition_state_path(topic, p)) is not None for p in partitions
         )
 
-    def create_topic(self, op: dict[str, Any]) -> None:
+    def create_topic(self, op: dict[str, Any]) -> object:
         name = op["name"]
         if self.zk.exists(znodes.topic_path(name)) is not None:
             raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
@@ -134,18 +178,28 @@ class AdminHandler(
             self.zk.create(znodes.topic_path(name), znodes.topic_json(assignment, uuid.uuid4()))
         except NodeExistsError:
             raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.") from None
-        self._wait(lambda: self._elected(name, range(len(assignment))), "elect leaders")
+        return self._answer_when(self._elected_check(name, len(assignment)), "elect leaders")
 
-    def delete_topic(self, op: dict[str, Any]) -> None:
+    def _elected_check(self, name: str, count: int) -> Callable[[], bool]:
+        if self.node is None:
+            return lambda: self._elected(name, range(count))
+        cache = self.node.cache
+        return lambda: cache.elected(name, range(count))
+
+    def delete_topic(self, op: dict[str, Any]) -> object:
         name = op["name"]
         self._assignment(name)
         try:
             self.zk.create(f"{znodes.DELETE_TOPICS}/{name}", b"", makepath=True)
         except NodeExistsError:
             pass
-        self._wait(lambda: self.zk.exists(znodes.topic_path(name)) is None, "delete the topic")
+        if self.node is None:
+            self._wait(lambda: self.zk.exists(znodes.topic_path(name)) is None, "delete the topic")
+            return None
+        cache = self.node.cache
+        return self._answer_when(lambda: name not in cache.topics, "delete the topic")
 
-    def create_partitions(self, op: dict[str, Any]) -> None:
+    def create_partitions(self, op: dict[str, Any]) -> object:
         name, total = op["name"], op["total"]
         assignment, topic_id, version = self._assignment(name)
         current = len(assignment)
@@ -178,7 +232,7 @@ class AdminHandler(
             )
         except Exception as e:
             raise AdminError("INVALID_REQUEST", f"topic '{name}' changed: {e}") from e
-        self._wait(lambda: self._elected(name, range(total)), "elect leaders")
+        return self._answer_when(self._elected_check(name, total), "elect leaders")
 
     def alter_configs(self, op: dict[str, Any]) -> None:
         name = op["name"]

@@ -5,8 +5,13 @@ is gone, drop dead brokers from the ISR, delete topics queued under
 ``/admin/delete_topics``, run the leader elections clients ask for
 (``/admin/preferred_replica_election``, ``/admin/unclean_leader_election``) and the
 periodic preferred-leader rebalance, and drive partition reassignments
-(``reassignment``). Each partition-state write is compare-and-set on the znode's
-version inside a transaction that also checks the controller epoch (see ``election``)."""
+(``reassignment``).
+
+It decides from the broker's ``MetadataCache`` (no ZooKeeper read per partition) and
+writes what it decided for many partitions at once: batched transactions, each
+compare-and-set on every partition state's version and checking the controller epoch
+(see ``election``). A write that lost a race has its znode re-read and is decided again
+on the next pass."""
 
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
 from kafkalite.controller import leadership, reassignment, znodes
 from kafkalite.controller.election import Term
+from kafkalite.controller.metadata_cache import MetadataCache, PartitionKey
 
 _log = logging.getLogger("kafkalite.controller")
 
@@ -76,6 +82,22 @@ class Rebalance:
 FIRST_REBALANCE_DELAY_S = 5.0
 
 
+# Operations one ZooKeeper transaction carries: a partition state is ~100 bytes, so a
+# batch stays far below the server's 1 MiB request limit (jute.maxbuffer).
+BATCH_OPS = 500
+# Partition moves named one by one in the log before the rest are only counted.
+LOGGED_MOVES = 20
+
+
+@dataclass(frozen=True)
+class _Write:
+    key: PartitionKey
+    state: znodes.LeaderAndIsr
+    # The version the decision was made from; -1 creates the state (a new partition).
+    version: int
+    before: znodes.LeaderAndIsr | None
+
+
 class Controller:
     def __init__(
         self,
@@ -83,22 +105,31 @@ class Controller:
         broker_id: int,
         term: Term,
         unclean: bool,
-        watch: Callable[[Any], None] | None = None,
+        cache: MetadataCache,
+        wake: Callable[[], None] | None = None,
         rebalance: Rebalance | None = None,
     ) -> None:
         self.zk = zk
         self.broker_id = broker_id
         self.term = term
         self.unclean = unclean
-        # Called by ZooKeeper when a znode the controller waits on changes; also to ask
-        # for another pass soon.
-        self.watch = watch
+        self.cache = cache
+        self._wake = wake
         self.rebalance = rebalance or Rebalance()
         self._next_rebalance = time.monotonic() + FIRST_REBALANCE_DELAY_S
+        # Set by the watches on the znodes the controller reads itself (the requests
+        # under /admin) and when a write lost a race; without it and without a change in
+        # the cache, a pass only checks the rebalance timer.
+        self._again = True
+
+    def watch(self, _event: Any) -> None:
+        """Called by ZooKeeper when a request znode the controller reads changes."""
+        self._again = True
+        if self._wake is not None:
+            self._wake()
 
     def watch_soon(self) -> None:
-        if self.watch is not None:
-            self.watch(None)
+        self.watch(None)
 
     def commit(self, build: object) -> bool:
         return self._commit(build)
@@ -114,28 +145,127 @@ class Controller:
             raise Fenced(f"controller epoch {self.term.epoch} is stale")
         return not any(isinstance(r, Exception) for r in results[1:])
 
-    def reconcile(self) -> None:
-        live = {int(c) for c in self.zk.get_children(znodes.BROKER_IDS)}
-        for topic in self.zk.get_children(znodes.DELETE_TOPICS, watch=self.watch):
-            self._delete_topic(topic)
-        reassignment.take_requests(self, live)
-        topics: dict[str, znodes.TopicZNode] = {}
-        for topic in self.zk.get_children(znodes.TOPICS):
-            try:
-                data, _ = self.zk.get(znodes.topic_path(topic))
-            except NoNodeError:
-                continue
-            tz = znodes.parse_topic_znode(data)
-            topics[topic] = tz
-            unclean = self._unclean(topic)
-            for partition, replicas in sorted(tz.assignment.items()):
-                self._partition(topic, partition, replicas, live, unclean)
-            if tz.adding or tz.removing:
+    def reconcile(self, changed: bool = True) -> None:
+        """One pass; ``changed``: the cache changed since the last one."""
+        if changed or self._again:
+            self._again = False
+            live = self.cache.live_brokers()
+            for topic in sorted(self.cache.delete_requests):
+                self._delete_topic(topic)
+            reassignment.take_requests(self, live)
+            self._write(self._decide(live))
+            with self.cache.lock:
+                moving = [
+                    (t, e.znode)
+                    for t, e in self.cache.topics.items()
+                    if e.znode.adding or e.znode.removing
+                ]
+            for topic, tz in moving:
                 reassignment.progress(self, topic, tz, live)
-        self._requested_elections(live)
+            self._requested_elections(live)
         if self.rebalance.enabled and time.monotonic() >= self._next_rebalance:
             self._next_rebalance = time.monotonic() + self.rebalance.interval_s
-            self._auto_rebalance(topics, live)
+            self._auto_rebalance(self.cache.live_brokers())
+
+    def _decide(self, live: set[int]) -> list[_Write]:
+        """What every partition's state should become, from the cache alone."""
+        writes = []
+        epoch = self.term.epoch
+        with self.cache.lock:
+            for topic, entry in self.cache.topics.items():
+                if topic in self.cache.delete_requests:
+                    continue
+                unclean = self._unclean(entry.configs)
+                for p, replicas in entry.znode.assignment.items():
+                    read = self.cache.states.get((topic, p))
+                    if read is None:
+                        alive = [b for b in replicas if b in live]
+                        if alive:
+                            # A new partition: the first live replica leads, every live
+                            # replica is in sync (an empty log has nothing to catch up on).
+                            state = znodes.LeaderAndIsr(alive[0], 0, alive, epoch)
+                            writes.append(_Write((topic, p), state, -1, None))
+                        continue
+                    decided = elect_leader(replicas, read.state, live, unclean)
+                    if decided is not None:
+                        leader, isr = decided
+                        state = znodes.LeaderAndIsr(leader, read.state.leader_epoch + 1, isr, epoch)
+                        writes.append(_Write((topic, p), state, read.version, read.state))
+        return writes
+
+    def _ensure_parents(self, keys: list[PartitionKey]) -> None:
+        """``partitions`` and ``partitions/<p>`` under each new partition's topic, created
+        pipelined (the state itself goes into the guarded transaction)."""
+        for paths in (
+            sorted({f"{znodes.topic_path(t)}/partitions" for t, _p in keys}),
+            [f"{znodes.topic_path(t)}/partitions/{p}" for t, p in keys],
+        ):
+            pending = [self.zk.create_async(path, b"") for path in paths]
+            for result in pending:
+                try:
+                    result.get()
+                except NodeExistsError:
+                    pass
+                except NoNodeError:
+                    pass  # the topic went meanwhile: its state write fails and is retried
+
+    def _write(self, writes: list[_Write]) -> None:
+        creates = [w.key for w in writes if w.version < 0]
+        if creates:
+            self._ensure_parents(creates)
+        done: list[_Write] = []
+        for i in range(0, len(writes), BATCH_OPS):
+            chunk = writes[i : i + BATCH_OPS]
+            while chunk:
+                tx = self.zk.transaction()
+                tx.check(znodes.CONTROLLER_EPOCH, self.term.epoch_zk_version)
+                for w in chunk:
+                    path = znodes.partition_state_path(*w.key)
+                    if w.version < 0:
+                        tx.create(path, znodes.state_json(w.state))
+                    else:
+                        tx.set_data(path, znodes.state_json(w.state), version=w.version)
+                results = tx.commit()
+                if isinstance(results[0], (BadVersionError, NoNodeError)):
+                    raise Fenced(f"controller epoch {self.term.epoch} is stale")
+                lost = [
+                    w
+                    for w, r in zip(chunk, results[1:], strict=True)
+                    if isinstance(r, Exception) and not isinstance(r, RolledBackError)
+                ]
+                if not lost:
+                    for w, r in zip(chunk, results[1:], strict=True):
+                        self.cache.put_state(w.key, w.state, 0 if w.version < 0 else r.version)
+                    done += chunk
+                    break
+                # A race lost (the leader changed the ISR meanwhile, a topic went): read
+                # those again and decide them on the next pass; the rest goes now.
+                self.cache.mark(znodes.partition_state_path(*w.key) for w in lost)
+                self._again = True
+                chunk = [w for w in chunk if w not in lost]
+        if self._again and self._wake is not None:
+            self._wake()
+        self._log_moves(done)
+
+    def _log_moves(self, done: list[_Write]) -> None:
+        new = [w for w in done if w.before is None]
+        moved = [w for w in done if w.before is not None]
+        if new:
+            topics = sorted({w.key[0] for w in new})
+            _log.info("leaders for %d new partition(s) of %s", len(new), ", ".join(topics[:10]))
+        for w in moved[:LOGGED_MOVES]:
+            assert w.before is not None
+            _log.info(
+                "%s-%d: leader %d -> %d, epoch %d, isr %s",
+                w.key[0],
+                w.key[1],
+                w.before.leader,
+                w.state.leader,
+                w.state.leader_epoch,
+                w.state.isr,
+            )
+        if len(moved) > LOGGED_MOVES:
+            _log.info("... and %d more partition(s)", len(moved) - LOGGED_MOVES)
 
     def _state(self, topic: str, partition: int) -> tuple[znodes.LeaderAndIsr, int] | None:
         try:
@@ -172,6 +302,7 @@ class Controller:
             if self._commit(
                 lambda tx, p=path, s=new, v=version: tx.set_data(p, znodes.state_json(s), version=v)
             ):
+                self.cache.put_state((topic, partition), new, version + 1)
                 _log.info(
                     "%s-%d: %s election, leader %d -> %d, epoch %d",
                     topic,
@@ -200,70 +331,50 @@ class Controller:
             except NoNodeError:
                 pass
 
-    def _auto_rebalance(self, topics: dict[str, znodes.TopicZNode], live: set[int]) -> None:
+    def _auto_rebalance(self, live: set[int]) -> None:
         """Kafka's checkAndTriggerAutoLeaderRebalance; partitions being reassigned are
         left alone."""
         partitions = []
-        for topic, tz in topics.items():
-            for p, replicas in tz.assignment.items():
-                if p in tz.adding or p in tz.removing:
-                    continue
-                read = self._state(topic, p)
-                if read is not None:
-                    partitions.append((topic, p, replicas, read[0]))
+        with self.cache.lock:
+            for topic, entry in self.cache.topics.items():
+                tz = entry.znode
+                for p, replicas in tz.assignment.items():
+                    if p in tz.adding or p in tz.removing:
+                        continue
+                    read = self.cache.states.get((topic, p))
+                    if read is not None:
+                        partitions.append((topic, p, replicas, read.state))
         for topic, p in leadership.rebalance_candidates(
             partitions, live, self.rebalance.percentage
         ):
             self.elect(topic, p, leadership.PREFERRED, live)
 
-    def _unclean(self, topic: str) -> bool:
-        try:
-            data, _ = self.zk.get(znodes.topic_config_path(topic))
-        except NoNodeError:
-            return self.unclean
-        value = znodes.parse_config(data).get("unclean.leader.election.enable")
+    def _unclean(self, configs: dict[str, str]) -> bool:
+        value = configs.get("unclean.leader.election.enable")
         return self.unclean if value is None else value.lower() == "true"
-
-    def _partition(
-        self, topic: str, partition: int, replicas: list[int], live: set[int], unclean: bool
-    ) -> None:
-        path = znodes.partition_state_path(topic, partition)
-        try:
-            data, stat = self.zk.get(path)
-        except NoNodeError:
-            alive = [b for b in replicas if b in live]
-            if not alive:
-                return
-            # A new partition: the first live replica leads, every live replica is in
-            # sync (an empty log has nothing to catch up on).
-            state = znodes.LeaderAndIsr(alive[0], 0, alive, self.term.epoch)
-            self.zk.ensure_path(path.rsplit("/", 1)[0])
-            if not self._commit(lambda tx: tx.create(path, znodes.state_json(state))):
-                return
-            _log.info("%s-%d: leader %d, isr %s (new)", topic, partition, alive[0], alive)
-            return
-        state = znodes.parse_state(data)
-        decided = elect_leader(replicas, state, live, unclean)
-        if decided is None:
-            return
-        leader, isr = decided
-        new = znodes.LeaderAndIsr(leader, state.leader_epoch + 1, isr, self.term.epoch)
-        if self._commit(lambda tx: tx.set_data(path, znodes.state_json(new), version=stat.version)):
-            _log.info(
-                "%s-%d: leader %d -> %d, epoch %d, isr %s",
-                topic,
-                partition,
-                state.leader,
-                leader,
-                new.leader_epoch,
-                isr,
-            )
 
     def _delete_topic(self, topic: str) -> None:
         """Kafka's deletion, without StopReplica: brokers delete their replicas when the
-        topic leaves the metadata they watch."""
+        topic leaves the metadata they watch. The partition znodes go pipelined, deepest
+        first; then the topic, its config and the request."""
+        base = znodes.topic_path(topic)
+        try:
+            partitions = self.zk.get_children(f"{base}/partitions")
+        except NoNodeError:
+            partitions = []
+        for paths in (
+            [f"{base}/partitions/{p}/state" for p in partitions],
+            [f"{base}/partitions/{p}" for p in partitions],
+            [f"{base}/partitions"] if partitions else [],
+        ):
+            pending = [self.zk.delete_async(path) for path in paths]
+            for result in pending:
+                try:
+                    result.get()
+                except NoNodeError:
+                    pass
         for path, recursive in (
-            (znodes.topic_path(topic), True),
+            (base, True),
             (znodes.topic_config_path(topic), False),
             (f"{znodes.DELETE_TOPICS}/{topic}", False),
         ):
@@ -271,4 +382,6 @@ class Controller:
                 self.zk.delete(path, recursive=recursive)
             except NoNodeError:
                 pass
+        with self.cache.lock:
+            self.cache.delete_requests.discard(topic)
         _log.info("deleted topic %s", topic)

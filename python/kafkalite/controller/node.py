@@ -3,9 +3,17 @@
 
 The session registers the broker (ephemeral ``/brokers/ids/<id>``), takes part in
 controller election, runs the controller while this broker holds ``/controller``, keeps
-the Rust broker's metadata in step with ZooKeeper (watches, then a whole snapshot pushed
-through ``apply_metadata``) and answers the admin requests clients send this broker.
-One thread does the ZooKeeper work in order; a second drains admin requests."""
+the Rust broker's metadata in step with ZooKeeper (a ``MetadataCache`` kept by watches;
+a snapshot of it pushed through ``apply_metadata`` when it changed) and answers the admin
+requests clients send this broker. One thread does the ZooKeeper work in order; a second
+drains admin requests; a third (``liveness``) notices a broker whose process is gone.
+
+Failure detection at defaults: a broker that crashed is proven gone within milliseconds
+(its listener refuses connections) and its registration is removed at once, so the
+controller moves its leaderships without waiting for its session to expire; a broker
+that hangs or is cut off is replaced when its session expires, after
+``zookeeper.session.timeout.ms`` (4 s by default: kafkalite has no garbage-collection
+pauses to wait out, Kafka's ZooKeeper-era 18 s was for those)."""
 
 from __future__ import annotations
 
@@ -14,10 +22,11 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafkalite import _core
@@ -28,22 +37,27 @@ from kafkalite.controller import (
     entity_configs,
     group_configs,
     isr,
+    liveness,
     shared_security,
-    snapshot,
     znodes,
 )
 from kafkalite.controller.admin import AdminHandler
 from kafkalite.controller.controller import Controller, Fenced, Rebalance
+from kafkalite.controller.metadata_cache import MetadataCache
 from kafkalite.controller.password_encoder import PasswordEncoder, PasswordEncoderError
 from kafkalite.errors import KafkaliteError
 from kafkalite.monitoring.scrape import endpoint_url
 
 _log = logging.getLogger("kafkalite.cluster")
 
-# Kafka's defaults.
-SESSION_TIMEOUT_MS = 18000
-# How often the loop re-reads ZooKeeper even without a watch firing (a safety net).
-RESYNC_S = 2.0
+# A hung broker is replaced this long after it stopped answering ZooKeeper (the broker
+# key's default, ``zookeeper.session.timeout.ms``).
+SESSION_TIMEOUT_MS = 4000
+# How often the loop wakes without a watch firing: timers (the leader rebalance, admin
+# requests waiting for the controller). Nothing is re-read then.
+TICK_S = 2.0
+# A snapshot slower than this to apply is logged (it holds up every metadata change).
+SLOW_PUSH_S = 0.5
 
 
 class ClusterStartError(KafkaliteError):
@@ -75,6 +89,17 @@ def connect_zookeeper(connect: str, session_ms: int, connection_ms: int) -> Kazo
     return zk
 
 
+@dataclass
+class _Waiter:
+    """An admin request answered once ``done`` holds in a snapshot pushed to the Rust
+    broker (its next Metadata request sees what was done), or timed out at ``deadline``."""
+
+    request_id: int
+    done: Callable[[], bool]
+    deadline: float
+    what: str
+
+
 class ClusterNode:
     def __init__(self, settings: Mapping[str, str], worker_threads: int = 2) -> None:
         self.settings = dict(settings)
@@ -93,11 +118,21 @@ class ClusterNode:
         self._leaving = threading.Event()
         self.server: _core.BrokerServer | None = None
         self.zk: KazooClient | None = None
+        self.cache: MetadataCache | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
+        # One reader of ZooKeeper's small state (security, quotas, ...) at a time.
         self._sync_lock = threading.Lock()
+        # Snapshots reach the Rust broker in the order they were taken.
+        self._push_lock = threading.Lock()
+        self._pushed_generation = -1
+        # Security, quotas, client metrics and group configs changed (their watches).
+        self._small_dirty = True
+        self._waiters: list[_Waiter] = []
+        self._waiters_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._controller: Controller | None = None
+        self._probe: liveness.LivenessProbe | None = None
         self.inter_broker_listener = ""
         # Dynamic secrets in ZooKeeper (`shared_security`), set up at start.
         self.encoder: PasswordEncoder | None = None
@@ -129,14 +164,15 @@ class ClusterNode:
                 )
             except NodeExistsError:
                 pass
-            if zk.exists(znodes.broker_path(self.broker_id)):
-                raise self._duplicate(connect)
+            self._take_over_dead_registration(connect)
             dynamic = self._read_secrets()
             self.server = _core.BrokerServer(
                 self.settings, self.worker_threads, json.dumps(dynamic)
             )
             self._decrypter.strict = False
             self._check_inter_broker_listener()
+            self.cache = MetadataCache(zk, self._wake.set)
+            self.cache.reload()
             # Topics and leaders before registering: once others see this broker (the
             # launcher waits for that), its Metadata already describes the cluster.
             self.sync_now()
@@ -146,8 +182,10 @@ class ClusterNode:
             raise
         # One pass before serving as a cluster member, so this broker's first Metadata
         # answer already names the live brokers and the controller.
+        self.cache.barrier()
         self._step()
         zk.add_listener(self._session_event)
+        self._probe = liveness.LivenessProbe(self._gone, f"-{self.broker_id}").start()
         for target, name in ((self._loop, "zk-loop"), (self._admin_loop, "zk-admin")):
             t = threading.Thread(
                 target=target, name=f"kafkalite-{name}-{self.broker_id}", daemon=True
@@ -156,6 +194,36 @@ class ClusterNode:
             self._threads.append(t)
         self._wake.set()
         return self
+
+    def _take_over_dead_registration(self, connect: str) -> None:
+        """A registration under this broker's id stays until its session expires. If it is
+        a crashed earlier run of this broker (every endpoint it registered refuses
+        connections, and this broker has not bound them yet) it is removed so the broker
+        can start at once; if anything answers there, another broker uses the id."""
+        assert self.zk is not None
+        path = znodes.broker_path(self.broker_id)
+        try:
+            data, stat = self.zk.get(path)
+        except NoNodeError:
+            return
+        endpoints = znodes.parse_broker(self.broker_id, data).endpoints
+        for _name, host, port in endpoints:
+            target = liveness.Target(self.broker_id, host, port, stat.ephemeralOwner)
+            outcome = liveness.LivenessProbe.connect(target)
+            if not isinstance(outcome, str):
+                outcome.close()
+            if outcome != "refused":
+                raise self._duplicate(connect)
+        _log.info(
+            "broker %d: the registration of an earlier run (session 0x%x) is left over and "
+            "nothing listens at its endpoints: replacing it",
+            self.broker_id,
+            stat.ephemeralOwner,
+        )
+        try:
+            self.zk.delete(path, version=stat.version)
+        except (NoNodeError, BadVersionError):
+            pass
 
     def _read_secrets(self) -> dict[str, dict[str, str]]:
         """The encoder for dynamic secrets and this broker's dynamic configs, decrypted
@@ -213,17 +281,19 @@ class ClusterNode:
             raise self._duplicate(connect) from None
 
     def _session_event(self, state: str) -> None:
-        # A new session after an expiry has lost the ephemeral znodes: the loop
-        # re-registers. Called on kazoo's thread, so it only wakes the loop.
+        # A new session after an expiry has lost the ephemeral znodes and the watches:
+        # the loop reloads the cache and re-registers. Called on kazoo's thread, so it
+        # only wakes the loop.
         if state == KazooState.CONNECTED or state == KazooState.LOST:
             self._wake.set()
 
     def _watch(self, _event: object) -> None:
+        self._small_dirty = True
         self._wake.set()
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(RESYNC_S)
+            self._wake.wait(self._next_wait())
             self._wake.clear()
             if self._stopping.is_set():
                 return
@@ -235,22 +305,34 @@ class ClusterNode:
                     self._stopping.wait(0.5)
                     self._wake.set()
 
+    def _next_wait(self) -> float:
+        with self._waiters_lock:
+            deadlines = [w.deadline for w in self._waiters]
+        if not deadlines:
+            return TICK_S
+        return max(0.01, min(TICK_S, min(deadlines) - time.monotonic()))
+
     def _step(self) -> None:
-        zk = self.zk
-        assert zk is not None
+        zk, cache = self.zk, self.cache
+        assert zk is not None and cache is not None
         if not zk.connected:
             return
         me = zk.client_id[0] if zk.client_id else None
-        path = znodes.broker_path(self.broker_id)
-        stat = zk.exists(path)
-        if stat is None and self._leaving.is_set():
-            pass
-        elif stat is None:
-            self._register(self.settings["zookeeper.connect"])
-        elif stat.ephemeralOwner != me:
-            # The znode of a previous session of ours, about to expire: try again then.
-            return
-        seat = election.current_controller(zk)
+        if cache.session != me:
+            self._small_dirty = True
+        changed = cache.refresh()
+        mine = cache.brokers.get(self.broker_id)
+        if mine is None or mine.session != me:
+            # The cache may lag behind a registration just made: ask ZooKeeper.
+            stat = zk.exists(znodes.broker_path(self.broker_id))
+            if stat is None and self._leaving.is_set():
+                pass
+            elif stat is None:
+                self._register(self.settings["zookeeper.connect"])
+            elif stat.ephemeralOwner != me:
+                # The znode of a previous session of ours, about to expire: try again then.
+                return
+        seat = cache.controller
         if seat is None:
             term = election.try_elect(zk, self.broker_id)
             if term is not None:
@@ -260,24 +342,63 @@ class ClusterNode:
                     self.broker_id,
                     term,
                     self.unclean,
-                    watch=self._watch,
+                    cache,
+                    wake=self._wake.set,
                     rebalance=Rebalance.from_settings(self.settings),
                 )
         elif seat != (self.broker_id, me):
             self._controller = None
         if self._controller is not None:
             try:
-                self._controller.reconcile()
+                self._controller.reconcile(changed)
             except Fenced as e:
                 _log.warning("broker %d: %s", self.broker_id, e)
                 self._controller = None
-        self.sync_now()
+        self._push_metadata()
+        if self._small_dirty:
+            self._push_small()
+        self._complete_waiters()
+        self._watch_liveness()
 
     def sync_now(self) -> None:
-        """Read ZooKeeper and push the snapshot into the Rust broker."""
+        """Bring the Rust broker up to what ZooKeeper holds now (after a write of this
+        broker's own whose outcome the answer must show)."""
+        assert self.cache is not None
+        self.cache.barrier()
+        self.cache.refresh()
+        self._push_metadata()
+        self._push_small()
+
+    def _push_metadata(self) -> None:
+        with self._push_lock:
+            self._push_locked()
+
+    def _push_locked(self) -> None:
+        assert self.cache is not None
+        generation = self.cache.generation
+        if generation == self._pushed_generation:
+            return
+        started = time.monotonic()
+        arguments = self.cache.snapshot_arguments()
+        built = time.monotonic()
+        if self.server is not None:
+            self.server.apply_metadata(*arguments)
+        took = time.monotonic() - started
+        if took > SLOW_PUSH_S:
+            _log.warning(
+                "broker %d: a metadata snapshot took %.0f ms to apply (%.0f ms to build)",
+                self.broker_id,
+                took * 1000,
+                (built - started) * 1000,
+            )
+        self._pushed_generation = generation
+
+    def _push_small(self) -> None:
+        """Security, client quotas, client-metrics subscriptions and group configs: read
+        whole (they are small), each read re-arming its watch."""
         assert self.zk is not None
         with self._sync_lock:
-            snap = snapshot.read(self.zk, self._watch)
+            self._small_dirty = False
             shared = shared_security.read_state(
                 self.zk, self.broker_id, self._decrypter, self._watch
             )
@@ -287,17 +408,93 @@ class ClusterNode:
             )
             groups = entity_configs.read_all(self.zk, group_configs.ENTITY_TYPE, self._watch)
             if self.server is not None:
-                self.server.apply_metadata(*snap.as_arguments())
                 self.server.apply_shared_security(shared)
                 self.server.apply_client_quotas(json.dumps(quotas))
                 self.server.apply_client_metrics(json.dumps(subscriptions))
                 self.server.apply_group_configs(json.dumps(groups))
 
+    def wait_for(
+        self, request_id: int, done: Callable[[], bool], timeout_s: float, what: str
+    ) -> None:
+        """Answer admin request ``request_id`` once ``done`` shows in a pushed snapshot,
+        REQUEST_TIMED_OUT after ``timeout_s``; the admin loop goes on meanwhile."""
+        waiter = _Waiter(request_id, done, time.monotonic() + timeout_s, what)
+        with self._waiters_lock:
+            self._waiters.append(waiter)
+        self._wake.set()
+
+    def _complete_waiters(self) -> None:
+        server, cache = self.server, self.cache
+        with self._waiters_lock:
+            waiters = list(self._waiters)
+        if not waiters or server is None or cache is None:
+            return
+        now = time.monotonic()
+        outcomes = []
+        # What a waiter sees done must be in the snapshot the broker has: both locks, so
+        # no refresh comes between the push and the check.
+        with self._push_lock, cache.lock:
+            self._push_locked()
+            for w in waiters:
+                if w.done():
+                    outcomes.append((w, 0, ""))
+                elif now >= w.deadline:
+                    code = _core.error_code("REQUEST_TIMED_OUT")
+                    outcomes.append((w, code, f"the controller did not {w.what} in time"))
+        for w, code, message in outcomes:
+            server.complete_admin_request(w.request_id, code, message)
+        with self._waiters_lock:
+            self._waiters = [w for w in self._waiters if all(w is not o[0] for o in outcomes)]
+
+    def _watch_liveness(self) -> None:
+        """The controller watches every other broker; the others watch the controller."""
+        cache, probe = self.cache, self._probe
+        if cache is None or probe is None:
+            return
+        if self._controller is not None:
+            ids = [b for b in cache.brokers if b != self.broker_id]
+        else:
+            seat = cache.controller
+            ids = [seat[0]] if seat is not None and seat[0] != self.broker_id else []
+        targets = []
+        for b in ids:
+            reg = cache.brokers.get(b)
+            if reg is None:
+                continue
+            address = znodes.endpoint(reg.data, self.inter_broker_listener)
+            if address is not None:
+                targets.append(liveness.Target(b, address[0], address[1], reg.session))
+        probe.watch(targets)
+
+    def _gone(self, target: liveness.Target) -> None:
+        """A broker's process is proven gone: remove its registration (and the controller
+        seat, if it held it) now, as its session's expiry would later; the controller then
+        moves its leaderships. The znodes go only while they are still the dead session's:
+        a new run of that broker registers afresh."""
+        zk = self.zk
+        if zk is None or self._stopping.is_set():
+            return
+        for path in (znodes.broker_path(target.broker_id), znodes.CONTROLLER):
+            try:
+                stat = zk.exists(path)
+                if stat is not None and stat.ephemeralOwner == target.session:
+                    zk.delete(path, version=stat.version)
+                    _log.warning(
+                        "broker %d: removed %s of broker %d (session 0x%x), whose process "
+                        "is gone, without waiting for its session to expire",
+                        self.broker_id,
+                        path,
+                        target.broker_id,
+                        target.session,
+                    )
+            except (NoNodeError, BadVersionError):
+                pass
+
     def _admin_loop(self) -> None:
-        handler = AdminHandler(self.zk, self.sync_now, self.broker_id)  # type: ignore[arg-type]
+        handler = AdminHandler(self.zk, self.sync_now, self.broker_id, self)  # type: ignore[arg-type]
         handler.encoder = self.encoder
         # ISR proposals written but not yet answered: one snapshot serves all of them.
-        proposals: list[int] = []
+        proposals: list[tuple[int, tuple[str, int]]] = []
         while not self._stopping.is_set():
             server = self.server
             if server is None:
@@ -315,25 +512,34 @@ class ClusterNode:
             try:
                 if op["op"] == "alter_isr":
                     isr.commit(self.zk, op)  # type: ignore[arg-type]
-                    proposals.append(request_id)
+                    proposals.append((request_id, (op["topic"], int(op["partition"]))))
                     continue
-                code, message = handler.handle(op)
+                handler.request_id = request_id
+                answer = handler.handle(op)
+                if answer is None:
+                    continue  # answered by a waiter
+                code, message = answer
             except Exception as e:
                 _log.exception("broker %d: admin request %s failed", self.broker_id, op)
                 code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
             server.complete_admin_request(request_id, code, message)
 
-    def _answer_isr_proposals(self, server: _core.BrokerServer, ids: list[int]) -> None:
+    def _answer_isr_proposals(
+        self, server: _core.BrokerServer, proposals: list[tuple[int, tuple[str, int]]]
+    ) -> None:
         """A leader stops counting the members its proposal adds once answered, so the
-        snapshot that shows whether they were written goes in first. A failed snapshot
-        answers with an error: the outcome stays unknown to the leader."""
+        snapshot that shows whether they were written goes in first: the proposals'
+        partition states are read again after the writes. A failed read answers with an
+        error: the outcome stays unknown to the leader."""
+        assert self.cache is not None
         code, message = 0, ""
         try:
-            self.sync_now()
+            self.cache.read_states({key for _id, key in proposals})
+            self._push_metadata()
         except Exception as e:
             _log.warning("broker %d: no snapshot after ISR changes: %s", self.broker_id, e)
             code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
-        for request_id in ids:
+        for request_id, _key in proposals:
             server.complete_admin_request(request_id, code, message)
 
     def is_controller(self) -> bool:
@@ -344,14 +550,14 @@ class ClusterNode:
         in-sync replica that is registered. A partition with no such replica stays put
         (Kafka's controlled shutdown skips it too): when a whole cluster stops at once,
         waiting for it would only run out the timeout."""
-        assert self.zk is not None
-        snap = snapshot.read(self.zk)
-        others = {b.broker_id for b in snap.brokers} - {self.broker_id}
-        return any(
-            leader == self.broker_id and any(r in others for r in isr)
-            for _tid, _configs, parts in snap.topics.values()
-            for _p, leader, _epoch, _replicas, isr in parts
-        )
+        cache = self.cache
+        assert cache is not None
+        with cache.lock:
+            others = set(cache.brokers) - {self.broker_id}
+            return any(
+                ps.state.leader == self.broker_id and any(r in others for r in ps.state.isr)
+                for ps in cache.states.values()
+            )
 
     def _shut_down_under_control(self, timeout_s: float) -> None:
         """Kafka's controlled shutdown, through ZooKeeper: leave ``/brokers/ids`` while
@@ -383,6 +589,7 @@ class ClusterNode:
             self.controlled_shutdown
             and self.server is not None
             and self.zk is not None
+            and self.cache is not None
             and self.zk.connected
         ):
             try:
@@ -391,6 +598,8 @@ class ClusterNode:
                 _log.exception("broker %d: controlled shutdown failed", self.broker_id)
         self._stopping.set()
         self._wake.set()
+        if self._probe is not None:
+            self._probe.stop()
         zk, self.zk = self.zk, None
         if zk is not None:
             try:

@@ -71,12 +71,13 @@ def free_port() -> int:
 class LocalZooKeeper:
     """``with LocalZooKeeper() as zk: zk.connect`` -- a standalone server on 127.0.0.1.
 
-    ``tick_ms`` bounds the session timeouts clients may negotiate (2 to 60 ticks here, so
-    a broker's ``zookeeper.session.timeout.ms`` of 1 s up to Kafka's 18 s default holds).
+    ``tick_ms`` is ZooKeeper's unit of time: a session expires on the first tick after its
+    timeout, so a short tick keeps the brokers' 4 s default from growing past 4.2 s; clients
+    may negotiate from 2 ticks up to 60 s (Kafka's ZooKeeper-era 18 s default holds).
     """
 
     def __init__(
-        self, data_dir: str | Path | None = None, *, port: int = 0, tick_ms: int = 500
+        self, data_dir: str | Path | None = None, *, port: int = 0, tick_ms: int = 200
     ) -> None:
         self._owns_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else None
@@ -110,7 +111,7 @@ class LocalZooKeeper:
                     f"clientPort={self.port}",
                     "clientPortAddress=127.0.0.1",
                     f"tickTime={self.tick_ms}",
-                    f"maxSessionTimeout={60 * self.tick_ms}",
+                    f"maxSessionTimeout={max(60 * self.tick_ms, 60000)}",
                     # A private server for tests and local clusters: skipping the fsync
                     # of every transaction keeps a loaded disk from stalling sessions
                     # (ZooKeeper's own test setups do the same).
