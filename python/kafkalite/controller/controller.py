@@ -119,8 +119,10 @@ class Controller:
         self._next_rebalance = time.monotonic() + FIRST_REBALANCE_DELAY_S
         # Set by the watches on the znodes the controller reads itself (the requests
         # under /admin) and when a write lost a race; without it and without a change in
-        # the cache, a pass only checks the rebalance timer.
+        # the cache since the last pass (whoever read it in: the broker's admin thread
+        # reads the ISR its leaders write), a pass only checks the rebalance timer.
         self._again = True
+        self._seen_generation = -1
 
     def watch(self, _event: Any) -> None:
         """Called by ZooKeeper when a request znode the controller reads changes."""
@@ -145,9 +147,11 @@ class Controller:
             raise Fenced(f"controller epoch {self.term.epoch} is stale")
         return not any(isinstance(r, Exception) for r in results[1:])
 
-    def reconcile(self, changed: bool = True) -> None:
-        """One pass; ``changed``: the cache changed since the last one."""
-        if changed or self._again:
+    def reconcile(self) -> None:
+        """One pass."""
+        generation = self.cache.generation
+        if generation != self._seen_generation or self._again:
+            self._seen_generation = generation
             self._again = False
             live = self.cache.live_brokers()
             for topic in sorted(self.cache.delete_requests):

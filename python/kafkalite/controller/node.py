@@ -320,7 +320,7 @@ class ClusterNode:
         me = zk.client_id[0] if zk.client_id else None
         if cache.session != me:
             self._small_dirty = True
-        changed = cache.refresh()
+        cache.refresh()
         mine = cache.brokers.get(self.broker_id)
         if mine is None or mine.session != me:
             # The cache may lag behind a registration just made: ask ZooKeeper.
@@ -350,7 +350,7 @@ class ClusterNode:
             self._controller = None
         if self._controller is not None:
             try:
-                self._controller.reconcile(changed)
+                self._controller.reconcile()
             except Fenced as e:
                 _log.warning("broker %d: %s", self.broker_id, e)
                 self._controller = None
