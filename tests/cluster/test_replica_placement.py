@@ -1,7 +1,7 @@
 """Where logs live on a real 3-broker cluster: a broker opens a partition's log only when
 the partition's replica list names it; a reassignment that moves a replica away closes
 that log and retires its dir (``-delete`` rename, then removal), the new replica copies
-the data; a deleted topic's dirs go everywhere. And ElectLeaders and
+the data; a deleted topic's dirs go everywhere. And CreateTopics, ElectLeaders and
 AlterPartitionReassignments answer within the request's ``timeout_ms``, with
 REQUEST_TIMED_OUT for what the controller did not finish."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 from kafka import TopicPartition as KTopicPartition
-from kafka.admin import KafkaAdminClient
+from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import RequestTimedOutError
 
 from kafkalite.cluster import Cluster, ClusterBroker
@@ -147,3 +147,30 @@ def test_a_broker_whose_chosen_port_was_taken_starts_on_another(
             assert "Address already in use" in c.brokers[0].log_tail()
             md = AdminClient({"bootstrap.servers": c.bootstrap_servers}).list_topics(timeout=10)
             assert list(md.brokers) == [1]
+
+
+def test_create_topics_answers_each_topic_within_the_request_timeout(cluster: Cluster) -> None:
+    """The topics of one CreateTopics wait for the controller together, not one after
+    another: with the controller paused all three are REQUEST_TIMED_OUT by the request's
+    2 s, and are created once it is back (as Kafka's controller finishes them)."""
+    c = cluster
+    controller, other = _paused_controller(c)
+    admin = KafkaAdminClient(bootstrap_servers=other.bootstrap_servers, request_timeout_ms=20000)
+    names = [f"late-{i}" for i in range(3)]
+    try:
+        # To a broker that is not the controller, as a client with a stale view would.
+        admin._controller_id = other.broker_id
+        controller.pause()
+        started = time.monotonic()
+        response = admin.create_topics(
+            [NewTopic(n, 2, 2) for n in names], timeout_ms=2000, raise_errors=False
+        )
+        took = time.monotonic() - started
+    finally:
+        controller.resume()
+        admin.close()
+    errors = {t["name"]: t["error_code"] for t in response["topics"]}
+    assert errors == {n: RequestTimedOutError.errno for n in names}, response
+    assert 1.0 < took < 3.5, took
+    for n in names:
+        settled([b.bootstrap_servers for b in c.brokers], n, 2)
