@@ -188,7 +188,7 @@ class MetadataCache:
             configs_dirty |= new
         topics_dirty = {t for t in topics_dirty if not t.startswith(".")}
         new_partitions = self._load_topics(topics_dirty, configs_dirty)
-        states_dirty |= new_partitions
+        self._load_states({k for k in new_partitions - states_dirty if k[0] in self.topics}, True)
         self._load_states({k for k in states_dirty if k[0] in self.topics})
 
     def _load_controller(self) -> None:
@@ -265,9 +265,10 @@ class MetadataCache:
                 self.generation += 1
         return new
 
-    def _load_states(self, keys: set[PartitionKey]) -> None:
+    def _load_states(self, keys: set[PartitionKey], new: bool = False) -> None:
+        """``new``: partitions just learnt of, whose states mostly do not exist yet."""
         paths = {znodes.partition_state_path(t, p): (t, p) for t, p in keys}
-        got = self._get_all(list(paths))
+        got = self._get_new(list(paths)) if new else self._get_all(list(paths))
         for path, key in paths.items():
             read = got[path]
             if read is None:
@@ -296,6 +297,15 @@ class MetadataCache:
         before answering)."""
         with self.lock:
             self._load_states(set(keys))
+
+    def _get_new(self, paths: list[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
+        """``_get_all`` for znodes that mostly do not exist yet: a watched exists first (one
+        request each instead of a failed get and then an exists), a get for those there."""
+        pending = [(p, self.zk.exists_async(p, watch=self._watched)) for p in paths]
+        there = [p for p, result in pending if result.get() is not None]
+        out: dict[str, tuple[bytes, ZnodeStat] | None] = dict.fromkeys(paths)
+        out.update(self._get_all(there))
+        return out
 
     def _get_all(
         self, paths: list[str], watch: bool = True

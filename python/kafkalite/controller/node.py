@@ -6,7 +6,8 @@ controller election, runs the controller while this broker holds ``/controller``
 the Rust broker's metadata in step with ZooKeeper (a ``MetadataCache`` kept by watches;
 a snapshot of it pushed through ``apply_metadata`` when it changed) and answers the admin
 requests clients send this broker. One thread does the ZooKeeper work in order; a second
-drains admin requests; a third (``liveness``) notices a broker whose process is gone.
+drains admin requests; a third pushes snapshots into the Rust broker; a fourth
+(``liveness``) notices a broker whose process is gone.
 
 Failure detection at defaults: a broker that crashed is proven gone within milliseconds
 (its listener refuses connections) and its registration is removed at once, so the
@@ -123,8 +124,12 @@ class ClusterNode:
         self._stopping = threading.Event()
         # One reader of ZooKeeper's small state (security, quotas, ...) at a time.
         self._sync_lock = threading.Lock()
-        # Snapshots reach the Rust broker in the order they were taken.
+        # Snapshots reach the Rust broker in the order they were taken, from a thread of
+        # their own: applying one with thousands of new partitions takes a while, and the
+        # ZooKeeper loop (the controller's decisions among them) goes on meanwhile; the
+        # next push takes everything that changed in between.
         self._push_lock = threading.Lock()
+        self._push_wanted = threading.Event()
         self._pushed_generation = -1
         # Security, quotas, client metrics and group configs changed (their watches).
         self._small_dirty = True
@@ -184,9 +189,14 @@ class ClusterNode:
         # answer already names the live brokers and the controller.
         self.cache.barrier()
         self._step()
+        self._push_metadata()
         zk.add_listener(self._session_event)
         self._probe = liveness.LivenessProbe(self._gone, f"-{self.broker_id}").start()
-        for target, name in ((self._loop, "zk-loop"), (self._admin_loop, "zk-admin")):
+        for target, name in (
+            (self._loop, "zk-loop"),
+            (self._admin_loop, "zk-admin"),
+            (self._push_loop, "metadata-push"),
+        ):
             t = threading.Thread(
                 target=target, name=f"kafkalite-{name}-{self.broker_id}", daemon=True
             )
@@ -293,7 +303,7 @@ class ClusterNode:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(self._next_wait())
+            self._wake.wait(TICK_S)
             self._wake.clear()
             if self._stopping.is_set():
                 return
@@ -354,10 +364,9 @@ class ClusterNode:
             except Fenced as e:
                 _log.warning("broker %d: %s", self.broker_id, e)
                 self._controller = None
-        self._push_metadata()
+        self._push_wanted.set()
         if self._small_dirty:
             self._push_small()
-        self._complete_waiters()
         self._watch_liveness()
 
     def sync_now(self) -> None:
@@ -369,29 +378,48 @@ class ClusterNode:
         self._push_metadata()
         self._push_small()
 
-    def _push_metadata(self) -> None:
-        with self._push_lock:
-            self._push_locked()
+    def _push_loop(self) -> None:
+        while not self._stopping.is_set():
+            self._push_wanted.wait(self._next_wait())
+            self._push_wanted.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                self._push_metadata()
+            except Exception:
+                if not self._stopping.is_set():
+                    _log.exception("broker %d: metadata push failed", self.broker_id)
+                    self._stopping.wait(0.5)
+                    self._push_wanted.set()
 
-    def _push_locked(self) -> None:
-        assert self.cache is not None
-        generation = self.cache.generation
-        if generation == self._pushed_generation:
-            return
-        started = time.monotonic()
-        arguments = self.cache.snapshot_arguments()
-        built = time.monotonic()
-        if self.server is not None:
-            self.server.apply_metadata(*arguments)
-        took = time.monotonic() - started
-        if took > SLOW_PUSH_S:
-            _log.warning(
-                "broker %d: a metadata snapshot took %.0f ms to apply (%.0f ms to build)",
-                self.broker_id,
-                took * 1000,
-                (built - started) * 1000,
-            )
-        self._pushed_generation = generation
+    def _push_metadata(self) -> None:
+        """Push the cache into the Rust broker if it changed since the last push; then
+        answer the waiters whose condition that snapshot shows, and those out of time."""
+        cache = self.cache
+        assert cache is not None
+        with self._push_lock:
+            with self._waiters_lock:
+                waiters = list(self._waiters)
+            # Taken together, so what a waiter sees done is in the snapshot pushed.
+            with cache.lock:
+                generation = cache.generation
+                arguments = None
+                if generation != self._pushed_generation:
+                    arguments = cache.snapshot_arguments()
+                satisfied = [w for w in waiters if w.done()]
+            if arguments is not None:
+                started = time.monotonic()
+                if self.server is not None:
+                    self.server.apply_metadata(*arguments)
+                took = time.monotonic() - started
+                if took > SLOW_PUSH_S:
+                    _log.warning(
+                        "broker %d: a metadata snapshot took %.0f ms to apply",
+                        self.broker_id,
+                        took * 1000,
+                    )
+                self._pushed_generation = generation
+            self._answer_waiters(waiters, satisfied)
 
     def _push_small(self) -> None:
         """Security, client quotas, client-metrics subscriptions and group configs: read
@@ -421,26 +449,19 @@ class ClusterNode:
         waiter = _Waiter(request_id, done, time.monotonic() + timeout_s, what)
         with self._waiters_lock:
             self._waiters.append(waiter)
-        self._wake.set()
+        self._push_wanted.set()
 
-    def _complete_waiters(self) -> None:
-        server, cache = self.server, self.cache
-        with self._waiters_lock:
-            waiters = list(self._waiters)
-        if not waiters or server is None or cache is None:
+    def _answer_waiters(self, waiters: list[_Waiter], satisfied: list[_Waiter]) -> None:
+        server = self.server
+        if not waiters or server is None:
             return
         now = time.monotonic()
-        outcomes = []
-        # What a waiter sees done must be in the snapshot the broker has: both locks, so
-        # no refresh comes between the push and the check.
-        with self._push_lock, cache.lock:
-            self._push_locked()
-            for w in waiters:
-                if w.done():
-                    outcomes.append((w, 0, ""))
-                elif now >= w.deadline:
-                    code = _core.error_code("REQUEST_TIMED_OUT")
-                    outcomes.append((w, code, f"the controller did not {w.what} in time"))
+        timeout = _core.error_code("REQUEST_TIMED_OUT")
+        outcomes = [(w, 0, "") for w in satisfied] + [
+            (w, timeout, f"the controller did not {w.what} in time")
+            for w in waiters
+            if now >= w.deadline and all(w is not d for d in satisfied)
+        ]
         for w, code, message in outcomes:
             server.complete_admin_request(w.request_id, code, message)
         with self._waiters_lock:
@@ -598,6 +619,7 @@ class ClusterNode:
                 _log.exception("broker %d: controlled shutdown failed", self.broker_id)
         self._stopping.set()
         self._wake.set()
+        self._push_wanted.set()
         if self._probe is not None:
             self._probe.stop()
         zk, self.zk = self.zk, None
