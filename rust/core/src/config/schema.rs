@@ -48,6 +48,9 @@ pub enum Check {
     Replicas,
     /// A feature this broker does not have: only `false` is accepted; the text says why.
     Unsupported(&'static str),
+    /// A CLASS key naming one of the classes kafkalite implements; Kafka refuses a class it
+    /// cannot load ("Class X cannot be found") and does not start.
+    KnownClass(&'static [&'static str]),
 }
 
 /// Where a key's default comes from.
