@@ -312,7 +312,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("replica.lag.time.max.ms", Long, Value("30000"), Any, ReadOnly),
     // KIP-392: a leader names a same-rack replica for a consumer's `client.rack` to fetch
     // from (`replication::read_replica`); unset, consumers read from the leader.
-    key("replica.selector.class", Class, Null, KnownClass(&[RACK_AWARE_REPLICA_SELECTOR]), ReadOnly),
+    // A STRING in Kafka (its ReplicaManager loads the class at start).
+    key("replica.selector.class", Str, Null, KnownClass(&[RACK_AWARE_REPLICA_SELECTOR]), ReadOnly),
     // SO_RCVBUF of a follower's connection to its leader (-1: the OS default).
     key("replica.socket.receive.buffer.bytes", Int, Value("65536"), Any, ReadOnly),
     key("replica.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly),
