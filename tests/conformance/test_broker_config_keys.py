@@ -177,7 +177,6 @@ DIFFERENCES: dict[str, str] = {
         "kafka.metrics.reporters",
         "metric.reporters",
         "principal.builder.class",
-        "replica.selector.class",
         "sasl.client.callback.handler.class",
         "sasl.login.callback.handler.class",
         "sasl.login.class",

@@ -29,6 +29,10 @@ SHARED_SETTINGS = {
     "offsets.topic.replication.factor": "1",
     "group.initial.rebalance.delay.ms": "0",
     "message.max.bytes": "1048588",
+    # Fetch from follower (KIP-392): every consumer Fetch v11+ goes through Kafka's
+    # rack-aware selector on both (the read_replica scripts).
+    "broker.rack": "r1",
+    "replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector",
 }
 
 

@@ -51,8 +51,9 @@ pub struct BrokerState {
     pub config: BrokerConfig,
     pub cluster_id: String,
     pub topics: TopicRegistry,
-    /// Woken on every append, so long-polling fetches re-check their partitions.
-    pub data_arrived: Notify,
+    /// Woken on every append (and a follower's high watermark move), so long-polling
+    /// fetches re-check their partitions.
+    pub data_arrived: Arc<Notify>,
     pub producer_ids: ProducerIds,
     /// (listener name, host, port) told to clients in Metadata; set once listeners are bound.
     pub advertised: std::sync::OnceLock<Vec<(String, String, u16)>>,
@@ -123,10 +124,12 @@ impl BrokerState {
         } else {
             crate::config::client_metrics_store::ClientMetricsStore::open(config.metadata_dir())?
         };
+        let data_arrived = Arc::new(Notify::new());
         let fetchers = match &cluster {
             Some(_) => Some(crate::replication::fetchers::Fetchers::new(
                 crate::replication::ReplicationConfig::from_broker(&config),
                 crate::replication::inter_broker::InterBroker::from_config(&config)?,
+                Arc::clone(&data_arrived),
             )),
             None => None,
         };
@@ -139,7 +142,7 @@ impl BrokerState {
             config,
             cluster_id,
             topics,
-            data_arrived: Notify::new(),
+            data_arrived,
             producer_ids: ProducerIds::starting_at(stored.next_producer_id),
             advertised: std::sync::OnceLock::new(),
             groups,
@@ -276,7 +279,8 @@ impl BrokerState {
                 node_id: self.config.node_id,
                 host,
                 port,
-                rack: None,
+                // Kafka's Metadata names a single node's `broker.rack` too.
+                rack: self.config.rack.clone(),
                 endpoints: Vec::new(),
             })
             .into_iter()

@@ -334,13 +334,16 @@ impl Partition {
         Ok(info)
     }
 
-    /// A follower takes the leader's high watermark, never past its own log end.
-    pub fn follow_high_watermark(&self, leader_hw: i64) {
+    /// A follower takes the leader's high watermark, never past its own log end. True
+    /// when it moved (consumers reading from this follower, KIP-392, may read more).
+    pub fn follow_high_watermark(&self, leader_hw: i64) -> bool {
         let log = self.log.lock().expect("lock");
         let hw = leader_hw.min(log.log_end_offset());
-        if self.high_watermark.fetch_max(hw, Ordering::SeqCst) < hw {
+        let moved = self.high_watermark.fetch_max(hw, Ordering::SeqCst) < hw;
+        if moved {
             self.hw_moved.notify_waiters();
         }
+        moved
     }
 
     /// As leader: move the high watermark to the smallest log end over the ISR. True when

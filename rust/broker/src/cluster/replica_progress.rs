@@ -10,6 +10,9 @@ use std::collections::HashMap;
 pub struct FollowerProgress {
     /// -1 until the follower has fetched since this broker became leader.
     pub log_end: i64,
+    /// The follower's log start as its Fetch said (-1: not said). A consumer is sent to
+    /// read from it only at offsets it holds (KIP-392).
+    pub log_start: i64,
     pub last_caught_up_ms: i64,
     last_fetch_ms: i64,
     last_fetch_leader_end: i64,
@@ -47,6 +50,7 @@ impl ReplicaProgress {
                     id,
                     FollowerProgress {
                         log_end: -1,
+                        log_start: -1,
                         last_caught_up_ms: now_ms,
                         last_fetch_ms: now_ms,
                         last_fetch_leader_end: -1,
@@ -66,6 +70,7 @@ impl ReplicaProgress {
         for &id in followers {
             self.followers.entry(id).or_insert(FollowerProgress {
                 log_end: -1,
+                log_start: -1,
                 last_caught_up_ms: now_ms,
                 last_fetch_ms: now_ms,
                 last_fetch_leader_end: -1,
@@ -79,6 +84,7 @@ impl ReplicaProgress {
     pub fn record_fetch(&mut self, replica: i32, fetch_offset: i64, leader_end: i64, now_ms: i64) {
         let f = self.followers.entry(replica).or_insert(FollowerProgress {
             log_end: -1,
+            log_start: -1,
             last_caught_up_ms: 0,
             last_fetch_ms: now_ms,
             last_fetch_leader_end: -1,
@@ -91,6 +97,14 @@ impl ReplicaProgress {
         f.log_end = fetch_offset;
         f.last_fetch_leader_end = leader_end;
         f.last_fetch_ms = now_ms;
+    }
+
+    /// The log start offset `replica`'s latest Fetch gave (Kafka's follower sends it in
+    /// every Fetch; -1 when it does not).
+    pub fn record_log_start(&mut self, replica: i32, log_start: i64) {
+        if let Some(f) = self.followers.get_mut(&replica) {
+            f.log_start = log_start;
+        }
     }
 
     #[must_use]

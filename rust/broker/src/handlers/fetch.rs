@@ -13,7 +13,22 @@
 //! READ_UNCOMMITTED reads up to the high watermark, READ_COMMITTED up to the LSO and gets
 //! the aborted transactions (producer id, first offset) that overlap what it reads, from
 //! the partition's `.txnindex` (null for READ_UNCOMMITTED, as Kafka sends). Control
-//! batches go out like any batch; clients skip them. No preferred read replica.
+//! batches go out like any batch; clients skip them.
+//!
+//! Fetch from follower (KIP-392, cluster mode): a consumer's Fetch v11+ (Kafka's client
+//! metadata: `rack_id`) may be served by any replica of the partition, a follower reading
+//! up to the high watermark (or, read_committed, the last stable offset) it learnt from
+//! its leader; the client's leader epoch is checked against the epoch this broker knows
+//! (FENCED/UNKNOWN_LEADER_EPOCH), a broker that is no replica answers
+//! NOT_LEADER_OR_FOLLOWER, an offset past what it holds OFFSET_OUT_OF_RANGE, as Kafka's
+//! `Partition.fetchRecords` does. Older versions read from the leader only. A leader
+//! with `replica.selector.class` set names another replica for the client's rack
+//! (`replication::read_replica`): that partition is answered with no error,
+//! `preferred_read_replica`, the leader's high watermark, last stable offset and log
+//! start, empty records and null aborted transactions, and the request is answered at
+//! once, as Kafka skips the read. Record bytes sent to consumers count as bytes out,
+//! those sent to followers as replication bytes out (Kafka's `BytesOutPerSec` and
+//! `ReplicationBytesOutPerSec`).
 //!
 //! Sizes follow KIP-74: partitions are filled in request order, each up to
 //! `partition_max_bytes` and to what is left of the response's `max_bytes` (itself capped
@@ -53,16 +68,17 @@ use kafka_protocol::messages::{FetchRequest, RequestHeader, TopicName};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::Error as CoreError;
 
-use crate::cluster::check_leader;
+use crate::cluster::{check_leader, BrokerNode};
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::replication::leader;
+use crate::replication::read_replica::{self, ReplicaSelector};
 use crate::response::fetch::{self as fetch_response, FetchResult, PartitionResult, TopicResult};
 use crate::response::leader_hints::LeaderHints;
 use crate::response::ResponseBody;
 use crate::security::authz;
 use crate::security::quotas::QuotaKind;
-use crate::state::BrokerState;
+use crate::state::{BrokerState, Partition};
 
 /// Longest wait honoured, whatever the client asks (Kafka has no cap; this only bounds how
 /// long a connection's slot is held by a silly request).
@@ -119,11 +135,17 @@ pub async fn handle(
             request.min_bytes = request.min_bytes.min(request.max_bytes);
         }
     }
+    // Kafka's client metadata: a consumer's Fetch v11+ may read from any replica.
+    let rack_id = request.rack_id.to_string();
+    let reader = Reader {
+        client_rack: (version >= 11 && request.replica_id.0 < 0).then_some(rack_id.as_str()),
+        listener: ctx.listener_name(),
+    };
     // An unknown topic id is an error: answer at once rather than long-poll.
     let mut result = if unknown_ids.is_empty() {
-        fetch(state, &request).await
+        fetch(state, &request, &reader).await
     } else {
-        gather(state, &request).0
+        gather(state, &request, &reader).0
     };
     for topic in &result.topics {
         let bytes = topic
@@ -131,7 +153,11 @@ pub async fn handle(
             .iter()
             .filter_map(|p| p.records.as_ref())
             .map(|s| s.len);
-        state.metrics.topics.sent(&topic.name, bytes.sum());
+        if client {
+            state.metrics.topics.sent(&topic.name, bytes.sum());
+        } else {
+            state.metrics.topics.replicated(&topic.name, bytes.sum());
+        }
     }
     result.topics.extend(denied);
     result.topics.extend(unknown_ids);
@@ -234,15 +260,30 @@ fn resolve_topic_ids(state: &BrokerState, request: &mut FetchRequest) -> Vec<Top
     unknown
 }
 
+/// Who reads, beyond the request's replica id (Kafka's `FetchParams.clientMetadata`).
+pub struct Reader<'a> {
+    /// A consumer's Fetch v11+: its `rack_id` (empty when not given). It may read from a
+    /// follower, and a leader may name it a replica to read from. `None`: older versions
+    /// and followers, which read from the leader only.
+    pub client_rack: Option<&'a str>,
+    /// The listener the request came in on: the brokers a leader may name are those
+    /// reachable on it.
+    pub listener: &'a str,
+}
+
 /// Read what the request asks for, long-polling for `min_bytes` up to `max_wait_ms`.
-pub async fn fetch(state: &Arc<BrokerState>, request: &FetchRequest) -> FetchResult {
+pub async fn fetch(
+    state: &Arc<BrokerState>,
+    request: &FetchRequest,
+    reader: &Reader<'_>,
+) -> FetchResult {
     let wait_ms = request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms as u64);
     let min_bytes = u64::try_from(request.min_bytes).unwrap_or(0);
     loop {
         // Registered for notify_waiters() from creation: an append after gather() wakes it.
         let notified = state.data_arrived.notified();
-        let (result, immediate) = gather(state, request);
+        let (result, immediate) = gather(state, request, reader);
         if immediate
             || wait_ms == 0
             || result.record_bytes() >= min_bytes
@@ -253,15 +294,27 @@ pub async fn fetch(state: &Arc<BrokerState>, request: &FetchRequest) -> FetchRes
         // Slices hold files open; let them go while waiting.
         drop(result);
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return gather(state, request).0;
+            return gather(state, request, reader).0;
         }
     }
 }
 
 /// One pass over the requested partitions. Returns the result and whether it must be sent
 /// at once (an error in some partition, or nothing requested).
-fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
+fn gather(state: &BrokerState, request: &FetchRequest, reader: &Reader<'_>) -> (FetchResult, bool) {
     let read_committed = request.isolation_level == 1;
+    // A leader may name another replica only to a consumer with a rack, and only with a
+    // selector: then the live brokers on the client's listener are looked up once.
+    let selector = state
+        .fetchers
+        .as_ref()
+        .map_or(ReplicaSelector::LeaderOnly, |f| f.config.replica_selector);
+    let client_rack = reader.client_rack.filter(|r| !r.is_empty());
+    let brokers: Vec<BrokerNode> = match (selector, client_rack) {
+        (ReplicaSelector::RackAware, Some(_)) => state.live_brokers_on(reader.listener),
+        _ => Vec::new(),
+    };
+    let now_ms = kafkalite_core::storage::clock::monotonic_ms();
     let mut remaining = u64::try_from(request.max_bytes).unwrap_or(0);
     let mut have_data = false;
     let mut immediate = request.topics.iter().all(|t| t.partitions.is_empty());
@@ -300,9 +353,18 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                 }
             };
             // The client's leader epoch is checked on a single node too (its partitions
-            // lead in epoch 0), as Kafka does.
+            // lead in epoch 0), as Kafka does. A consumer with client metadata may read
+            // from any replica (KIP-392); everyone else only from the leader.
             let replica = partition.replica_state();
-            let code = check_leader(&replica, state.config.node_id, client_epoch);
+            let code = match check_leader(&replica, state.config.node_id, client_epoch) {
+                codes::NOT_LEADER_OR_FOLLOWER
+                    if reader.client_rack.is_some()
+                        && replica.replicas.contains(&state.config.node_id) =>
+                {
+                    codes::NONE
+                }
+                code => code,
+            };
             if code != codes::NONE {
                 immediate = true;
                 partitions.push(PartitionResult::read_error(fp.partition, code));
@@ -322,6 +384,25 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
                     fp.partition,
                     codes::NOT_LEADER_OR_FOLLOWER,
                 ));
+                continue;
+            }
+            // The leader names another replica for the client's rack: no read here.
+            let preferred = if replica.leader == state.config.node_id {
+                read_replica::preferred_read_replica(
+                    selector,
+                    client_rack,
+                    &partition,
+                    &replica,
+                    &brokers,
+                    fp.fetch_offset,
+                    now_ms,
+                )
+            } else {
+                None
+            };
+            if let Some(id) = preferred {
+                immediate = true;
+                partitions.push(redirect(&partition, fp.partition, id));
                 continue;
             }
             let partition_max = u64::try_from(fp.partition_max_bytes).unwrap_or(0);
@@ -363,6 +444,11 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
             if let (Some(id), Ok(_)) = (follower, &read) {
                 hw_moved |=
                     leader::on_follower_fetch(state, name, &partition, id, fp.fetch_offset, end);
+                partition
+                    .progress
+                    .lock()
+                    .expect("lock")
+                    .record_log_start(id, fp.log_start_offset);
                 out.high_watermark = partition.high_watermark();
                 out.last_stable_offset = out.high_watermark;
             }
@@ -423,4 +509,22 @@ fn gather(state: &BrokerState, request: &FetchRequest) -> (FetchResult, bool) {
         },
         immediate,
     )
+}
+
+/// A leader's answer naming `replica` as the one to read from (Kafka's `readFromLog` when
+/// the selector chose a replica): no error, the leader's offsets, no records, a null list
+/// of aborted transactions.
+fn redirect(partition: &Partition, index: i32, replica: i32) -> PartitionResult {
+    let log = partition.log.lock().expect("lock");
+    PartitionResult {
+        partition_index: index,
+        error_code: codes::NONE,
+        high_watermark: partition.high_watermark(),
+        last_stable_offset: partition.last_stable_offset(),
+        log_start_offset: log.log_start_offset(),
+        aborted_transactions: None,
+        preferred_read_replica: replica,
+        records: None,
+        current_leader: None,
+    }
 }

@@ -89,11 +89,9 @@ fn topic_traffic(out: &mut Out, state: &BrokerState) {
         ("messagesin", "Records appended by producers", |f| {
             f.messages_in.load(Relaxed)
         }),
-        (
-            "bytesout",
-            "Record bytes sent to consumers and followers",
-            |f| f.bytes_out.load(Relaxed),
-        ),
+        ("bytesout", "Record bytes sent to consumers", |f| {
+            f.bytes_out.load(Relaxed)
+        }),
         ("totalproducerequests", "Produce requests per topic", |f| {
             f.produce_requests.load(Relaxed)
         }),
@@ -109,6 +107,9 @@ fn topic_traffic(out: &mut Out, state: &BrokerState) {
             out.sample(&name, &[("topic", topic)], read(f));
         }
     }
+    let name = "kafka_server_brokertopicmetrics_replicationbytesout_total";
+    out.family(name, "counter", "Record bytes sent to followers");
+    out.sample(name, &[], m.replication_bytes_out());
 }
 
 fn requests(out: &mut Out, state: &BrokerState) {

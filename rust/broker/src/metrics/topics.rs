@@ -1,6 +1,8 @@
 //! Per-topic traffic, as Kafka's `kafka.server:type=BrokerTopicMetrics`: bytes and messages
-//! in (appended by producers), bytes out (record bytes sent to consumers and followers),
-//! per topic and summed over all topics.
+//! in (appended by producers), bytes out (record bytes sent to consumers), per topic and
+//! summed over all topics; the record bytes sent to followers only summed, as Kafka's
+//! `ReplicationBytesOutPerSec` (a consumer reading from a follower, KIP-392, moves the
+//! follower's bytes out, not the leader's).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -18,6 +20,8 @@ pub struct TopicFigures {
 #[derive(Default)]
 pub struct TopicMetrics {
     all: TopicFigures,
+    /// Record bytes sent to followers, over all topics.
+    replication_bytes_out: AtomicU64,
     topics: RwLock<HashMap<String, Arc<TopicFigures>>>,
 }
 
@@ -45,6 +49,20 @@ impl TopicMetrics {
             f.bytes_out.fetch_add(bytes, Relaxed);
             f.fetch_requests.fetch_add(1, Relaxed);
         }
+    }
+
+    /// A follower's fetch was answered `bytes` of record batches from `topic`.
+    pub fn replicated(&self, topic: &str, bytes: u64) {
+        self.replication_bytes_out.fetch_add(bytes, Relaxed);
+        for f in [&self.all, &*self.topic(topic)] {
+            f.fetch_requests.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Record bytes sent to followers so far.
+    #[must_use]
+    pub fn replication_bytes_out(&self) -> u64 {
+        self.replication_bytes_out.load(Relaxed)
     }
 
     /// A topic's figures go with it.

@@ -69,6 +69,8 @@ pub struct FetcherShared {
     pub partitions: Mutex<BTreeMap<TopicPartition, Followed>>,
     /// Woken when the partitions change.
     pub changed: Notify,
+    /// The broker's `data_arrived`, woken when a high watermark here moves.
+    pub data_arrived: Arc<Notify>,
 }
 
 #[derive(Clone)]
@@ -299,7 +301,8 @@ async fn fetch(
         p.current_leader_epoch = w.epoch;
         p.fetch_offset = w.partition.log_end_offset();
         p.last_fetched_epoch = -1;
-        p.log_start_offset = -1;
+        // The leader sends consumers here only at offsets this log holds (KIP-392).
+        p.log_start_offset = w.partition.log.lock().expect("lock").log_start_offset();
         p.partition_max_bytes = config.fetch_max_bytes;
         by_topic.entry(w.tp.0.as_str()).or_default().push(p);
     }
@@ -326,6 +329,7 @@ async fn fetch(
         return Ok(false);
     }
     let mut progressed = false;
+    let mut hw_moved = false;
     for topic in response.responses {
         for r in topic.partitions {
             let tp = (topic.topic.0.to_string(), r.partition_index);
@@ -345,7 +349,7 @@ async fn fetch(
                         back_off(shared, w, backoff, true);
                         continue;
                     }
-                    w.partition.follow_high_watermark(r.high_watermark);
+                    hw_moved |= w.partition.follow_high_watermark(r.high_watermark);
                     progressed = true;
                 }
                 codes::OFFSET_OUT_OF_RANGE => match out_of_range(node, c, w).await {
@@ -356,6 +360,10 @@ async fn fetch(
                 _ => back_off(shared, w, backoff, true),
             }
         }
+    }
+    if hw_moved {
+        // Consumers long-polling this follower may read more.
+        shared.data_arrived.notify_waiters();
     }
     Ok(progressed)
 }

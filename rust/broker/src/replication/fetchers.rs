@@ -34,16 +34,24 @@ pub struct Fetchers {
     pub inter_broker: InterBroker,
     runtime: OnceLock<tokio::runtime::Handle>,
     running: Mutex<HashMap<FetcherKey, Running>>,
+    /// The broker's `data_arrived`: consumers long-polling a follower (KIP-392) wake when
+    /// its high watermark moves.
+    data_arrived: Arc<Notify>,
 }
 
 impl Fetchers {
     #[must_use]
-    pub fn new(config: ReplicationConfig, inter_broker: InterBroker) -> Fetchers {
+    pub fn new(
+        config: ReplicationConfig,
+        inter_broker: InterBroker,
+        data_arrived: Arc<Notify>,
+    ) -> Fetchers {
         Fetchers {
             config,
             inter_broker,
             runtime: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
+            data_arrived,
         }
     }
 
@@ -110,6 +118,7 @@ impl Fetchers {
                 let shared = Arc::new(FetcherShared {
                     partitions: Mutex::new(BTreeMap::new()),
                     changed: Notify::new(),
+                    data_arrived: Arc::clone(&self.data_arrived),
                 });
                 let task = runtime.spawn(fetcher::run(
                     node,

@@ -7,6 +7,8 @@
 //! - `leader`: the leader's side of a follower's Fetch (log ends, high watermark, ISR
 //!   expansion), the ISR shrink task and ISR proposals to the controller side;
 //! - `acks`: acks=all produce waiting for the high watermark;
+//! - `read_replica`: fetch from follower (KIP-392), the replica a leader names for a
+//!   consumer's rack (`replica.selector.class`);
 //! - `inter_broker`: the listener fetchers reach leaders on, and its TLS / SASL.
 //!
 //! Generic over every partition of the snapshot: whatever the controller assigns this
@@ -18,6 +20,7 @@ pub mod fetcher;
 pub mod fetchers;
 pub mod inter_broker;
 pub mod leader;
+pub mod read_replica;
 
 use std::time::Duration;
 
@@ -38,6 +41,8 @@ pub struct ReplicationConfig {
     pub fetch_min_bytes: i32,
     /// `replica.socket.timeout.ms`: the bound on each of the fetcher's requests.
     pub socket_timeout: Duration,
+    /// `replica.selector.class`: which replica a leader names for a consumer to read.
+    pub replica_selector: read_replica::ReplicaSelector,
     /// `replica.socket.receive.buffer.bytes` (`None`: -1, the OS default).
     pub receive_buffer_bytes: Option<u32>,
     /// Connecting to the leader: `socket.connection.setup.timeout.ms`, doubled by each
@@ -93,6 +98,7 @@ impl ReplicationConfig {
                 u64::try_from(s.int("replica.socket.timeout.ms")).unwrap_or(0),
             ),
             receive_buffer_bytes: u32::try_from(s.int("replica.socket.receive.buffer.bytes")).ok(),
+            replica_selector: read_replica::ReplicaSelector::from_settings(s),
             setup_timeout: SetupTimeout::from_broker(config),
         }
     }

@@ -15,6 +15,7 @@ mod epochs;
 mod groups;
 mod offsets;
 mod quotas;
+mod read_replica;
 mod records;
 mod security;
 mod topic_partitions;
@@ -49,6 +50,7 @@ pub fn all() -> Vec<Script> {
     scripts.extend(topics::scripts());
     scripts.extend(configs::scripts());
     scripts.extend(records::scripts());
+    scripts.extend(read_replica::scripts());
     scripts.extend(epochs::scripts());
     // Groups before offsets: ListGroups lists every group, so it runs before others exist.
     scripts.extend(groups::scripts());

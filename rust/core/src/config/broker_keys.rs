@@ -3,7 +3,9 @@
 //! bounds them), and keys of Kafka's stock `server.properties`, replication and security that
 //! it accepts without acting on yet (so they draw no "unknown config" warning).
 
-use super::schema::Check::{Any, AtLeast, Between, ListOf, NonEmpty, OneOf, OneOfAnyCase};
+use super::schema::Check::{
+    Any, AtLeast, Between, KnownClass, ListOf, NonEmpty, OneOf, OneOfAnyCase,
+};
 use super::schema::Default::{None as Null, SameAs, Value};
 use super::schema::Type::{
     Boolean, Class, Double, Int, List, Long, Password, Short, String as Str,
@@ -54,6 +56,9 @@ const SSL_CLIENT_AUTH: &[&str] = &["required", "requested", "none"];
 /// Kafka's group types, the items `group.coordinator.rebalance.protocols` may name.
 pub const GROUP_PROTOCOLS: &[&str] = &["consumer", "classic", "share", "streams"];
 const LOG_LEVELS: &[&str] = crate::logging::LEVEL_NAMES;
+/// The `replica.selector.class` kafkalite implements (KIP-392 fetch from follower).
+pub const RACK_AWARE_REPLICA_SELECTOR: &str =
+    "org.apache.kafka.common.replica.RackAwareReplicaSelector";
 const MIGRATION_POLICIES: &[&str] = &["bidirectional", "upgrade", "downgrade", "disabled"];
 
 #[rustfmt::skip]
@@ -305,6 +310,10 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // checkpoint; a leader's high watermark comes back from its ISR's log ends: not read.
     key("replica.high.watermark.checkpoint.interval.ms", Long, Value("5000"), Any, ReadOnly),
     key("replica.lag.time.max.ms", Long, Value("30000"), Any, ReadOnly),
+    // KIP-392: a leader names a same-rack replica for a consumer's `client.rack` to fetch
+    // from (`replication::read_replica`); unset, consumers read from the leader.
+    // A STRING in Kafka (its ReplicaManager loads the class at start).
+    key("replica.selector.class", Str, Null, KnownClass(&[RACK_AWARE_REPLICA_SELECTOR]), ReadOnly),
     // SO_RCVBUF of a follower's connection to its leader (-1: the OS default).
     key("replica.socket.receive.buffer.bytes", Int, Value("65536"), Any, ReadOnly),
     key("replica.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly),

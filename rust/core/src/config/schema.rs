@@ -48,6 +48,9 @@ pub enum Check {
     Replicas,
     /// A feature this broker does not have: only `false` is accepted; the text says why.
     Unsupported(&'static str),
+    /// A key naming one of the classes kafkalite implements; Kafka does not start on a
+    /// class it cannot load ("Class X cannot be found").
+    KnownClass(&'static [&'static str]),
 }
 
 /// Where a key's default comes from.

@@ -164,6 +164,32 @@ fn broker_values_are_checked_and_named() {
 }
 
 #[test]
+fn replica_selector_is_kafkas_rack_aware_one_or_refused_by_name() {
+    // Unset (Kafka's null): leader only.
+    assert_eq!(settings(&[]).get("replica.selector.class"), None);
+    let s = settings(&[(
+        "replica.selector.class",
+        &format!(" {RACK_AWARE_REPLICA_SELECTOR} "),
+    )]);
+    assert_eq!(
+        s.get("replica.selector.class").as_deref(),
+        Some(RACK_AWARE_REPLICA_SELECTOR)
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    for class in [
+        "com.example.NearestReplicaSelector",
+        "RackAwareReplicaSelector",
+        "",
+    ] {
+        let e = refused(&[("replica.selector.class", class)]);
+        assert_eq!(
+            e.to_string(),
+            format!("invalid config replica.selector.class={class}: Class {class} cannot be found")
+        );
+    }
+}
+
+#[test]
 fn settings_read_values_defaults_and_warn_on_unknown_keys() {
     let s = settings(&[
         ("node.id", " 3 "),

@@ -82,6 +82,9 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
             }
         }
         Type::String | Type::Class | Type::Password => match key.check {
+            Check::KnownClass(known) if !known.contains(&v) => {
+                Err(format!("Class {v} cannot be found"))
+            }
             Check::OneOf(allowed) if !allowed.contains(&v) => {
                 Err(format!("must be one of {}", allowed.join(", ")))
             }
