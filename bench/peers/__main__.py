@@ -1,0 +1,92 @@
+"""python -m bench.peers SUITE [--brokers kafkalite,kafka] [...] — see bench/peers/__init__.py."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.peers import franz_go, page
+from bench.peers.common import BROKERS, FAIL, PASS, SKIP, SuiteError, broker, compare, save
+
+SUITES = ("franz-go",)
+
+
+def run_franz_go(args: argparse.Namespace, work: Path) -> None:
+    franz_go.build()  # before any broker starts: a fetch or build error stops here
+    meta = {
+        "suite": "franz-go",
+        "version": franz_go.VERSION,
+        "source": f"Go module proxy, {franz_go.MODULE}@{franz_go.VERSION}, pkg/kgo tests "
+        "(`go test -c`), KGO_SEEDS=<broker> KGO_TEST_RF=1",
+        "command": franz_go.command(args.run, args.records),
+        "patch": "",
+    }
+    for kind in args.brokers:
+        print(f"franz-go {franz_go.VERSION} against {BROKERS[kind]} ...", flush=True)
+        started = time.monotonic()
+        with broker(kind, work) as bootstrap:
+            tests = franz_go.run(bootstrap, work / f"franz-go-{kind}.jsonl", args.run, args.records)
+        took = time.monotonic() - started
+        path = save("franz-go", meta, kind, tests, took, _settings(kind))
+        _summary(kind, tests, took)
+        print(f"  -> {path}", flush=True)
+
+
+def _settings(kind: str) -> dict[str, str]:
+    from bench.peers.common import KAFKA_ONLY, SETTINGS
+
+    return {**SETTINGS, **(KAFKA_ONLY if kind == "kafka" else {})}
+
+
+def _summary(kind: str, tests: dict, took: float) -> None:
+    n = {o: sum(1 for t in tests.values() if t.outcome == o) for o in (PASS, FAIL, SKIP)}
+    print(
+        f"  {kind}: {n[PASS]} passed, {n[FAIL]} failed, {n[SKIP]} skipped in {took:.0f} s",
+        flush=True,
+    )
+    for name, t in sorted(tests.items()):
+        if t.outcome == FAIL:
+            print(f"    FAIL {name}: {' / '.join(t.lines[:3])}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.peers", description=__doc__)
+    parser.add_argument("suite", choices=[*SUITES, "page"], help="a suite, or only the page")
+    parser.add_argument(
+        "--brokers",
+        default="kafkalite,kafka",
+        help=f"comma-separated, of {', '.join(BROKERS)} (default: kafkalite,kafka)",
+    )
+    parser.add_argument("--run", help="only tests matching this (the suite's own filter)")
+    parser.add_argument("--records", type=int, help="franz-go: KGO_TEST_RECORDS")
+    parser.add_argument("--work", type=Path, help="scratch dir for broker data and logs")
+    args = parser.parse_args(argv)
+    if args.suite == "page":
+        print(page.render())
+        return 0
+    args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
+    unknown = [b for b in args.brokers if b not in BROKERS]
+    if unknown:
+        parser.error(f"unknown broker(s) {', '.join(unknown)} (known: {', '.join(BROKERS)})")
+    work = args.work or Path(tempfile.mkdtemp(prefix=f"peers-{args.suite}-"))
+    print(f"work dir (broker data, logs, raw results): {work}", flush=True)
+    try:
+        {"franz-go": run_franz_go}[args.suite](args, work)
+    except SuiteError as e:
+        print(f"{args.suite}: {e}", file=sys.stderr)
+        return 2
+    from bench.peers.common import load, runs_of
+
+    verdicts = compare(runs_of(load(args.suite)))
+    print(", ".join(f"{len(v)} {k}" for k, v in verdicts.items()))
+    for name in verdicts["differs"]:
+        print(f"  differs: {name}")
+    print(page.render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
