@@ -15,11 +15,14 @@ from bench.peers.common import FAIL, FAILURE_LINES_MAX, PASS, SKIP, Outcome, Sui
 
 MODULE = "github.com/twmb/franz-go"
 VERSION = "v1.22.3"
-# The CI subset: the KIP-848 runs of the group and transactional ETL tests (their classic
-# runs are the same code against the classic protocol) and the broker-side regex test. Go
-# splits the pattern at slashes outside parentheses, one part per level of test name.
-QUICK = r"^(TestGroupETL|TestTxnEtl|Test848RegexBrokerResolves)$/^(range|sticky)$/^848$"
-QUICK_RECORDS = 20000
+# The CI subset: the transactional ETL test (a chain of consumer groups that read, and
+# produce in transactions, with classic and KIP-848 members: range, cooperative-sticky,
+# static) and the broker-side regex test, over fewer records than the suite's default.
+# Whole tests only: the ETL subtests share a semaphore that a subtest filtered out by -run
+# never releases, so filtering them hangs the run. TestGroupETL is the same chain without
+# transactions (in the full run).
+QUICK = r"^(TestTxnEtl|Test848RegexBrokerResolves)$"
+QUICK_RECORDS = 10000
 
 
 def go() -> str:
@@ -71,8 +74,9 @@ def build() -> Path:
 
 
 def _go_build(src: Path, binary: Path) -> None:
+    partial = binary.with_name(f"{binary.name}.{os.getpid()}.partial")
     done = subprocess.run(
-        [go(), "test", "-c", "-o", str(binary), "./pkg/kgo"],
+        [go(), "test", "-c", "-o", str(partial), "./pkg/kgo"],
         cwd=src,
         capture_output=True,
         text=True,
@@ -81,7 +85,9 @@ def _go_build(src: Path, binary: Path) -> None:
         check=False,
     )
     if done.returncode != 0:
+        partial.unlink(missing_ok=True)
         raise SuiteError(f"go test -c ./pkg/kgo failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    partial.rename(binary)
 
 
 def command(pattern: str | None, records: int | None) -> str:
