@@ -8,10 +8,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.peers import franz_go, page
-from bench.peers.common import BROKERS, FAIL, PASS, SKIP, SuiteError, broker, compare, save
+from bench.peers import franz_go, page, pysuite
+from bench.peers.common import BROKERS, FAIL, PASS, REPO, SKIP, SuiteError, broker, compare, save
 
-SUITES = ("franz-go",)
+SUITES = ("franz-go", *pysuite.SUITES)
 
 
 def run_franz_go(args: argparse.Namespace, work: Path) -> None:
@@ -31,6 +31,32 @@ def run_franz_go(args: argparse.Namespace, work: Path) -> None:
             tests = franz_go.run(bootstrap, work / f"franz-go-{kind}.jsonl", args.run, args.records)
         took = time.monotonic() - started
         path = save("franz-go", meta, kind, tests, took, _settings(kind))
+        _summary(kind, tests, took)
+        print(f"  -> {path}", flush=True)
+
+
+def run_python(args: argparse.Namespace, work: Path) -> None:
+    suite = pysuite.SUITES[args.suite]
+    suite.build()
+    command = f"python -m bench.peers {suite.name}"
+    if args.run:
+        command += f" --run '{args.run}'"
+    patch = suite.patch.relative_to(REPO).as_posix() if suite.patch else ""
+    meta = {
+        "suite": suite.name,
+        "version": suite.version,
+        "source": f"PyPI sdist {suite.dist}=={suite.version}, pytest {' '.join(suite.paths)} "
+        f"({', '.join(f'{k}={v}' for k, v in suite.env.items())})",
+        "command": command,
+        "patch": patch,
+    }
+    for kind in args.brokers:
+        print(f"{suite.name} {suite.version} against {BROKERS[kind]} ...", flush=True)
+        started = time.monotonic()
+        with broker(kind, work) as bootstrap:
+            tests = suite.run(bootstrap, work / f"{suite.name}-{kind}.log", args.run)
+        took = time.monotonic() - started
+        path = save(suite.name, meta, kind, tests, took, _settings(kind))
         _summary(kind, tests, took)
         print(f"  -> {path}", flush=True)
 
@@ -60,12 +86,26 @@ def main(argv: list[str] | None = None) -> int:
         default="kafkalite,kafka",
         help=f"comma-separated, of {', '.join(BROKERS)} (default: kafkalite,kafka)",
     )
-    parser.add_argument("--run", help="only tests matching this (the suite's own filter)")
+    parser.add_argument(
+        "--run", help="only tests matching this (go test -run; pytest -k for Python suites)"
+    )
     parser.add_argument("--records", type=int, help="franz-go: KGO_TEST_RECORDS")
     parser.add_argument("--work", type=Path, help="scratch dir for broker data and logs")
+    parser.add_argument(
+        "--build-only", action="store_true", help="fetch and build the suite, run nothing"
+    )
     args = parser.parse_args(argv)
     if args.suite == "page":
         print(page.render())
+        return 0
+    if args.build_only:
+        try:
+            print(
+                franz_go.build() if args.suite == "franz-go" else pysuite.SUITES[args.suite].build()
+            )
+        except SuiteError as e:
+            print(f"{args.suite}: {e}", file=sys.stderr)
+            return 2
         return 0
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     unknown = [b for b in args.brokers if b not in BROKERS]
@@ -74,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix=f"peers-{args.suite}-"))
     print(f"work dir (broker data, logs, raw results): {work}", flush=True)
     try:
-        {"franz-go": run_franz_go}[args.suite](args, work)
+        (run_franz_go if args.suite == "franz-go" else run_python)(args, work)
     except SuiteError as e:
         print(f"{args.suite}: {e}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ external broker by environment alone."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -65,11 +66,14 @@ def fetch() -> Path:
 
 
 def build() -> Path:
-    """The pkg/kgo test binary (rebuilt only when missing)."""
-    src = fetch()
-    binary = src.parent / "kgo.test"
-    if not binary.exists():
-        _go_build(src, binary)
+    """The pkg/kgo test binary (built only when missing). One process builds at a time:
+    another waits for it (CI builds it in the background while the tests start)."""
+    tree = cache_dir(f"franz-go-{VERSION}")
+    binary = tree / "kgo.test"
+    with (tree / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.exists():
+            _go_build(fetch(), binary)
     return binary
 
 

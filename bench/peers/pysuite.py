@@ -38,6 +38,7 @@ class PySuite:
     paths: list[str]
     env: dict[str, str] = field(default_factory=dict)
     pytest_args: list[str] = field(default_factory=list)
+    patch: Path | None = None
 
     @property
     def home(self) -> Path:
