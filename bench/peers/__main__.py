@@ -73,9 +73,11 @@ def _summary(kind: str, tests: dict, took: float) -> None:
         f"  {kind}: {n[PASS]} passed, {n[FAIL]} failed, {n[SKIP]} skipped in {took:.0f} s",
         flush=True,
     )
-    for name, t in sorted(tests.items()):
-        if t.outcome == FAIL:
-            print(f"    FAIL {name}: {' / '.join(t.lines[:3])}", flush=True)
+    failed = [(name, t) for name, t in sorted(tests.items()) if t.outcome == FAIL]
+    for name, t in failed[:20]:
+        print(f"    FAIL {name}: {' / '.join(t.lines[:2])[:300]}", flush=True)
+    if len(failed) > 20:
+        print(f"    ... and {len(failed) - 20} more", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
