@@ -64,7 +64,8 @@ def run_python(args: argparse.Namespace, work: Path) -> None:
 def _settings(kind: str) -> dict[str, str]:
     from bench.peers.common import KAFKA_ONLY, SETTINGS
 
-    return {**SETTINGS, **(KAFKA_ONLY if kind == "kafka" else {})}
+    listeners = {"advertised.listeners": "PLAINTEXT://<its loopback address>"}
+    return {**SETTINGS, **listeners, **(KAFKA_ONLY if kind == "kafka" else {})}
 
 
 def _summary(kind: str, tests: dict, took: float) -> None:

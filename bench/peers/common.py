@@ -108,7 +108,10 @@ def broker(kind: str, work: Path) -> Iterator[str]:
     shutil.rmtree(data.parent, ignore_errors=True)
     data.parent.mkdir(parents=True)
     if kind == "kafkalite":
-        proc: systems.BrokerProcess = systems.Kafkalite(data, overrides=SETTINGS)
+        lite = systems.Kafkalite(data, overrides=SETTINGS)
+        # As Kafka's server.properties has it (a suite may read where the key came from).
+        lite.overrides["advertised.listeners"] = f"PLAINTEXT://{lite.bootstrap}"
+        proc: systems.BrokerProcess = lite
     elif kind == "kafka":
         proc = systems.Kafka(data, version=KAFKA_VERSION, overrides={**SETTINGS, **KAFKA_ONLY})
     elif kind == "kafkalite-cluster":
