@@ -117,6 +117,17 @@ say "cargo fmt / clippy / test build, in the background: $cargo_log"
 ) >"$cargo_log" 2>&1 &
 cargo_pid=$!
 bg_pids+=("$cargo_pid")
+# franz-go's test binary (tests/peers runs part of its suite) builds beside it: its module
+# from the Go module proxy into a cache outside the checkout, once per machine. The test
+# waits for this build (a lock) instead of starting its own; a failed build is reported
+# by the test.
+if command -v go >/dev/null 2>&1; then
+  say "franz-go test binary, in the background"
+  "${idle[@]}" python -m bench.peers franz-go --build-only >/dev/null 2>&1 &
+  bg_pids+=("$!")
+else
+  echo "go is not installed: tests/peers (franz-go's tests) will fail; install Go" >&2
+fi
 
 say "ruff"
 python -m ruff check python tests bench spark

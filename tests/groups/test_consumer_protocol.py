@@ -168,3 +168,48 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(broker: Broker) -> 
         }
     finally:
         consumer.close()
+
+
+def test_a_regex_resolves_internal_topics_too(broker: Broker) -> None:
+    """The coordinator matches a group's regex against every topic, internal ones included,
+    as Kafka does (its metadata image has them): a regex that quotes `__consumer_offsets`
+    is assigned its partitions (franz-go's Test848RegexBrokerResolves)."""
+    from confluent_kafka import Consumer
+
+    bs = broker.bootstrap_servers
+    create_topic(bs, "kip848-int-a", 1)
+    admin = AdminClient({"bootstrap.servers": bs})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bs,
+            "group.id": "kip848-internal",
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+
+    def assigned() -> set[str]:
+        consumer.poll(0.2)
+        groups = admin.describe_consumer_groups(["kip848-internal"])
+        members = groups["kip848-internal"].result(10).members
+        return {tp.topic for m in members for tp in m.assignment.topic_partitions}
+
+    try:
+        # The group's coordinator creates __consumer_offsets before the regex is matched.
+        consumer.subscribe([r"^(kip848-int-.*|__consumer_offsets)$"])
+        wait_for(
+            lambda: assigned() == {"kip848-int-a", "__consumer_offsets"},
+            30,
+            "kip848-int-a and __consumer_offsets assigned",
+        )
+        offsets = admin.list_topics(timeout=10).topics["__consumer_offsets"]
+        members = admin.describe_consumer_groups(["kip848-internal"])["kip848-internal"]
+        (member,) = members.result(10).members
+        internal = {
+            tp.partition
+            for tp in member.assignment.topic_partitions
+            if tp.topic == "__consumer_offsets"
+        }
+        assert internal == set(offsets.partitions)
+    finally:
+        consumer.close()

@@ -225,6 +225,11 @@ pub trait PartitionedCoordinator: Send + Sync + 'static {
     /// Drop the state of partition `index` and `shards().release(index)`, under one lock;
     /// waiting clients are told NOT_COORDINATOR.
     fn unload(&self, index: i32);
+    /// On a single node: create the internal topic now if it is not there yet, as Kafka
+    /// does at the first FindCoordinator for the coordinator's key type (a client sees it
+    /// in Metadata from then on, before any group or transaction wrote to it). A failure
+    /// is left for the first write to report.
+    fn create_local_topic(&self);
 }
 
 /// Follow the controller's decisions about `coordinator`'s topic on broker `node`: load

@@ -42,7 +42,10 @@ pub struct ConsumerGroupDescription {
 }
 
 impl GroupCoordinator {
-    /// Every non-internal topic, as assignments see them.
+    /// Every topic, as assignments see them. Internal topics are in it too: Kafka matches
+    /// a group's names and regexes against its whole metadata image, so a subscription
+    /// that names `__consumer_offsets`, or a regex that matches it, is assigned it (a
+    /// client that wants no internal topics leaves them out of what it subscribes to).
     pub(super) fn topic_image(&self) -> TopicImage {
         let mut image = TopicImage::default();
         let Ok(broker) = self.broker_state() else {
@@ -50,9 +53,7 @@ impl GroupCoordinator {
         };
         for name in broker.topic_names() {
             if let Some(topic) = broker.topic(&name) {
-                if !topic.is_internal() {
-                    image.insert(&name, topic.id, topic.partition_count());
-                }
+                image.insert(&name, topic.id, topic.partition_count());
             }
         }
         image

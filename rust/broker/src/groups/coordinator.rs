@@ -377,7 +377,7 @@ impl GroupCoordinator {
 
     /// The internal topic, created on first use (on a single node; in cluster mode the
     /// controller creates it, and a broker without it coordinates nothing).
-    fn store(&self) -> Result<Arc<OffsetsTopic>, ApiError> {
+    pub(super) fn store(&self) -> Result<Arc<OffsetsTopic>, ApiError> {
         if let Some(store) = self.current_store() {
             return Ok(store);
         }

@@ -47,6 +47,12 @@ impl PartitionedCoordinator for GroupCoordinator {
         }
     }
 
+    fn create_local_topic(&self) {
+        if !self.shards.is_cluster() {
+            let _ = self.store();
+        }
+    }
+
     fn load(self: &Arc<Self>, partition: &Arc<Partition>, generation: u64) {
         let loaded = match replay_partition(partition, self.config.writes.load_buffer_bytes) {
             Ok(loaded) => loaded,

@@ -141,6 +141,7 @@ fn coordinator_of<C: PartitionedCoordinator>(
     spec: fn(&BrokerState) -> TopicSpec,
 ) -> Result<BrokerNode, ApiError> {
     let Some(link) = &state.cluster else {
+        coordinator.create_local_topic();
         return Ok(this_node(state, ctx));
     };
     let name = coordinator.topic_name();
