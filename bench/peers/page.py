@@ -42,10 +42,12 @@ def _cell(o: Outcome | None) -> str:
 
 
 def _lines(o: Outcome | None) -> str:
+    """A failure's first lines, each on one line and at most 300 characters."""
     if o is None or not o.lines:
         return ""
-    text = "<br>".join(line.replace("|", "\\|").replace("`", "'") for line in o.lines)
-    return text[:1500]
+    return "<br>".join(
+        " ".join(line.split())[:300].replace("|", "\\|").replace("`", "'") for line in o.lines[:6]
+    )
 
 
 def suite_section(name: str, data: dict) -> str:
