@@ -45,6 +45,10 @@ NEW_IN_KAFKA_4_4 = (
     "test_kafka_broker_keys.py holds their AlterConfigs answers to Kafka 4.4.0's); this key "
     "is new since Kafka 4.1.1, which this comparison still runs against"
 )
+DEFAULT_CHANGED_IN_KAFKA_4_4 = (
+    "kafkalite's schema has Kafka 4.4.0's default, which changed since Kafka 4.1.1 (this "
+    "comparison still runs against 4.1.1)"
+)
 OWN_LOG_DIR = (
     "kafkalite's default data dir is its own (/tmp/kafkalite-logs), so a broker started "
     "without log.dirs never opens a Kafka broker's default one"
@@ -110,10 +114,14 @@ DIFFERENCES: dict[str, str] = {
     ),
     # Served by both, with different defaults.
     **_all(OWN_LOG_DIR, "log.dir"),
+    **_all(DEFAULT_CHANGED_IN_KAFKA_4_4, "share.coordinator.append.linger.ms"),
 }
 
 # Keys both serve whose type, read-only flag or sensitivity differ: key -> why.
 FLAG_DIFFERENCES: dict[str, str] = {
+    "early.start.listeners": (
+        "Kafka 4.4.0 types it LIST (Kafka 4.1.1: STRING); kafkalite's schema has 4.4.0's"
+    ),
     "super.users": (
         "read by Kafka's StandardAuthorizer, not KafkaConfig: Kafka describes it as a key it "
         "does not know (no type, and so sensitive); kafkalite's schema has it"
