@@ -87,6 +87,10 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
             let x: f64 = v
                 .parse()
                 .map_err(|_| "Not a number of type DOUBLE".to_string())?;
+            // NaN passes Kafka's range check but is no ratio: refused, as no number.
+            if key.check == Check::Ratio && x.is_nan() {
+                return Err("Not a number of type DOUBLE".into());
+            }
             if key.check == Check::Ratio && x < 0.0 {
                 return Err("Value must be at least 0".into());
             }
