@@ -40,25 +40,14 @@ AUTHORIZER_KEY = (
     "read by Kafka's StandardAuthorizer from the broker properties but not part of "
     "KafkaConfig, so Kafka does not describe it; kafkalite's authorizer key is in its schema"
 )
-KRAFT_ONLY = (
-    "KRaft-only: a ZooKeeper-controlled cluster has no metadata quorum, metadata log, "
-    "controller listener or broker heartbeats to configure"
+NEW_IN_KAFKA_4_4 = (
+    "kafkalite's schema holds Kafka 4.4.0's broker keys (tests/dyncfg/"
+    "test_kafka_broker_keys.py holds their AlterConfigs answers to Kafka 4.4.0's); this key "
+    "is new since Kafka 4.1.1, which this comparison still runs against"
 )
-SHARE_GROUPS = "share groups (KIP-932) are not built"
-STREAMS_GROUPS = "streams groups (KIP-1071) are not built"
-TIERED_STORAGE = "tiered storage (KIP-405) is not built"
-DELEGATION_TOKENS = "delegation tokens are not built"
-JVM_PLUGIN = (
-    "a Java class (or JCA provider) Kafka loads into its JVM; a Rust broker has no such "
-    "plug-in point"
-)
-SASL_CLIENT = (
-    "the broker's own SASL login as a client (Kerberos, OAUTHBEARER client credentials or "
-    "assertions): kafkalite brokers only verify SASL, they do not log in with it"
-)
-NOT_IN_SCHEMA = (
-    "KIP-848's policy for converting groups between the classic and consumer protocols; "
-    "not in kafkalite's schema yet, issue 16"
+DEFAULT_CHANGED_IN_KAFKA_4_4 = (
+    "kafkalite's schema has Kafka 4.4.0's default, which changed since Kafka 4.1.1 (this "
+    "comparison still runs against 4.1.1)"
 )
 OWN_LOG_DIR = (
     "kafkalite's default data dir is its own (/tmp/kafkalite-logs), so a broker started "
@@ -86,147 +75,53 @@ DIFFERENCES: dict[str, str] = {
     ),
     **_all(CONTROLLER_REBALANCE, "leader.imbalance.per.broker.percentage"),
     **_all(AUTHORIZER_KEY, "allow.everyone.if.no.acl.found"),
-    # Served by Kafka only.
     **_all(
-        KRAFT_ONLY,
-        "broker.heartbeat.interval.ms",
-        "broker.session.timeout.ms",
-        "controller.quorum.append.linger.ms",
-        "controller.quorum.election.backoff.max.ms",
-        "controller.quorum.election.timeout.ms",
-        "controller.quorum.fetch.timeout.ms",
-        "controller.quorum.request.timeout.ms",
-        "controller.quorum.retry.backoff.ms",
-        "controller.quota.window.num",
-        "controller.quota.window.size.seconds",
-        "controller.socket.timeout.ms",
-        "early.start.listeners",
-        "initial.broker.registration.timeout.ms",
-        "metadata.log.dir",
-        "metadata.log.max.record.bytes.between.snapshots",
-        "metadata.log.max.snapshot.interval.ms",
-        "metadata.log.segment.bytes",
-        "metadata.log.segment.ms",
-        "metadata.max.idle.interval.ms",
-        "metadata.max.retention.bytes",
-        "metadata.max.retention.ms",
-        "sasl.mechanism.controller.protocol",
-    ),
-    **_all(
-        SHARE_GROUPS,
-        "group.share.assignors",
-        "group.share.delivery.count.limit",
-        "group.share.max.share.sessions",
-        "group.share.max.size",
-        "group.share.partition.max.record.locks",
-        "share.coordinator.append.linger.ms",
-        "share.coordinator.load.buffer.size",
-        "share.coordinator.snapshot.update.records.per.snapshot",
-        "share.coordinator.state.topic.compression.codec",
-        "share.coordinator.state.topic.min.isr",
-        "share.coordinator.state.topic.num.partitions",
-        "share.coordinator.state.topic.replication.factor",
-        "share.coordinator.state.topic.segment.bytes",
-        "share.coordinator.threads",
-        "share.coordinator.write.timeout.ms",
-        "share.fetch.purgatory.purge.interval.requests",
-    ),
-    **_all(
-        STREAMS_GROUPS,
-        "group.streams.max.size",
-    ),
-    **_all(
-        TIERED_STORAGE,
-        "remote.fetch.max.wait.ms",
-        "remote.list.offsets.request.timeout.ms",
-        "remote.log.index.file.cache.total.size.bytes",
-        "remote.log.manager.copier.thread.pool.size",
-        "remote.log.manager.copy.max.bytes.per.second",
-        "remote.log.manager.copy.quota.window.num",
-        "remote.log.manager.copy.quota.window.size.seconds",
-        "remote.log.manager.expiration.thread.pool.size",
-        "remote.log.manager.fetch.max.bytes.per.second",
-        "remote.log.manager.fetch.quota.window.num",
-        "remote.log.manager.fetch.quota.window.size.seconds",
-        "remote.log.manager.task.interval.ms",
-        "remote.log.manager.thread.pool.size",
-        "remote.log.metadata.custom.metadata.max.bytes",
-        "remote.log.metadata.manager.class.name",
-        "remote.log.metadata.manager.class.path",
-        "remote.log.metadata.manager.impl.prefix",
-        "remote.log.metadata.manager.listener.name",
-        "remote.log.reader.max.pending.tasks",
-        "remote.log.reader.threads",
-        "remote.log.storage.manager.class.name",
-        "remote.log.storage.manager.class.path",
-        "remote.log.storage.manager.impl.prefix",
-        "remote.log.storage.system.enable",
-    ),
-    **_all(
-        DELEGATION_TOKENS,
-        "delegation.token.expiry.check.interval.ms",
-        "delegation.token.expiry.time.ms",
-        "delegation.token.max.lifetime.ms",
-        "delegation.token.secret.key",
-    ),
-    **_all(
-        JVM_PLUGIN,
-        "alter.config.policy.class.name",
-        "client.quota.callback.class",
-        "create.topic.policy.class.name",
-        "kafka.metrics.reporters",
-        "metric.reporters",
-        "principal.builder.class",
-        "sasl.client.callback.handler.class",
-        "sasl.login.callback.handler.class",
-        "sasl.login.class",
-        "sasl.oauthbearer.jwt.retriever.class",
-        "sasl.oauthbearer.jwt.validator.class",
-        "security.providers",
-        "ssl.engine.factory.class",
-        "ssl.keymanager.algorithm",
-        "ssl.provider",
-        "ssl.secure.random.implementation",
-        "ssl.trustmanager.algorithm",
-    ),
-    **_all(
-        SASL_CLIENT,
-        "sasl.kerberos.kinit.cmd",
-        "sasl.kerberos.min.time.before.relogin",
-        "sasl.kerberos.principal.to.local.rules",
-        "sasl.kerberos.ticket.renew.jitter",
-        "sasl.kerberos.ticket.renew.window.factor",
-        "sasl.login.connect.timeout.ms",
-        "sasl.login.read.timeout.ms",
-        "sasl.login.refresh.buffer.seconds",
-        "sasl.login.refresh.min.period.seconds",
-        "sasl.login.refresh.window.factor",
-        "sasl.login.refresh.window.jitter",
-        "sasl.login.retry.backoff.max.ms",
-        "sasl.login.retry.backoff.ms",
-        "sasl.oauthbearer.assertion.algorithm",
-        "sasl.oauthbearer.assertion.claim.aud",
-        "sasl.oauthbearer.assertion.claim.exp.seconds",
-        "sasl.oauthbearer.assertion.claim.iss",
-        "sasl.oauthbearer.assertion.claim.jti.include",
-        "sasl.oauthbearer.assertion.claim.nbf.seconds",
-        "sasl.oauthbearer.assertion.claim.sub",
-        "sasl.oauthbearer.assertion.file",
-        "sasl.oauthbearer.assertion.private.key.file",
-        "sasl.oauthbearer.assertion.private.key.passphrase",
-        "sasl.oauthbearer.assertion.template.file",
-        "sasl.oauthbearer.client.credentials.client.id",
-        "sasl.oauthbearer.client.credentials.client.secret",
-        "sasl.oauthbearer.scope",
-        "sasl.oauthbearer.scope.claim.name",
-        "sasl.oauthbearer.token.endpoint.url",
+        NEW_IN_KAFKA_4_4,
+        "config.providers",
+        "controller.quorum.auto.join.enable",
+        "controller.quorum.fetch.max.bytes",
+        "controller.quorum.fetch.snapshot.max.bytes",
+        "cordoned.log.dirs",
+        "errors.deadletterqueue.auto.create.topics.enable",
+        "errors.deadletterqueue.topic.name.prefix",
+        "follower.fetch.last.tiered.offset.enable",
+        "group.consumer.assignment.interval.ms",
+        "group.consumer.max.assignment.interval.ms",
+        "group.consumer.min.assignment.interval.ms",
+        "group.coordinator.background.threads",
+        "group.coordinator.cached.buffer.max.bytes",
+        "group.share.assignment.interval.ms",
+        "group.share.max.assignment.interval.ms",
+        "group.share.max.delivery.count.limit",
+        "group.share.max.partition.max.record.locks",
+        "group.share.min.assignment.interval.ms",
+        "group.share.min.delivery.count.limit",
+        "group.share.min.partition.max.record.locks",
+        "group.streams.assignment.interval.ms",
+        "group.streams.assignors",
+        "group.streams.initial.rebalance.delay.ms",
+        "group.streams.max.assignment.interval.ms",
+        "group.streams.min.assignment.interval.ms",
+        "group.streams.rack.aware.assignment.tags",
+        "group.streams.topology.description.plugin.class",
+        "log.remote.copy.lag.bytes",
+        "log.remote.copy.lag.ms",
+        "max.decompressed.message.bytes",
+        "remote.log.manager.follower.thread.pool.size",
+        "sasl.oauthbearer.allow.unverified.audience",
+        "sasl.oauthbearer.allow.unverified.issuer",
+        "share.coordinator.cached.buffer.max.bytes",
     ),
     # Served by both, with different defaults.
     **_all(OWN_LOG_DIR, "log.dir"),
+    **_all(DEFAULT_CHANGED_IN_KAFKA_4_4, "share.coordinator.append.linger.ms"),
 }
 
 # Keys both serve whose type, read-only flag or sensitivity differ: key -> why.
 FLAG_DIFFERENCES: dict[str, str] = {
+    "early.start.listeners": (
+        "Kafka 4.4.0 types it LIST (Kafka 4.1.1: STRING); kafkalite's schema has 4.4.0's"
+    ),
     "super.users": (
         "read by Kafka's StandardAuthorizer, not KafkaConfig: Kafka describes it as a key it "
         "does not know (no type, and so sensitive); kafkalite's schema has it"

@@ -37,6 +37,21 @@ def test_injected_null_to_empty_message_is_reported(brokers: tuple[str, str]) ->
     assert json.loads(text.getvalue().splitlines()[-1])["differences"] == len(outcome.unlisted)
 
 
+def test_a_message_changed_only_in_case_is_reported(brokers: tuple[str, str]) -> None:
+    # Messages are compared as text (issue 40): Kafka's "Topic 'ct-v7' already exists."
+    # with a lower-case first letter is a difference.
+    lower = "Some(\"topic 'ct-v7' already exists.\")"
+    data = run(brokers, apis=["CreateTopics"], inject=("CreateTopics", "error_message", lower))
+    outcome = report.judge(data, allowlist.load())
+    found = {
+        (d["kafkalite"], d["kafka"])
+        for d in outcome.unlisted
+        if d["path"] == "topics[0].error_message" and d["kafka"] != "None"
+    }
+    assert (lower, "Some(\"Topic 'ct-v7' already exists.\")") in found, found
+    assert not outcome.ok
+
+
 def test_an_allowlist_entry_that_matches_nothing_fails_the_run(brokers: tuple[str, str]) -> None:
     data = run(brokers, apis=["DescribeCluster"])
     entry = allowlist.Entry(api="DescribeCluster", path="no.such.field", reason="test")

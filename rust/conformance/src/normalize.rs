@@ -19,6 +19,68 @@ pub enum Action {
     /// A list whose order Kafka does not define (hash-map iteration): sort its items by
     /// the named field before comparing. Applied to the decoded tree, not to leaves.
     SortBy(&'static str),
+    /// Free text compared word for word, with only the parts `MESSAGE_PARTS` names (ids,
+    /// addresses, times: what legitimately differs between two brokers) masked.
+    Text,
+}
+
+/// A part of a free-text message that may differ between two brokers, with its reason:
+/// every match of `pattern` becomes `<name>` before the texts are compared.
+#[derive(Clone, Copy, Debug)]
+pub struct MessagePart {
+    pub name: &'static str,
+    pub reason: &'static str,
+    pub pattern: &'static str,
+}
+
+const fn part(name: &'static str, pattern: &'static str, reason: &'static str) -> MessagePart {
+    MessagePart {
+        name,
+        reason,
+        pattern,
+    }
+}
+
+/// The sub-rules of every `Text` rule, applied in this order.
+pub const MESSAGE_PARTS: &[MessagePart] = &[
+    part(
+        "uuid",
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+        "generated ids (member ids, ids of a client's instance) are random uuids",
+    ),
+    part(
+        "host-port",
+        r"\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d{1,5}\b",
+        "each broker listens on its own free loopback port",
+    ),
+    part(
+        "timestamp-ms",
+        r"-9223\d{15}\b|\b1\d{12}\b",
+        "wall-clock times in milliseconds by each broker's clock, and the bounds a broker \
+         derives from its clock (now - message.timestamp.before.max.ms is near Long.MIN)",
+    ),
+    part(
+        "group-member-id",
+        r"\b[Mm]ember [A-Za-z0-9_-]{22}\b",
+        "a KIP-848 member id is a random uuid in URL-safe base64 (22 characters)",
+    ),
+];
+
+fn mask_parts(text: &str) -> String {
+    use std::sync::OnceLock;
+    static COMPILED: OnceLock<Vec<(regex::Regex, String)>> = OnceLock::new();
+    let compiled = COMPILED.get_or_init(|| {
+        MESSAGE_PARTS
+            .iter()
+            .map(|p| {
+                let re = regex::Regex::new(p.pattern).expect("message part patterns compile");
+                (re, format!("<{}>", p.name))
+            })
+            .collect()
+    });
+    compiled.iter().fold(text.to_string(), |text, (re, with)| {
+        re.replace_all(&text, with.as_str()).into_owned()
+    })
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -50,7 +112,7 @@ const fn rule(
 }
 
 use crate::tree::Node;
-use Action::{Drop, Mask, MaskUnless, SortBy};
+use Action::{Drop, Mask, MaskUnless, SortBy, Text};
 
 pub const RULES: &[Rule] = &[
     rule(
@@ -85,8 +147,9 @@ pub const RULES: &[Rule] = &[
         "error-message",
         None,
         "error_message",
-        Mask,
-        "free text; its wording is Kafka's own (null vs non-null still compared)",
+        Text,
+        "applications match on Kafka's words: compared as text, with the parts that \
+         legitimately differ masked by name (see MESSAGE_PARTS)",
     ),
     rule(
         "member-id",
@@ -141,8 +204,8 @@ pub const RULES: &[Rule] = &[
         "batch-error-message",
         Some("Produce"),
         "batch_index_error_message",
-        Mask,
-        "free text naming the rejected record",
+        Text,
+        "Kafka's words for a rejected record: compared as text, with MESSAGE_PARTS masked",
     ),
     rule(
         "metadata-topic-order",
@@ -362,6 +425,7 @@ pub fn normalize(api: &str, leaves: &[(String, String)]) -> Vec<(String, String)
                 Mask => Some((path.clone(), masked(value, r.name))),
                 MaskUnless(keep) if value == keep => Some((path.clone(), value.clone())),
                 MaskUnless(_) => Some((path.clone(), masked(value, r.name))),
+                Text => Some((path.clone(), mask_parts(value))),
             },
         })
         .collect()
@@ -456,10 +520,43 @@ mod tests {
             ],
         );
         assert_eq!(got[0].1, "None");
-        assert_eq!(got[1].1, "Some(<error-message>)");
+        assert_eq!(got[1].1, "Some(\"\")");
         assert_eq!(got[2].1, "00000000-0000-0000-0000-000000000000");
         assert_eq!(got[3].1, "<topic-id>");
         assert_eq!(got[4].1, "-1");
+    }
+
+    #[test]
+    fn messages_compare_as_text_with_only_the_named_parts_masked() {
+        let ours = normalize(
+            "CreateTopics",
+            &[leaf(
+                "topics[0].error_message",
+                "Some(\"Topic 'em-ok' already exists.\")",
+            )],
+        );
+        let case_changed = normalize(
+            "CreateTopics",
+            &[leaf(
+                "topics[0].error_message",
+                "Some(\"topic 'em-ok' already exists.\")",
+            )],
+        );
+        assert_ne!(ours, case_changed, "a change of case alone is a difference");
+        let a = normalize(
+            "JoinGroup",
+            &[leaf(
+                "error_message",
+                "Some(\"member c-5f0e2a6c-1111-2222-3333-444455556666 at 127.0.0.1:40123 at \
+                 1764345600123\")",
+            )],
+        );
+        assert_eq!(
+            a[0].1,
+            "Some(\"member c-<uuid> at <host-port> at <timestamp-ms>\")"
+        );
+        let none = normalize("CreateTopics", &[leaf("topics[0].error_message", "None")]);
+        assert_eq!(none[0].1, "None");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use serde::Serialize;
 
-use crate::normalize::RULES;
+use crate::normalize::{MESSAGE_PARTS, RULES};
 use crate::scripts;
 use crate::session::{Exchange, Injection, Seed, Session, KAFKA, KAFKALITE};
 
@@ -214,6 +214,13 @@ pub fn run_recording(
                 field: r.field,
                 reason: r.reason,
             })
+            // The parts every free-text rule masks, each a sub-rule of its own.
+            .chain(MESSAGE_PARTS.iter().map(|p| RuleDoc {
+                name: p.name,
+                api: None,
+                field: "error_message, batch_index_error_message (part of the text)",
+                reason: p.reason,
+            }))
             .collect(),
         seconds: started.elapsed().as_secs_f64(),
     };

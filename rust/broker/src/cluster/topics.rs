@@ -22,23 +22,30 @@ use super::replica_move::Moves;
 pub use super::topic::{Placement, Slot, Topic, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 use crate::errors::{codes, ApiError};
 
-/// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..".
+/// Kafka's topic name rules: 1..=249 of [a-zA-Z0-9._-], not "." or "..", refused in
+/// Kafka 4's words (`Topic.validate`).
 pub fn validate_topic_name(name: &str) -> Result<(), ApiError> {
-    let legal = !name.is_empty()
-        && name.len() <= 249
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
-    if legal {
-        Ok(())
+    let why = if name.is_empty() {
+        "the empty string is not allowed".to_string()
+    } else if name == "." || name == ".." {
+        format!("'{name}' is not allowed")
+    } else if name.chars().count() > 249 {
+        format!("the length of '{name}' is longer than the max allowed length 249")
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
+        format!(
+            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' \
+             and '-'"
+        )
     } else {
-        Err(ApiError::new(
-            codes::INVALID_TOPIC_EXCEPTION,
-            format!("invalid topic name {name:?}"),
-        ))
-    }
+        return Ok(());
+    };
+    Err(ApiError::new(
+        codes::INVALID_TOPIC_EXCEPTION,
+        format!("Topic name is invalid: {why}"),
+    ))
 }
 
 pub struct TopicRegistry {
@@ -136,7 +143,7 @@ impl TopicRegistry {
         if partitions < 1 {
             return Err(ApiError::new(
                 codes::INVALID_PARTITIONS,
-                format!("number of partitions must be at least 1, got {partitions}"),
+                "Number of partitions was set to an invalid non-positive value.",
             ));
         }
         Ok(())
@@ -146,7 +153,7 @@ impl TopicRegistry {
         if self.get(name).is_some() {
             return Err(ApiError::new(
                 codes::TOPIC_ALREADY_EXISTS,
-                format!("topic '{name}' already exists"),
+                format!("Topic '{name}' already exists."),
             ));
         }
         Ok(())
@@ -271,9 +278,10 @@ impl TopicRegistry {
             .expect("lock")
             .remove(name)
             .ok_or_else(|| {
+                // Kafka answers the error's own message.
                 ApiError::new(
                     codes::UNKNOWN_TOPIC_OR_PARTITION,
-                    format!("unknown topic '{name}'"),
+                    "This server does not host this topic-partition.",
                 )
             })
     }
@@ -306,12 +314,21 @@ impl TopicRegistry {
     /// Check that `total` partitions would grow `topic`.
     pub fn check_growth(topic: &Topic, total: i32) -> Result<(), ApiError> {
         let current = topic.partition_count();
-        if total <= current {
+        // Kafka 4's words (ReplicationControlManager.createPartitions).
+        if total < current {
             return Err(ApiError::new(
                 codes::INVALID_PARTITIONS,
                 format!(
-                    "topic currently has {current} partitions, {total} would not be an increase"
+                    "The topic {} currently has {current} partition(s); {total} would not be \
+                     an increase.",
+                    topic.name
                 ),
+            ));
+        }
+        if total == current {
+            return Err(ApiError::new(
+                codes::INVALID_PARTITIONS,
+                format!("Topic already has {current} partition(s)."),
             ));
         }
         Ok(())

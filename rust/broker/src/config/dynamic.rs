@@ -143,43 +143,114 @@ fn is_security(key: &ConfigKey) -> bool {
         || key.name == "connections.max.reauth.ms"
 }
 
+/// Kafka's `DynamicBrokerConfig.DYNAMIC_SECURITY_CONFIGS`: the keystore and truststore keys,
+/// which change only per listener (`listener.name.<l>.<key>`); every other TLS and SASL key
+/// Kafka 4.4 also takes by its own name, for all listeners.
+const LISTENER_ONLY: &[&str] = &[
+    "ssl.key.password",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.keystore.type",
+    "ssl.truststore.certificates",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.type",
+];
+
+/// A CLASS key names a Java class Kafka loads; kafkalite runs no JVM plugins, so only
+/// Kafka's own default (the behaviour kafkalite has built in) can be found.
+fn check_class(key: &ConfigKey, value: &str) -> Result<(), String> {
+    let v = value.trim();
+    if key.ty != schema::Type::Class || schema::default_value(key).as_deref() == Some(v) {
+        return Ok(());
+    }
+    Err(format!("Class {v} could not be found."))
+}
+
+const NOT_DYNAMIC: &str = "Cannot update these configs dynamically";
+const PER_LISTENER: &str =
+    "These security configs can be dynamically updated only per-listener using the listener \
+     prefix";
+const PER_BROKER: &str =
+    "Cannot update these configs at default cluster level, broker id must be specified";
+
 /// Check one key and value for a dynamic update of this broker (`per_broker`) or of the
-/// cluster default, as Kafka's `DynamicBrokerConfig.validateConfigs` does; the value as
-/// stored. A refusal is INVALID_REQUEST, as Kafka 4.1.1 answers every refused broker
-/// alteration (its ConfigException becomes an InvalidRequestException; checked side by
-/// side for read-only keys, per-listener and per-broker rules and bad values).
+/// cluster default, as Kafka 4.4's `DynamicBrokerConfig.validateConfigs` does, in its order
+/// and words (a refusal is INVALID_REQUEST: Kafka's ConfigException becomes an
+/// InvalidRequestException); the value as stored. Recorded key by key from Kafka 4.4.0 in
+/// `kafkalite/conformance/broker_keys-4.4.0.json` (tests/dyncfg/test_kafka_broker_keys.py):
+/// - a name Kafka does not define is a custom config: stored as given, at either level;
+/// - any `listener.name.<l>.` name is per broker only; a TLS or SASL key under it has its
+///   type checked (a key not dynamic by its own name in Kafka's wrapped words);
+/// - a read-only key is refused, then a keystore or truststore key without a listener
+///   prefix, then a value of the wrong type or out of bounds, then a per-broker key sent
+///   to the cluster default.
 pub fn check(name: &str, value: &str, per_broker: bool) -> Result<String, ApiError> {
-    let refuse = |why: &str| ApiError::new(codes::INVALID_REQUEST, format!("{why}: {name}"));
-    let Some((key, prefixed)) = base_key(name) else {
-        return Err(refuse("Unknown broker config"));
-    };
-    if key.update == schema::Update::ReadOnly
-        || (key.update == schema::Update::PerListener && !prefixed)
-    {
-        return Err(refuse("Cannot update these configs dynamically"));
-    }
-    if is_security(key) && !prefixed {
-        return Err(refuse(
-            "These security configs can be dynamically updated only per-listener using the \
-             listener prefix",
-        ));
-    }
-    if !per_broker && (prefixed || key.update == schema::Update::PerBroker) {
-        return Err(refuse(
-            "Cannot update these configs at default cluster level, broker id must be specified",
-        ));
-    }
-    schema::check_broker(key, value).map_err(|e| {
+    let refuse = |why: &str| ApiError::new(codes::INVALID_REQUEST, format!("{why}: [{name}]"));
+    let invalid = |key: &ConfigKey, shown_name: &str, reason: &str| {
         // Never echo a secret in an error message.
         let shown = if key.sensitive() { "[hidden]" } else { value };
         ApiError::new(
             codes::INVALID_REQUEST,
-            format!(
-                "Invalid value {shown} for configuration {name}: {}",
-                e.reason
-            ),
+            format!("Invalid value {shown} for configuration {shown_name}: {reason}"),
         )
-    })
+    };
+    if name.starts_with(LISTENER_PREFIX) {
+        let key = base_key(name).map(|(k, _)| k).filter(|k| is_security(k));
+        let Some(key) = key else {
+            // Any other name under a listener is stored for that listener, per broker.
+            return if per_broker {
+                Ok(value.to_string())
+            } else {
+                Err(refuse(PER_BROKER))
+            };
+        };
+        // A key Kafka reconfigures by its own name has its value checked first; one it
+        // does not is refused at the cluster default before its value is looked at, and
+        // its ConfigException comes wrapped in a second one, both shown.
+        if key.read_only() && !per_broker {
+            return Err(refuse(PER_BROKER));
+        }
+        let checked = check_class(key, value)
+            .and_then(|()| schema::check_broker(key, value).map_err(|e| e.reason));
+        let stored = checked.map_err(|reason| {
+            let plain = invalid(key, key.name, &reason);
+            if key.read_only() {
+                ApiError::new(
+                    codes::INVALID_REQUEST,
+                    format!(
+                        "Invalid value org.apache.kafka.common.config.ConfigException: {} \
+                         for configuration Invalid dynamic configuration",
+                        plain.message
+                    ),
+                )
+            } else {
+                plain
+            }
+        })?;
+        if !per_broker {
+            return Err(refuse(PER_BROKER));
+        }
+        return Ok(stored);
+    }
+    let Some(key) = schema::broker_key(name) else {
+        // Kafka keeps a name it does not define as a custom config (for plugins).
+        return Ok(value.to_string());
+    };
+    if key.read_only() {
+        return Err(refuse(NOT_DYNAMIC));
+    }
+    if LISTENER_ONLY.contains(&name) {
+        return Err(refuse(PER_LISTENER));
+    }
+    check_class(key, value).map_err(|reason| invalid(key, name, &reason))?;
+    let stored = schema::check_broker(key, value).map_err(|e| invalid(key, name, &e.reason))?;
+    if !per_broker && key.update == schema::Update::PerBroker {
+        return Err(refuse(PER_BROKER));
+    }
+    Ok(stored)
 }
 
 /// The broker's dynamic layers, the static config they sit over, and what they make of
@@ -357,8 +428,27 @@ mod tests {
         assert!(e.message.contains("per-listener"), "{e:?}");
         let e = check("broker.id", "3", true).unwrap_err();
         assert!(e.message.contains("dynamically"), "{e:?}");
-        let e = check("no.such.key", "3", true).unwrap_err();
-        assert_eq!(e.code, codes::INVALID_REQUEST);
+        // Kafka keeps a name it does not define (a plugin's), at either level.
+        assert_eq!(check("no.such.key", "3", true).unwrap(), "3");
+        assert_eq!(check("no.such.key", "3", false).unwrap(), "3");
+        // Kafka 4.4 takes the TLS and SASL keys but the keystore's and truststore's by
+        // their own name, per broker.
+        assert_eq!(
+            check("sasl.kerberos.min.time.before.relogin", "1", true).unwrap(),
+            "1"
+        );
+        let e = check("sasl.kerberos.min.time.before.relogin", "1", false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Cannot update these configs at default cluster level, broker id must be \
+             specified: [sasl.kerberos.min.time.before.relogin]"
+        );
+        let e = check("sasl.kerberos.min.time.before.relogin", "abc", false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Invalid value abc for configuration sasl.kerberos.min.time.before.relogin: Not a \
+             number of type LONG"
+        );
         assert_eq!(check("log.cleaner.threads", "2", false).unwrap(), "2");
         assert_eq!(check("log.retention.ms", "1000", false).unwrap(), "1000");
         // Kafka 4.1 changes the ms key only; the hours and minutes keys need a restart.

@@ -40,6 +40,12 @@ pub fn entity(state: &BrokerState, name: &str) -> Result<Entity, ApiError> {
     if name.trim().parse::<i32>() == Ok(node) {
         return Ok(Entity::ThisBroker);
     }
+    if name.trim().parse::<i32>().is_err() {
+        return Err(ApiError::new(
+            codes::INVALID_REQUEST,
+            format!("Broker id must be an integer, but it is: {name}"),
+        ));
+    }
     Err(ApiError::new(
         codes::INVALID_REQUEST,
         format!("unexpected broker id, expected {node} or empty string, but received {name}"),

@@ -32,13 +32,13 @@ pub fn normalize(name: &str, value: &str) -> Result<String, ApiError> {
     let k = find(name).ok_or_else(|| {
         ApiError::new(
             codes::INVALID_CONFIG,
-            format!("unknown topic config name: {name}"),
+            format!("Unknown topic config name: {name}"),
         )
     })?;
     schema::normalize(k, value).map_err(|why| {
         ApiError::new(
             codes::INVALID_CONFIG,
-            format!("invalid value {value:?} for configuration {name}: {why}"),
+            format!("Invalid value {value} for configuration {name}: {why}"),
         )
     })
 }

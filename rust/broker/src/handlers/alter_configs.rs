@@ -64,12 +64,26 @@ pub async fn handle(
     .map(Some)
 }
 
+/// The topic an alteration names, or UNKNOWN_TOPIC_OR_PARTITION in Kafka's words.
+pub fn require_topic(
+    state: &BrokerState,
+    name: &str,
+) -> Result<std::sync::Arc<crate::cluster::Topic>, ApiError> {
+    state.topic(name).ok_or_else(|| {
+        ApiError::new(
+            codes::UNKNOWN_TOPIC_OR_PARTITION,
+            format!("The topic '{name}' does not exist."),
+        )
+    })
+}
+
 pub fn no_duplicates<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ApiError> {
     let mut seen = HashSet::new();
     match names.into_iter().find(|n| !seen.insert(*n)) {
-        Some(dup) => Err(ApiError::new(
+        // Kafka's words name no key.
+        Some(_) => Err(ApiError::new(
             codes::INVALID_REQUEST,
-            format!("error due to duplicate config keys: {dup}"),
+            "Error due to duplicate config keys",
         )),
         None => Ok(()),
     }
@@ -100,7 +114,7 @@ pub fn apply(
     match resource_type {
         RESOURCE_TOPIC => {
             validate_topic_name(name)?;
-            state.require_topic(name)?;
+            require_topic(state, name)?;
             let configs = topic_configs::normalize_all(&state.dynamic.live(), &configs)?;
             state.set_topic_configs(name, configs, validate_only)
         }

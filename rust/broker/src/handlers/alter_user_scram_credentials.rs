@@ -118,13 +118,13 @@ pub async fn handle(
                 &mut failures,
                 &name,
                 codes::UNACCEPTABLE_CREDENTIAL,
-                format!("Too few iterations: {}", u.iterations),
+                "Too few iterations".to_string(),
             ),
             Some(_) if u.iterations > MAX_ITERATIONS => fail(
                 &mut failures,
                 &name,
                 codes::UNACCEPTABLE_CREDENTIAL,
-                format!("Too many iterations: {}", u.iterations),
+                "Too many iterations".to_string(),
             ),
             Some(_) if u.salt.is_empty() || u.salted_password.is_empty() => fail(
                 &mut failures,

@@ -215,7 +215,7 @@ fn create_one(
     if state.topic(name).is_some() {
         return Err(ApiError::new(
             codes::TOPIC_ALREADY_EXISTS,
-            format!("topic '{name}' already exists"),
+            format!("Topic '{name}' already exists."),
         ));
     }
     if state.cluster.is_some() {
@@ -293,7 +293,7 @@ fn create_in_cluster(
     if partitions < 1 {
         return Err(ApiError::new(
             codes::INVALID_PARTITIONS,
-            format!("number of partitions must be at least 1, got {partitions}"),
+            "Number of partitions was set to an invalid non-positive value.",
         ));
     }
     budget.take(i64::from(partitions))?;
@@ -374,8 +374,8 @@ fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), Api
         return Err(ApiError::new(
             codes::INVALID_REPLICATION_FACTOR,
             format!(
-                "unable to replicate the partition {factor} time(s): the target replication \
-                 factor of {factor} cannot be reached because only 1 broker(s) are registered"
+                "Unable to replicate the partition {factor} time(s): The target replication \
+                 factor of {factor} cannot be reached because only 1 broker(s) are registered."
             ),
         ));
     }

@@ -44,7 +44,9 @@ pub async fn handle(
             ENDPOINT_BROKERS => None,
             ENDPOINT_CONTROLLERS => Some((
                 codes::MISMATCHED_ENDPOINT_TYPE,
-                "this is a broker endpoint; controllers were asked for".to_string(),
+                "The request was sent to an endpoint of type BROKER, but we wanted an endpoint \
+                 of type CONTROLLER"
+                    .to_string(),
             )),
             other => Some((
                 codes::UNSUPPORTED_ENDPOINT_TYPE,

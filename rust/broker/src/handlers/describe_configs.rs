@@ -185,7 +185,10 @@ fn group_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError
 
 fn topic_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiError> {
     validate_topic_name(name)?;
-    let topic = state.require_topic(name)?;
+    // Kafka names no topic in this answer: its message is empty.
+    let topic = state
+        .topic(name)
+        .ok_or_else(|| ApiError::new(codes::UNKNOWN_TOPIC_OR_PARTITION, String::new()))?;
     let overrides = topic.configs.read().expect("lock").clone();
     Ok(topic_configs::effective(&state.dynamic.live(), &overrides)
         .into_iter()
@@ -217,9 +220,11 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
     }
     let c = &state.config;
     let static_raw = &state.dynamic.static_raw;
-    // Every schema key: dynamic, else as given in server.properties, else its default.
+    // Every schema key but Kafka's internal ones: dynamic, else as given in
+    // server.properties, else its default.
     let mut entries: BTreeMap<String, Entry> = schema::BROKER_KEYS
         .iter()
+        .filter(|key| !schema::is_internal(key.name))
         .map(|key| {
             let mut synonyms = layer_synonyms(layers, static_raw, key.name);
             let (value, source) = match synonyms.first() {

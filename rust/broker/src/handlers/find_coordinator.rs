@@ -66,9 +66,12 @@ pub async fn handle(
             }
             // Kafka: a key type it does not know (neither group nor transaction) is a bad
             // request.
-            other => Err(ApiError::new(
+            // In Kafka's words: INVALID_REQUEST's own message.
+            _ => Err(ApiError::new(
                 codes::INVALID_REQUEST,
-                format!("unknown key type {other}"),
+                "This most likely occurs because of a request being malformed by the client \
+                 library or the message was sent to an incompatible broker. See the broker logs \
+                 for more details.",
             )),
         }
     };
@@ -96,10 +99,12 @@ pub async fn handle(
         FindCoordinatorResponse::default().with_coordinators(coordinators)
     } else {
         match answer(&request.key) {
+            // Kafka names success by its error's own message, "NONE", before v4.
             Ok(node) => FindCoordinatorResponse::default()
                 .with_node_id(BrokerId(node.node_id))
                 .with_host(StrBytes::from_string(node.host))
-                .with_port(node.port),
+                .with_port(node.port)
+                .with_error_message(Some(StrBytes::from_static_str("NONE"))),
             Err(e) => FindCoordinatorResponse::default()
                 .with_error_code(e.code)
                 .with_error_message(Some(StrBytes::from_string(e.message)))

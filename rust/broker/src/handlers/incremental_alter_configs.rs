@@ -124,12 +124,14 @@ fn merged(
     let mut configs = match r.resource_type {
         RESOURCE_TOPIC => {
             validate_topic_name(&r.resource_name)?;
-            let topic = state.require_topic(&r.resource_name)?;
+            let topic = super::alter_configs::require_topic(state, &r.resource_name)?;
             let configs = topic.configs.read().expect("lock").clone();
             configs
         }
         group_configs::RESOURCE_GROUP => {
-            group_configs::check_name(&r.resource_name)?;
+            // Kafka's words for the default (unnamed) group here.
+            group_configs::check_name(&r.resource_name)
+                .map_err(|e| ApiError::new(e.code, "Default group resources are not allowed."))?;
             state.group_configs.get(&r.resource_name)
         }
         // Not a resource type configs exist for: `apply` names it.
@@ -160,7 +162,8 @@ fn merged(
                     return Err(ApiError::new(
                         codes::INVALID_CONFIG,
                         format!(
-                            "config value append or subtract is not allowed for config key: {name}"
+                            "Can't {} to key {name} because its type is not LIST.",
+                            if op == APPEND { "APPEND" } else { "SUBTRACT" }
                         ),
                     ));
                 };

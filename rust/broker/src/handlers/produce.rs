@@ -117,6 +117,26 @@ impl From<ApiError> for Failed {
     }
 }
 
+/// Kafka's words for a keyless record on a compacted topic; the record's message ends
+/// with its topic partition, put in place of `KEYLESS_AT` once it is known.
+const KEYLESS: &str = "Compacted topic cannot accept message without key";
+const KEYLESS_AT: &str = "\u{0}at";
+
+/// Kafka's RecordValidationException message: the count and at most the first three.
+fn kafkas_record_errors(errors: &[(i32, String)]) -> String {
+    let shown: Vec<String> = errors
+        .iter()
+        .take(3)
+        .map(|(i, m)| format!("RecordError(batchIndex={i}, message='{m}')"))
+        .collect();
+    format!(
+        "One or more records have been rejected due to {} record errors in total, and only \
+         showing the first three errors at most: [{}]",
+        errors.len(),
+        shown.join(", ")
+    )
+}
+
 impl From<CoreError> for Failed {
     fn from(e: CoreError) -> Failed {
         match e {
@@ -125,17 +145,13 @@ impl From<CoreError> for Failed {
                 Failed::new(codes::UNKNOWN_TOPIC_OR_PARTITION, "partition is gone")
             }
             // Kafka names each keyless record in record_errors.
+            // The topic partition is filled in where the answer is built (KEYLESS_AT).
             CoreError::KeylessRecords { records } => Failed {
                 code: codes::INVALID_RECORD,
-                message: "Compacted topic cannot accept message without key".into(),
+                message: KEYLESS.into(),
                 record_errors: records
                     .into_iter()
-                    .map(|i| {
-                        (
-                            i,
-                            "Compacted topic cannot accept message without key.".into(),
-                        )
-                    })
+                    .map(|i| (i, format!("{KEYLESS}{KEYLESS_AT}")))
                     .collect(),
                 from_log: false,
             },
@@ -265,11 +281,26 @@ pub async fn handle(
                         // (KIP-467: INVALID_RECORD, INVALID_TIMESTAMP); other errors carry none.
                         let validated =
                             f.code == codes::INVALID_RECORD || f.code == codes::INVALID_TIMESTAMP;
-                        if validated && !f.from_log {
-                            out.error_message = Some(StrBytes::from_string(f.message));
-                        }
-                        out.record_errors = f
+                        let record_errors: Vec<(i32, String)> = f
                             .record_errors
+                            .into_iter()
+                            .map(|(i, m)| {
+                                let at = format!("{}-{}", topic_data.name.as_str(), data.index);
+                                (
+                                    i,
+                                    m.replace(KEYLESS_AT, &format!(" in topic partition {at}")),
+                                )
+                            })
+                            .collect();
+                        let message = if f.message == KEYLESS {
+                            kafkas_record_errors(&record_errors)
+                        } else {
+                            f.message
+                        };
+                        if validated && !f.from_log {
+                            out.error_message = Some(StrBytes::from_string(message));
+                        }
+                        out.record_errors = record_errors
                             .into_iter()
                             .map(|(index, message)| {
                                 let mut e = BatchIndexAndErrorMessage::default();

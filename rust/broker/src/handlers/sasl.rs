@@ -21,7 +21,7 @@ pub fn out_of_place(key: ApiKey, version: i16) -> anyhow::Result<ResponseBody> {
             &SaslAuthenticateResponse::default()
                 .with_error_code(codes::ILLEGAL_SASL_STATE)
                 .with_error_message(Some(StrBytes::from_static_str(
-                    "Unexpected SASL request: this connection needs no authentication",
+                    "SaslAuthenticate request received after successful authentication",
                 ))),
             version,
         ),

@@ -129,7 +129,8 @@ impl AclBinding {
             Some((t, n)) if !t.is_empty() && !n.is_empty() => {}
             _ => {
                 return Some(format!(
-                    "Invalid principal {:?}: expected Type:name",
+                    "Could not parse principal from `{}` (no colon is present separating the \
+                     principal type from the principal name)",
                     self.principal
                 ))
             }

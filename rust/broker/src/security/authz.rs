@@ -68,7 +68,7 @@ pub fn acl_api_refusal(
     } else if !cluster(state, ctx, operation) {
         Some((
             codes::CLUSTER_AUTHORIZATION_FAILED,
-            "Cluster authorization failed",
+            "Cluster authorization failed.",
         ))
     } else {
         None

@@ -61,6 +61,53 @@ pub const RACK_AWARE_REPLICA_SELECTOR: &str =
     "org.apache.kafka.common.replica.RackAwareReplicaSelector";
 const MIGRATION_POLICIES: &[&str] = &["bidirectional", "upgrade", "downgrade", "disabled"];
 
+/// Kafka's internal keys (`ConfigDef.defineInternal`): it validates and takes them by their
+/// update mode, but DescribeConfigs does not list them. Sorted.
+const INTERNAL: &[&str] = &[
+    "controller.performance.always.log.threshold.ms",
+    "controller.performance.sample.period.ms",
+    "group.consumer.assignor.offload.enable",
+    "group.consumer.regex.refresh.interval.ms",
+    "group.share.assignor.offload.enable",
+    "group.share.dlq.manager.class.name",
+    "group.share.initialize.retry.interval.ms",
+    "group.share.persister.class.name",
+    "group.streams.acceptable.recovery.lag",
+    "group.streams.assignor.offload.enable",
+    "group.streams.max.warmup.replicas",
+    "group.streams.min.task.offset.interval.ms",
+    "group.streams.num.warmup.replicas",
+    "group.streams.task.offset.interval.ms",
+    "internal.metadata.delete.delay.millis",
+    "internal.metadata.log.segment.bytes",
+    "internal.metadata.max.batch.size.in.bytes",
+    "log.initial.task.delay.ms",
+    "producer.id.expiration.check.interval.ms",
+    "remote.log.index.file.cache.ttl.ms",
+    "remote.log.manager.task.retry.backoff.max.ms",
+    "remote.log.manager.task.retry.backoff.ms",
+    "remote.log.manager.task.retry.jitter",
+    "server.max.startup.time.ms",
+    "share.coordinator.cold.partition.snapshot.interval.ms",
+    "share.coordinator.state.topic.prune.interval.ms",
+    "unclean.leader.election.interval.ms",
+    "unstable.api.versions.enable",
+    "unstable.feature.versions.enable",
+];
+
+/// Whether Kafka keeps `name` out of DescribeConfigs (an internal key).
+#[must_use]
+pub fn is_internal(name: &str) -> bool {
+    INTERNAL.binary_search(&name).is_ok()
+}
+
+/// Keys marked `// not read` came with Kafka 4.4.0's key set (listed from its KafkaConfig,
+/// with its type, default, validator and update mode; see
+/// python/kafkalite/conformance/broker_keys.py): features kafkalite does not have (KRaft's
+/// quorum and metadata log, tiered storage, share and streams groups, delegation tokens,
+/// the broker's own SASL login, JVM plug-in classes). They are validated as Kafka
+/// validates them and, where dynamic, stored in the dynamic layers and described as Kafka
+/// describes them; nothing reads them.
 #[rustfmt::skip]
 pub const BROKER_KEYS: &[ConfigKey] = &[
     // Kafka's Produce retries the AddPartitionsToTxn verification it sends another broker's
@@ -73,6 +120,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // the key as read-only, while `listeners` stays per-broker dynamic.
     key("advertised.listeners", Str, SameAs("listeners"), Any, ReadOnly),
     key("allow.everyone.if.no.acl.found", Boolean, Value("false"), Any, ReadOnly),
+    key("alter.config.policy.class.name", Class, Null, Any, ReadOnly), // not read
     // The rate windows of Kafka's replication throttles (between log dirs, and between
     // brokers below). kafkalite throttles no replication (the `*.replication.throttled.*`
     // topic keys are accepted, not acted on), so there is no rate to sample: not read.
@@ -84,12 +132,16 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // Kafka's scheduler pool (retention, flushes, checkpoints). kafkalite's background work
     // runs as tasks on the broker's runtime, sized by its `threads`: not read.
     key("background.threads", Int, Value("10"), AtLeast(1), ClusterWide),
+    key("broker.heartbeat.interval.ms", Int, Value("2000"), Any, ReadOnly), // not read
     key("broker.id", Int, SameAs("node.id"), AtLeast(0), ReadOnly),
     key("broker.rack", Str, Null, Any, ReadOnly),
+    key("broker.session.timeout.ms", Int, Value("9000"), Any, ReadOnly), // not read
+    key("client.quota.callback.class", Class, Null, Any, ReadOnly), // not read
     log("compression.gzip.level", Int, Value("-1"), "compression.gzip.level", 1),
     log("compression.lz4.level", Int, Value("9"), "compression.lz4.level", 1),
     log("compression.type", Str, Value("producer"), "compression.type", 1),
     log("compression.zstd.level", Int, Value("3"), "compression.zstd.level", 1),
+    key("config.providers", List, Value(""), Any, ClusterWide), // not read
     // KIP-306: a failed authentication's answer (and the close after it) waits this long,
     // so a client guessing passwords cannot hammer the broker. Must stay below
     // connections.max.idle.ms (checked across keys, as Kafka does).
@@ -102,32 +154,63 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("connections.max.reauth.ms", Long, Value("0"), AtLeast(0), PerListener),
     key("controlled.shutdown.enable", Boolean, Value("true"), Any, ReadOnly),
     key("controller.listener.names", Str, Null, Any, ReadOnly),
+    key("controller.performance.always.log.threshold.ms", Long, Value("2000"), AtLeast(0), ReadOnly), // not read
+    key("controller.performance.sample.period.ms", Long, Value("60000"), AtLeast(100), ReadOnly), // not read
+    key("controller.quorum.append.linger.ms", Int, Value("25"), AtLeast(0), ReadOnly), // not read
+    key("controller.quorum.auto.join.enable", Boolean, Value("false"), Any, ReadOnly), // not read
     key("controller.quorum.bootstrap.servers", List, Value(""), Any, ReadOnly),
+    key("controller.quorum.election.backoff.max.ms", Int, Value("1000"), AtLeast(0), ReadOnly), // not read
+    key("controller.quorum.election.timeout.ms", Int, Value("1000"), AtLeast(0), ReadOnly), // not read
+    key("controller.quorum.fetch.max.bytes", Int, Value("1048576"), AtLeast(1), ReadOnly), // not read
+    key("controller.quorum.fetch.snapshot.max.bytes", Int, Value("1048576"), AtLeast(1), ReadOnly), // not read
+    key("controller.quorum.fetch.timeout.ms", Int, Value("2000"), AtLeast(0), ReadOnly), // not read
+    key("controller.quorum.request.timeout.ms", Int, Value("2000"), AtLeast(0), ReadOnly), // not read
+    key("controller.quorum.retry.backoff.ms", Int, Value("20"), AtLeast(0), ReadOnly), // not read
     key("controller.quorum.voters", List, Value(""), Any, ReadOnly),
+    key("controller.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly), // not read
+    key("controller.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly), // not read
+    key("controller.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly), // not read
+    key("cordoned.log.dirs", List, Value(""), Any, PerBroker), // not read
+    key("create.topic.policy.class.name", Class, Null, Any, ReadOnly), // not read
     key("default.replication.factor", Int, Value("1"), AtLeast(1), ReadOnly),
+    key("delegation.token.expiry.check.interval.ms", Long, Value("3600000"), AtLeast(1), ReadOnly), // not read
+    key("delegation.token.expiry.time.ms", Long, Value("86400000"), AtLeast(1), ReadOnly), // not read
+    key("delegation.token.max.lifetime.ms", Long, Value("604800000"), AtLeast(1), ReadOnly), // not read
+    key("delegation.token.secret.key", Password, Null, Any, ReadOnly), // not read
     // Kafka purges completed requests from a purgatory every this many requests; kafkalite
     // has no purgatories (a waiting request is a future, gone when it completes): not read.
     key("delete.records.purgatory.purge.interval.requests", Int, Value("1"), Any, ReadOnly),
     key("delete.topic.enable", Boolean, Value("true"), Any, ReadOnly),
+    key("early.start.listeners", List, Null, Any, ReadOnly), // not read
+    key("errors.deadletterqueue.auto.create.topics.enable", Boolean, Value("false"), Any, ClusterWide), // not read
+    key("errors.deadletterqueue.topic.name.prefix", Str, Value("dlq."), Any, ClusterWide), // not read
     // KIP-541: the broker's own cap on a Fetch response, below whatever max_bytes the
     // request asks (the first batch still goes out whole, KIP-74).
     key("fetch.max.bytes", Int, Value("57671680"), AtLeast(1024), ReadOnly),
     key("fetch.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly),
+    key("follower.fetch.last.tiered.offset.enable", Boolean, Value("false"), Any, ClusterWide), // not read
+    key("group.consumer.assignment.interval.ms", Int, Value("1000"), AtLeast(0), ClusterWide), // not read
+    key("group.consumer.assignor.offload.enable", Boolean, Value("true"), Any, ClusterWide), // not read
     // KIP-848's consumer groups: short assignor names, or Kafka's class names of them.
     key("group.consumer.assignors", List, Value("uniform,range"), NonEmpty("assignor"), ReadOnly),
     key("group.consumer.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.consumer.max.assignment.interval.ms", Int, Value("15000"), AtLeast(0), ReadOnly), // not read
     key("group.consumer.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
     key("group.consumer.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
     key("group.consumer.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
     // KIP-848's online upgrade (classic -> consumer) and downgrade of non-empty groups.
     key("group.consumer.migration.policy", Str, Value("bidirectional"), OneOfAnyCase(MIGRATION_POLICIES), ReadOnly),
+    key("group.consumer.min.assignment.interval.ms", Int, Value("0"), AtLeast(0), ReadOnly), // not read
     key("group.consumer.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("group.consumer.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.consumer.regex.refresh.interval.ms", Int, Value("600000"), AtLeast(10000), ReadOnly), // not read
     key("group.consumer.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     // Kafka's coordinator runtime batches group writes for this long, on its own threads;
     // kafkalite writes each group change as one batch at once, on the broker's runtime:
     // not read.
     key("group.coordinator.append.linger.ms", Int, Value("5"), AtLeast(0), ReadOnly),
+    key("group.coordinator.background.threads", Int, Value("2"), AtLeast(1), ReadOnly), // not read
+    key("group.coordinator.cached.buffer.max.bytes", Int, Value("1048588"), AtLeast(524288), ClusterWide), // not read
     // The group protocols served: without `consumer`, ConsumerGroupHeartbeat and
     // ConsumerGroupDescribe answer UNSUPPORTED_VERSION, as Kafka's do. `classic` cannot be
     // left out (checked across keys); share and streams groups are not built, so naming
@@ -138,29 +221,64 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.max.session.timeout.ms", Int, Value("1800000"), AtLeast(1), ReadOnly),
     key("group.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly),
     key("group.min.session.timeout.ms", Int, Value("6000"), AtLeast(1), ReadOnly),
+    key("group.share.assignment.interval.ms", Int, Value("1000"), AtLeast(0), ClusterWide), // not read
+    key("group.share.assignor.offload.enable", Boolean, Value("true"), Any, ClusterWide), // not read
+    key("group.share.assignors", List, Value("simple"), Any, ReadOnly), // not read
+    key("group.share.delivery.count.limit", Int, Value("5"), Between(2, 10), ReadOnly), // not read
+    key("group.share.dlq.manager.class.name", Str, Value("org.apache.kafka.server.share.dlq.DefaultShareGroupDLQManager"), Any, ReadOnly), // not read
     // Share and streams groups: kafkalite has neither, but their group-level configs
     // (`share.*`, `streams.*` of a GROUP resource) are bounded by these, as in Kafka 4.1.
     key("group.share.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.share.initialize.retry.interval.ms", Int, Value("30000"), AtLeast(1), ReadOnly), // not read
+    key("group.share.max.assignment.interval.ms", Int, Value("15000"), AtLeast(0), ReadOnly), // not read
+    key("group.share.max.delivery.count.limit", Int, Value("10"), Between(5, 25), ReadOnly), // not read
     key("group.share.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
+    key("group.share.max.partition.max.record.locks", Int, Value("4000"), Between(2000, 10000), ReadOnly), // not read
     key("group.share.max.record.lock.duration.ms", Int, Value("60000"), Between(30_000, 3_600_000), ReadOnly),
     key("group.share.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
+    key("group.share.max.share.sessions", Int, Value("2000"), AtLeast(1), ReadOnly), // not read
+    key("group.share.max.size", Int, Value("200"), Between(1, 1000), ReadOnly), // not read
+    key("group.share.min.assignment.interval.ms", Int, Value("0"), AtLeast(0), ReadOnly), // not read
+    key("group.share.min.delivery.count.limit", Int, Value("2"), Between(2, 5), ReadOnly), // not read
     key("group.share.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.share.min.partition.max.record.locks", Int, Value("100"), Between(100, 2000), ReadOnly), // not read
     key("group.share.min.record.lock.duration.ms", Int, Value("15000"), Between(1000, 30_000), ReadOnly),
     key("group.share.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.share.partition.max.record.locks", Int, Value("2000"), Between(100, 10000), ReadOnly), // not read
+    key("group.share.persister.class.name", Str, Value("org.apache.kafka.server.share.persister.DefaultStatePersister"), Any, ReadOnly), // not read
     key("group.share.record.lock.duration.ms", Int, Value("30000"), Between(1000, 3_600_000), ReadOnly),
     key("group.share.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.streams.acceptable.recovery.lag", Long, Value("10000"), AtLeast(0), ReadOnly), // not read
+    key("group.streams.assignment.interval.ms", Int, Value("1000"), AtLeast(0), ClusterWide), // not read
+    key("group.streams.assignor.offload.enable", Boolean, Value("true"), Any, ClusterWide), // not read
+    key("group.streams.assignors", List, Value("sticky"), Any, ReadOnly), // not read
     key("group.streams.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
+    key("group.streams.initial.rebalance.delay.ms", Int, Value("3000"), AtLeast(0), ReadOnly), // not read
+    key("group.streams.max.assignment.interval.ms", Int, Value("15000"), AtLeast(0), ReadOnly), // not read
     key("group.streams.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
     key("group.streams.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
+    key("group.streams.max.size", Int, Value(INT_MAX), AtLeast(1), ReadOnly), // not read
     key("group.streams.max.standby.replicas", Int, Value("2"), AtLeast(0), ReadOnly),
+    key("group.streams.max.warmup.replicas", Int, Value("20"), AtLeast(0), ReadOnly), // not read
+    key("group.streams.min.assignment.interval.ms", Int, Value("0"), AtLeast(0), ReadOnly), // not read
     key("group.streams.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("group.streams.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.streams.min.task.offset.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly), // not read
     key("group.streams.num.standby.replicas", Int, Value("0"), AtLeast(0), ReadOnly),
+    key("group.streams.num.warmup.replicas", Int, Value("2"), AtLeast(0), ReadOnly), // not read
+    key("group.streams.rack.aware.assignment.tags", List, Value(""), Any, ReadOnly), // not read
     key("group.streams.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
+    key("group.streams.task.offset.interval.ms", Int, Value("60000"), AtLeast(1), ReadOnly), // not read
+    key("group.streams.topology.description.plugin.class", Class, Null, Any, ReadOnly), // not read
+    key("initial.broker.registration.timeout.ms", Int, Value("60000"), Any, ReadOnly), // not read
     key("inter.broker.listener.name", Str, Null, Any, ReadOnly),
+    key("internal.metadata.delete.delay.millis", Long, Value("60000"), Any, ReadOnly), // not read
+    key("internal.metadata.log.segment.bytes", Int, Null, Any, ReadOnly), // not read
+    key("internal.metadata.max.batch.size.in.bytes", Int, Value("8388608"), Any, ReadOnly), // not read
     // How often Kafka's JVM metrics reporters (`kafka.metrics.reporters`) poll; kafkalite
     // loads no reporters: not read.
     key("kafka.metrics.polling.interval.secs", Int, Value("10"), AtLeast(1), ReadOnly),
+    key("kafka.metrics.reporters", List, Value(""), Any, ReadOnly), // not read
     // kafkalite's own (Kafka has no cap): how far a produced batch may decompress before it
     // is refused as INVALID_RECORD; it bounds what one compression bomb costs.
     key("kafkalite.batch.decompressed.max.bytes", Long, Value("268435456"), AtLeast(1024), ReadOnly),
@@ -208,6 +326,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("log.flush.start.offset.checkpoint.interval.ms", Int, Value("60000"), AtLeast(0), ReadOnly),
     log("log.index.interval.bytes", Int, Value("4096"), "index.interval.bytes", 1),
     log("log.index.size.max.bytes", Int, Value("10485760"), "segment.index.bytes", 1),
+    key("log.initial.task.delay.ms", Long, Value("30000"), AtLeast(0), ReadOnly), // not read
     // kafkalite's own (Kafka sets this in log4j's config): the broker's log threshold,
     // also `kafkalite broker --log-level`; one of crate::logging::LEVEL_NAMES.
     key("log.level", Str, Value("INFO"), OneOf(LOG_LEVELS), ReadOnly),
@@ -218,6 +337,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     log("log.message.timestamp.before.max.ms", Long, Value(LONG_MAX), "message.timestamp.before.max.ms", 1),
     log("log.message.timestamp.type", Str, Value("CreateTime"), "message.timestamp.type", 1),
     log("log.preallocate", Boolean, Value("false"), "preallocate", 1),
+    key("log.remote.copy.lag.bytes", Long, Value("-1"), AtLeast(-1), ClusterWide), // not read
+    key("log.remote.copy.lag.ms", Long, Value("0"), AtLeast(-1), ClusterWide), // not read
     log("log.retention.bytes", Long, Value("-1"), "retention.bytes", 1),
     key("log.retention.check.interval.ms", Long, Value("300000"), AtLeast(1), ReadOnly),
     log("log.retention.hours", Int, Value("168"), "retention.ms", HOUR_MS),
@@ -235,6 +356,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("max.connections", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
     key("max.connections.per.ip", Int, Value(INT_MAX), AtLeast(0), ClusterWide),
     key("max.connections.per.ip.overrides", Str, Value(""), Any, ClusterWide),
+    key("max.decompressed.message.bytes", Int, Value("2147483639"), Between(1, 2147483639), ClusterWide), // not read
     // KIP-227 fetch sessions: kafkalite creates none (every Fetch is answered in full, as a
     // Kafka broker with 0 slots does), so there is no cache to size: not read.
     key("max.incremental.fetch.session.cache.slots", Int, Value("1000"), AtLeast(0), ReadOnly),
@@ -242,6 +364,15 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // request's own limit (the rest is named by the response's cursor).
     key("max.request.partition.size.limit", Int, Value("2000"), AtLeast(1), ReadOnly),
     log("message.max.bytes", Int, Value("1048588"), "max.message.bytes", 1),
+    key("metadata.log.dir", Str, Null, Any, ReadOnly), // not read
+    key("metadata.log.max.record.bytes.between.snapshots", Long, Value("20971520"), AtLeast(1), ReadOnly), // not read
+    key("metadata.log.max.snapshot.interval.ms", Long, Value("3600000"), AtLeast(0), ReadOnly), // not read
+    key("metadata.log.segment.bytes", Int, Value("1073741824"), AtLeast(8388608), ReadOnly), // not read
+    key("metadata.log.segment.ms", Long, Value("604800000"), Any, ReadOnly), // not read
+    key("metadata.max.idle.interval.ms", Int, Value("500"), AtLeast(0), ReadOnly), // not read
+    key("metadata.max.retention.bytes", Long, Value("104857600"), Any, ReadOnly), // not read
+    key("metadata.max.retention.ms", Long, Value("604800000"), Any, ReadOnly), // not read
+    key("metric.reporters", List, Value("org.apache.kafka.common.metrics.JmxReporter"), Any, ClusterWide), // not read
     // kafkalite's own: host:port of the Prometheus endpoint; unset, none is served.
     key("metrics.listen", Str, Null, Any, ReadOnly),
     // Kafka's metrics sampling (rates over `num.samples` windows of `sample.window.ms`)
@@ -283,7 +414,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("password.encoder.keyfactory.algorithm", Str, Null, Any, ReadOnly),
     key("password.encoder.old.secret", Password, Null, Any, ReadOnly),
     key("password.encoder.secret", Password, Null, Any, ReadOnly),
+    key("principal.builder.class", Class, Value("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"), Any, PerBroker), // not read
     key("process.roles", List, Value(""), Any, ReadOnly),
+    key("producer.id.expiration.check.interval.ms", Int, Value("600000"), AtLeast(1), ReadOnly), // not read
     // An idempotent producer idle this long is forgotten by each partition (its next batch
     // starts it afresh, DescribeProducers no longer lists it); changes at once.
     key("producer.id.expiration.ms", Int, Value("86400000"), AtLeast(1), ClusterWide),
@@ -299,6 +432,35 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // The client quotas' rate windows (Kafka's ClientQuotaManagerConfig).
     key("quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly),
     key("quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly),
+    key("remote.fetch.max.wait.ms", Int, Value("500"), AtLeast(1), ClusterWide), // not read
+    key("remote.list.offsets.request.timeout.ms", Long, Value("30000"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.index.file.cache.total.size.bytes", Long, Value("1073741824"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.index.file.cache.ttl.ms", Long, Value("900000"), AtLeast(-1), ReadOnly), // not read
+    key("remote.log.manager.copier.thread.pool.size", Int, Value("10"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.manager.copy.max.bytes.per.second", Long, Value(LONG_MAX), AtLeast(1), ClusterWide), // not read
+    key("remote.log.manager.copy.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.copy.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.expiration.thread.pool.size", Int, Value("10"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.manager.fetch.max.bytes.per.second", Long, Value(LONG_MAX), AtLeast(1), ClusterWide), // not read
+    key("remote.log.manager.fetch.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.fetch.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.follower.thread.pool.size", Int, Value("2"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.manager.task.interval.ms", Long, Value("30000"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.task.retry.backoff.max.ms", Long, Value("30000"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.task.retry.backoff.ms", Long, Value("500"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.manager.task.retry.jitter", Double, Value("0.2"), Any, ReadOnly), // not read
+    key("remote.log.manager.thread.pool.size", Int, Value("2"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.metadata.custom.metadata.max.bytes", Int, Value("128"), AtLeast(0), ReadOnly), // not read
+    key("remote.log.metadata.manager.class.name", Str, Value("org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager"), Any, ReadOnly), // not read
+    key("remote.log.metadata.manager.class.path", Str, Null, Any, ReadOnly), // not read
+    key("remote.log.metadata.manager.impl.prefix", Str, Value("rlmm.config."), Any, ReadOnly), // not read
+    key("remote.log.metadata.manager.listener.name", Str, Null, Any, ReadOnly), // not read
+    key("remote.log.reader.max.pending.tasks", Int, Value("100"), AtLeast(1), ReadOnly), // not read
+    key("remote.log.reader.threads", Int, Value("10"), AtLeast(1), ClusterWide), // not read
+    key("remote.log.storage.manager.class.name", Str, Null, Any, ReadOnly), // not read
+    key("remote.log.storage.manager.class.path", Str, Null, Any, ReadOnly), // not read
+    key("remote.log.storage.manager.impl.prefix", Str, Value("rsm.config."), Any, ReadOnly), // not read
+    key("remote.log.storage.system.enable", Boolean, Value("false"), Any, ReadOnly), // not read
     key("replica.fetch.backoff.ms", Int, Value("1000"), AtLeast(0), ReadOnly),
     key("replica.fetch.max.bytes", Int, Value("1048576"), AtLeast(0), ReadOnly),
     // A follower's Fetch asks for at least this many bytes (waiting up to
@@ -322,10 +484,42 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     // The bound on the broker's own requests to other brokers (transaction markers) and
     // on a transaction log write waiting for its ISR.
     key("request.timeout.ms", Int, Value("30000"), Any, ReadOnly),
+    key("sasl.client.callback.handler.class", Class, Null, Any, ReadOnly), // not read
     key("sasl.enabled.mechanisms", List, Value("GSSAPI"), Any, PerBroker),
     key("sasl.jaas.config", Password, Null, Any, PerBroker),
+    key("sasl.kerberos.kinit.cmd", Str, Value("/usr/bin/kinit"), Any, PerBroker), // not read
+    key("sasl.kerberos.min.time.before.relogin", Long, Value("60000"), Any, PerBroker), // not read
+    key("sasl.kerberos.principal.to.local.rules", List, Value("DEFAULT"), Any, PerBroker), // not read
     key("sasl.kerberos.service.name", Str, Null, Any, PerBroker),
+    key("sasl.kerberos.ticket.renew.jitter", Double, Value("0.05"), Any, PerBroker), // not read
+    key("sasl.kerberos.ticket.renew.window.factor", Double, Value("0.8"), Any, PerBroker), // not read
+    key("sasl.login.callback.handler.class", Class, Null, Any, ReadOnly), // not read
+    key("sasl.login.class", Class, Null, Any, ReadOnly), // not read
+    key("sasl.login.connect.timeout.ms", Int, Null, Any, ReadOnly), // not read
+    key("sasl.login.read.timeout.ms", Int, Null, Any, ReadOnly), // not read
+    key("sasl.login.refresh.buffer.seconds", Short, Value("300"), Any, PerBroker), // not read
+    key("sasl.login.refresh.min.period.seconds", Short, Value("60"), Any, PerBroker), // not read
+    key("sasl.login.refresh.window.factor", Double, Value("0.8"), Any, PerBroker), // not read
+    key("sasl.login.refresh.window.jitter", Double, Value("0.05"), Any, PerBroker), // not read
+    key("sasl.login.retry.backoff.max.ms", Long, Value("10000"), Any, ReadOnly), // not read
+    key("sasl.login.retry.backoff.ms", Long, Value("100"), Any, ReadOnly), // not read
+    key("sasl.mechanism.controller.protocol", Str, Value("GSSAPI"), Any, ReadOnly), // not read
     key("sasl.mechanism.inter.broker.protocol", Str, Value("GSSAPI"), Any, PerBroker),
+    key("sasl.oauthbearer.allow.unverified.audience", Boolean, Value("false"), Any, ReadOnly), // not read
+    key("sasl.oauthbearer.allow.unverified.issuer", Boolean, Value("false"), Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.algorithm", Str, Value("RS256"), OneOfAnyCase(&["ES256", "RS256"]), ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.aud", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.exp.seconds", Int, Value("300"), Between(0, 86400), ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.iss", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.jti.include", Boolean, Value("false"), Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.nbf.seconds", Int, Value("60"), Between(0, 3600), ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.claim.sub", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.file", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.private.key.file", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.private.key.passphrase", Password, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.assertion.template.file", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.client.credentials.client.id", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.client.credentials.client.secret", Password, Null, Any, ReadOnly), // not read
     key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerListener),
     // Kafka's default is null (no audience checked), not an empty list.
     key("sasl.oauthbearer.expected.audience", List, Null, Any, PerListener),
@@ -334,11 +528,32 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerListener),
     key("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Value("100"), AtLeast(0), PerListener),
     key("sasl.oauthbearer.jwks.endpoint.url", Str, Null, Any, PerListener),
+    key("sasl.oauthbearer.jwt.retriever.class", Class, Value("org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever"), Any, ReadOnly), // not read
+    key("sasl.oauthbearer.jwt.validator.class", Class, Value("org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator"), Any, ReadOnly), // not read
+    key("sasl.oauthbearer.scope", Str, Null, Any, ReadOnly), // not read
+    key("sasl.oauthbearer.scope.claim.name", Str, Value("scope"), Any, ReadOnly), // not read
     key("sasl.oauthbearer.sub.claim.name", Str, Value("sub"), Any, PerListener),
+    key("sasl.oauthbearer.token.endpoint.url", Str, Null, Any, ReadOnly), // not read
     key("sasl.server.callback.handler.class", Class, Null, Any, ReadOnly),
     // Kafka's cap on a frame before authentication (CVE-2022-34917).
     key("sasl.server.max.receive.size", Int, Value("524288"), AtLeast(64), ReadOnly),
     key("security.inter.broker.protocol", Str, Value("PLAINTEXT"), OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), ReadOnly),
+    key("security.providers", Str, Null, Any, ReadOnly), // not read
+    key("server.max.startup.time.ms", Long, Value(LONG_MAX), AtLeast(0), ReadOnly), // not read
+    key("share.coordinator.append.linger.ms", Int, Value("-1"), AtLeast(-1), ReadOnly), // not read
+    key("share.coordinator.cached.buffer.max.bytes", Int, Value("1048588"), AtLeast(524288), ClusterWide), // not read
+    key("share.coordinator.cold.partition.snapshot.interval.ms", Int, Value("300000"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.load.buffer.size", Int, Value("5242880"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.snapshot.update.records.per.snapshot", Int, Value("500"), Between(0, 500), ReadOnly), // not read
+    key("share.coordinator.state.topic.compression.codec", Int, Value("0"), Any, ReadOnly), // not read
+    key("share.coordinator.state.topic.min.isr", Short, Value("2"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.prune.interval.ms", Int, Value("300000"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.replication.factor", Short, Value("3"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.threads", Int, Value("1"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.write.timeout.ms", Int, Value("5000"), AtLeast(1), ReadOnly), // not read
+    key("share.fetch.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly), // not read
     // Connecting to another broker (a follower to its leader, transaction markers): the
     // first attempt may take `socket.connection.setup.timeout.ms`, each failure doubles it
     // up to the max (Kafka's exponential connection setup timeout, KIP-601).
@@ -359,7 +574,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("ssl.client.auth", Str, Value("none"), OneOf(SSL_CLIENT_AUTH), PerBroker),
     key("ssl.enabled.protocols", List, Value("TLSv1.2,TLSv1.3"), Any, PerBroker),
     key("ssl.endpoint.identification.algorithm", Str, Value("https"), Any, PerBroker),
+    key("ssl.engine.factory.class", Class, Null, Any, PerBroker), // not read
     key("ssl.key.password", Password, Null, Any, PerBroker),
+    key("ssl.keymanager.algorithm", Str, Value("SunX509"), Any, PerBroker), // not read
     key("ssl.keystore.certificate.chain", Password, Null, Any, PerBroker),
     key("ssl.keystore.key", Password, Null, Any, PerBroker),
     key("ssl.keystore.location", Str, Null, Any, PerBroker),
@@ -367,6 +584,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("ssl.keystore.type", Str, Value("JKS"), Any, PerBroker),
     key("ssl.principal.mapping.rules", Str, Value("DEFAULT"), Any, ReadOnly),
     key("ssl.protocol", Str, Value("TLSv1.3"), Any, PerBroker),
+    key("ssl.provider", Str, Null, Any, PerBroker), // not read
+    key("ssl.secure.random.implementation", Str, Null, Any, PerBroker), // not read
+    key("ssl.trustmanager.algorithm", Str, Value("PKIX"), Any, PerBroker), // not read
     key("ssl.truststore.certificates", Password, Null, Any, PerBroker),
     key("ssl.truststore.location", Str, Null, Any, PerBroker),
     key("ssl.truststore.password", Password, Null, Any, PerBroker),
@@ -393,6 +613,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("transaction.two.phase.commit.enable", Boolean, Value("false"), Any, ReadOnly),
     key("transactional.id.expiration.ms", Int, Value("604800000"), AtLeast(1), ReadOnly),
     log("unclean.leader.election.enable", Boolean, Value("false"), "unclean.leader.election.enable", 1),
+    key("unclean.leader.election.interval.ms", Long, Value("300000"), AtLeast(1), ReadOnly), // not read
+    key("unstable.api.versions.enable", Boolean, Value("false"), Any, ReadOnly), // not read
+    key("unstable.feature.versions.enable", Boolean, Value("false"), Any, ReadOnly), // not read
     key("zookeeper.connect", Str, Null, Any, ReadOnly),
     key("zookeeper.connection.timeout.ms", Int, Null, Any, ReadOnly),
     // Kafka's ZooKeeper-era 18 s waited out JVM garbage-collection pauses kafkalite does

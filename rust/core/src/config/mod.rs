@@ -14,7 +14,7 @@ mod tests;
 mod topic_keys;
 mod value;
 
-pub use broker_keys::{BROKER_KEYS, GROUP_PROTOCOLS, RACK_AWARE_REPLICA_SELECTOR};
+pub use broker_keys::{is_internal, BROKER_KEYS, GROUP_PROTOCOLS, RACK_AWARE_REPLICA_SELECTOR};
 pub use group_rules::{assignor_short_name, CONSUMER_ASSIGNORS};
 pub use schema::{Check, ConfigKey, Default, TopicSynonym, Type, Update};
 pub use settings::BrokerSettings;

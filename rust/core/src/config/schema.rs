@@ -34,6 +34,9 @@ pub enum Check {
     AtLeast(i64),
     /// `Range.between`, both ends included.
     Between(i64, i64),
+    /// A range, or one value outside it (Kafka's gzip level: 1 to 9, or -1 for the codec's
+    /// default).
+    BetweenOr(i64, i64, i64),
     /// A fraction in `[0, 1]`.
     Ratio,
     /// `ValidString.in`: exactly one of these.

@@ -340,3 +340,10 @@ fn server_keys_are_bounded_as_kafka_4_1_bounds_them() {
     assert_eq!(d.int("fetch.max.bytes"), 57_671_680);
     assert_eq!(d.long("queued.max.request.bytes"), -1);
 }
+
+#[test]
+fn internal_keys_are_schema_keys() {
+    // Each is found (the list is sorted for its binary search) and in the schema.
+    let internal = BROKER_KEYS.iter().filter(|k| is_internal(k.name)).count();
+    assert_eq!(internal, 29, "Kafka 4.4.0 defines 29 internal broker keys");
+}

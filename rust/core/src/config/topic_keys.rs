@@ -3,7 +3,9 @@
 //! live here; most defaults come from the broker key that sets them
 //! (`Default::FromBroker`), as in Kafka.
 
-use super::schema::Check::{Any, AtLeast, Between, ListOf, OneOf, Ratio, Replicas, Unsupported};
+use super::schema::Check::{
+    Any, AtLeast, Between, BetweenOr, ListOf, OneOf, Ratio, Replicas, Unsupported,
+};
 use super::schema::Default::{FromBroker, Value};
 use super::schema::Type::{Boolean, Double, Int, List, Long, String as Str};
 use super::schema::Update::ClusterWide;
@@ -20,14 +22,15 @@ const fn key(name: &'static str, ty: Type, default: Default, check: Check) -> Co
     }
 }
 
-pub const CLEANUP_POLICIES: &[&str] = &["delete", "compact"];
+/// In Kafka's order, which its "String must be one of: compact, delete" lists.
+pub const CLEANUP_POLICIES: &[&str] = &["compact", "delete"];
 pub const CODECS: &[&str] = &["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"];
 pub const TIMESTAMP_TYPES: &[&str] = &["CreateTime", "LogAppendTime"];
 
 #[rustfmt::skip]
 pub const TOPIC_KEYS: &[ConfigKey] = &[
     key("cleanup.policy", List, FromBroker, ListOf(CLEANUP_POLICIES)),
-    key("compression.gzip.level", Int, FromBroker, Between(-1, 9)),
+    key("compression.gzip.level", Int, FromBroker, BetweenOr(1, 9, -1)),
     key("compression.lz4.level", Int, FromBroker, Between(1, 17)),
     key("compression.type", Str, FromBroker, OneOf(CODECS)),
     key("compression.zstd.level", Int, FromBroker, Between(-131_072, 22)),

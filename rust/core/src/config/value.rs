@@ -1,6 +1,8 @@
 //! Checking one value against its key: the type first (as Kafka's `ConfigDef.parseType`),
 //! then the validator. Returns the value as stored: trimmed, booleans in lower case, list
-//! items trimmed and joined by commas.
+//! items trimmed and joined by commas. A refusal's reason is Kafka's own words
+//! (`ConfigDef`'s type parsing and validators), so "Invalid value {v} for configuration
+//! {k}: {reason}" reads as Kafka's ConfigException does.
 
 use super::schema::{Check, ConfigKey, Type};
 
@@ -16,25 +18,47 @@ pub(crate) fn list_items(value: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Kafka's name of a type, as its "Not a number of type INT" says it.
+fn type_name(ty: Type) -> &'static str {
+    match ty {
+        Type::Boolean => "BOOLEAN",
+        Type::String => "STRING",
+        Type::Int => "INT",
+        Type::Short => "SHORT",
+        Type::Long => "LONG",
+        Type::Double => "DOUBLE",
+        Type::List => "LIST",
+        Type::Class => "CLASS",
+        Type::Password => "PASSWORD",
+    }
+}
+
 fn integer(key: &ConfigKey, v: &str) -> Result<i64, Reason> {
-    let n: i64 = v.parse().map_err(|_| "not an integer".to_string())?;
+    // Java's Integer.parseInt (and Short, Long) refuses a value out of the type's range as
+    // it refuses one that is no number.
+    let not_a_number = || format!("Not a number of type {}", type_name(key.ty));
+    let n: i64 = v.parse().map_err(|_| not_a_number())?;
     let fits = match key.ty {
         Type::Int => i32::try_from(n).is_ok(),
         Type::Short => i16::try_from(n).is_ok(),
         _ => true,
     };
     if !fits {
-        let bits = if key.ty == Type::Short { 16 } else { 32 };
-        return Err(format!("must fit in a {bits}-bit integer"));
+        return Err(not_a_number());
     }
     Ok(n)
 }
 
-/// Check `n` against a numeric validator.
+/// Check `n` against a numeric validator (Kafka's `ConfigDef.Range`).
 pub fn bound(check: Check, n: i64) -> Result<(), Reason> {
     match check {
-        Check::AtLeast(lo) if n < lo => Err(format!("must be at least {lo}")),
-        Check::Between(lo, hi) if n < lo || n > hi => Err(format!("must be between {lo} and {hi}")),
+        Check::AtLeast(lo) | Check::Between(lo, _) if n < lo => {
+            Err(format!("Value must be at least {lo}"))
+        }
+        Check::Between(_, hi) if n > hi => Err(format!("Value must be no more than {hi}")),
+        Check::BetweenOr(lo, hi, or) if n != or && (n < lo || n > hi) => Err(format!(
+            "Value must be between {lo} and {hi} or equal to {or}"
+        )),
         _ => Ok(()),
     }
 }
@@ -47,7 +71,7 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
             let b = match v.to_ascii_lowercase().as_str() {
                 "true" => true,
                 "false" => false,
-                _ => return Err("must be true or false".into()),
+                _ => return Err("Expected value to be either true or false".into()),
             };
             match key.check {
                 Check::Unsupported(why) if b => Err(why.into()),
@@ -60,19 +84,29 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
             Ok(n.to_string())
         }
         Type::Double => {
-            let x: f64 = v.parse().map_err(|_| "not a number".to_string())?;
-            if key.check == Check::Ratio && !(0.0..=1.0).contains(&x) {
-                return Err("must be between 0 and 1".into());
+            let x: f64 = v
+                .parse()
+                .map_err(|_| "Not a number of type DOUBLE".to_string())?;
+            // NaN passes Kafka's range check but is no ratio: refused, as no number.
+            if key.check == Check::Ratio && x.is_nan() {
+                return Err("Not a number of type DOUBLE".into());
+            }
+            if key.check == Check::Ratio && x < 0.0 {
+                return Err("Value must be at least 0".into());
+            }
+            if key.check == Check::Ratio && x > 1.0 {
+                return Err("Value must be no more than 1".into());
             }
             Ok(v.to_string())
         }
         Type::List => {
             let items = list_items(v);
             match key.check {
+                // Kafka's ValidList.in checks each item as a ValidString.
                 Check::ListOf(allowed)
                     if items.is_empty() || !items.iter().all(|i| allowed.contains(i)) =>
                 {
-                    Err(format!("must be a list of {}", allowed.join(", ")))
+                    Err(format!("String must be one of: {}", allowed.join(", ")))
                 }
                 Check::NonEmpty(what) if items.is_empty() => Err(format!("no {what} given")),
                 Check::Replicas if !(items == ["*"] || items.iter().all(|i| is_pair(i))) => {
@@ -86,19 +120,19 @@ pub fn normalize(key: &ConfigKey, value: &str) -> Result<String, Reason> {
                 Err(format!("Class {v} cannot be found"))
             }
             Check::OneOf(allowed) if !allowed.contains(&v) => {
-                Err(format!("must be one of {}", allowed.join(", ")))
+                Err(format!("String must be one of: {}", allowed.join(", ")))
             }
-            Check::OneOfAnyCase(allowed) => {
-                let lower = v.to_ascii_lowercase();
-                if allowed.contains(&lower.as_str()) {
-                    Ok(lower)
-                } else {
-                    Err(format!(
-                        "must be one of {} (in any case)",
+            // Stored as the set spells it.
+            Check::OneOfAnyCase(allowed) => allowed
+                .iter()
+                .find(|a| a.eq_ignore_ascii_case(v))
+                .map(|a| (*a).to_string())
+                .ok_or_else(|| {
+                    format!(
+                        "String must be one of (case insensitive): {}",
                         allowed.join(", ")
-                    ))
-                }
-            }
+                    )
+                }),
             // A STRING Kafka splits at commas itself (`log.dirs`) needs an item.
             Check::NonEmpty(what) if list_items(v).is_empty() => Err(format!("no {what} given")),
             // Passwords are kept exactly as given.

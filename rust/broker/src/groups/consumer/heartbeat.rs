@@ -110,7 +110,8 @@ pub fn validate(
             .is_some_and(|r| !r.is_empty());
         if !names && !regex {
             return Err(invalid(
-                "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when \
+                 (re-)joining.",
             ));
         }
     } else if req.member_epoch == STATIC_LEAVE_EPOCH {
@@ -322,7 +323,9 @@ impl ConsumerGroup {
                 errors::UNKNOWN_MEMBER_ID,
                 format!("Instance id {instance} is unknown."),
             )),
-            Some(m) if m.id != req.member_id => Err(fenced_instance(&req.member_id, instance)),
+            Some(m) if m.id != req.member_id => {
+                Err(fenced_instance(&req.member_id, instance, &m.id))
+            }
             Some(m) => {
                 check_epoch(m, req.member_epoch, req.owned.as_ref())?;
                 Ok(m.id.clone())
@@ -387,7 +390,9 @@ impl ConsumerGroup {
                     errors::UNKNOWN_MEMBER_ID,
                     format!("Instance id {instance} is unknown."),
                 )),
-                Some(id) if *id != req.member_id => Err(fenced_instance(&req.member_id, instance)),
+                Some(id) if *id != req.member_id => {
+                    Err(fenced_instance(&req.member_id, instance, id))
+                }
                 Some(id) => Ok(id.clone()),
             },
         }
@@ -515,10 +520,13 @@ fn check_epoch(
     Ok(())
 }
 
-pub(super) fn fenced_instance(member_id: &str, instance: &str) -> Refusal {
+/// Kafka's words: the member that now holds the instance id is named.
+pub(super) fn fenced_instance(member_id: &str, instance: &str, holder: &str) -> Refusal {
     Refusal::new(
         errors::FENCED_INSTANCE_ID,
-        format!("Static member {member_id} with instance id {instance} is no longer a member of the group."),
+        format!(
+            "Static member {member_id} with instance id {instance} was fenced by member {holder}."
+        ),
     )
 }
 

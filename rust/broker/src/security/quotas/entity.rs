@@ -72,7 +72,8 @@ pub fn entity_of(pairs: &[(String, Option<String>)]) -> Result<QuotaEntity, Stri
     if let Some(ip) = entity.get(IP) {
         if entity.len() > 1 {
             return Err(
-                "Invalid quota entity combination, IP entity should not be combined with User \
+                // Kafka's words, its missing space included.
+                "Invalid quota entity combination, IP entity shouldnot be combined with User \
                  or ClientId"
                     .into(),
             );
@@ -104,9 +105,7 @@ pub fn check_value(entity: &QuotaEntity, key: &str, value: Option<f64>) -> Resul
         ));
     }
     if whole(key) && ((v + 1e-6).trunc() - v).abs() > 1e-6 {
-        return Err(format!(
-            "Configuration {key} must be a Long value (got {v})"
-        ));
+        return Err(format!("{key} cannot be a fractional value."));
     }
     Ok(())
 }
@@ -155,33 +154,33 @@ impl Filter {
             if ![USER, CLIENT_ID, IP].contains(&ty.as_str()) {
                 return Err(format!("Custom entity type {ty} not supported"));
             }
-            let m =
-                match (match_type, name) {
-                    (0, Some(n)) => Match::Exact(n.clone()),
-                    (0, None) => {
-                        return Err(
-                            "Request specified MATCH_TYPE_EXACT, but set match string to null"
-                                .into(),
-                        )
-                    }
-                    (1, None) => Match::Default,
-                    (1, Some(_)) => return Err(
-                        "Request specified MATCH_TYPE_DEFAULT, but also specified a match string"
+            let m = match (match_type, name) {
+                (0, Some(n)) => Match::Exact(n.clone()),
+                (0, None) => {
+                    return Err(
+                        "Request specified MATCH_TYPE_EXACT, but set match string to null.".into(),
+                    )
+                }
+                (1, None) => Match::Default,
+                (1, Some(_)) => {
+                    return Err(
+                        "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."
                             .into(),
-                    ),
-                    (2, None) => Match::Specified,
-                    (2, Some(_)) => return Err(
-                        "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string"
-                            .into(),
-                    ),
-                    (other, _) => return Err(format!("Unknown match type {other}")),
-                };
+                    )
+                }
+                (2, None) => Match::Specified,
+                (2, Some(_)) => return Err(
+                    "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."
+                        .into(),
+                ),
+                (other, _) => return Err(format!("Unknown match type {other}")),
+            };
             out.push((ty.clone(), m));
         }
         let has = |t: &str| out.iter().any(|(ty, _)| ty == t);
         if has(IP) && (has(USER) || has(CLIENT_ID)) {
             return Err(
-                "Invalid entity filter component combination, IP filter component should not be \
+                "Invalid entity filter component combination. IP filter component should not be \
                  used with user or clientId filter component."
                     .into(),
             );
