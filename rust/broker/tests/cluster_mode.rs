@@ -118,6 +118,10 @@ fn produce(c: &mut Client, partition: i32) -> i16 {
 }
 
 fn fetch(c: &mut Client, partition: i32, epoch: i32) -> (i16, i64) {
+    fetch_at(c, 11, partition, epoch)
+}
+
+fn fetch_at(c: &mut Client, version: i16, partition: i32, epoch: i32) -> (i16, i64) {
     let request = FetchRequest::default()
         .with_replica_id((-1).into())
         .with_max_bytes(1 << 20)
@@ -127,7 +131,7 @@ fn fetch(c: &mut Client, partition: i32, epoch: i32) -> (i16, i64) {
                 .with_partition(partition)
                 .with_current_leader_epoch(epoch)
                 .with_partition_max_bytes(1 << 20)])]);
-    let r: FetchResponse = c.call(ApiKey::Fetch, 11, &request);
+    let r: FetchResponse = c.call(ApiKey::Fetch, version, &request);
     let p = &r.responses[0].partitions[0];
     (p.error_code, p.high_watermark)
 }
@@ -204,7 +208,10 @@ fn a_cluster_broker_serves_only_what_it_leads_in_the_current_epoch() {
     assert_eq!(fetch(&mut c, 0, -1).0, codes::NONE);
     assert_eq!(fetch(&mut c, 0, 3).0, codes::FENCED_LEADER_EPOCH);
     assert_eq!(fetch(&mut c, 0, 5).0, codes::UNKNOWN_LEADER_EPOCH);
-    assert_eq!(fetch(&mut c, 1, 2).0, codes::NOT_LEADER_OR_FOLLOWER);
+    // A follower serves a consumer's Fetch v11+ (KIP-392: its leader has not sent it
+    // anything yet), older versions only the leader.
+    assert_eq!(fetch(&mut c, 1, 2), (codes::NONE, 0));
+    assert_eq!(fetch_at(&mut c, 10, 1, 2).0, codes::NOT_LEADER_OR_FOLLOWER);
     assert_eq!(list_offsets(&mut c, 0, 4), codes::NONE);
     assert_eq!(list_offsets(&mut c, 0, 3), codes::FENCED_LEADER_EPOCH);
     assert_eq!(list_offsets(&mut c, 1, -1), codes::NOT_LEADER_OR_FOLLOWER);
