@@ -15,7 +15,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-KAFKA_VERSION = "4.1.0"
+KAFKA_VERSION = "4.4.0"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 # kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal. Its
