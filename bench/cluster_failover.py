@@ -572,6 +572,73 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The figures as a Markdown table, one column per system (summary.md)."""
+    systems = report["systems"]
+
+    def fig(sysrow: dict[str, Any], key: str) -> str:
+        got = sysrow.get(key) or {}
+        if not got:
+            return "-"
+        text = f"{got['median_s']:.2f} / {got['worst_s']:.2f}"
+        if got.get("timed_out"):
+            text += f" ({got['timed_out']} timed out)"
+        return text
+
+    def check(sysrow: dict[str, Any]) -> str:
+        c = sysrow.get("check", {})
+        return (
+            f"{c.get('acked', 0):,} acked: lost {c.get('lost')}, dup {c.get('duplicated')}, "
+            f"backwards {c.get('offsets_backwards')}, rewritten {c.get('offsets_rewritten')}"
+        )
+
+    def failed(sysrow: dict[str, Any]) -> str:
+        bad = [r for r in sysrow.get("groups", []) + sysrow.get("txn", []) if "error" in r]
+        return str(len(bad))
+
+    rows = [
+        ("SIGKILL of a leader, s (median / worst)", lambda r: fig(r, "kill_summary")),
+        (
+            "  of them the controller's broker: rounds, worst s",
+            lambda r: (
+                f"{r['kill_summary'].get('controller_rounds')}, "
+                f"{r['kill_summary'].get('controller_worst_s')}"
+            ),
+        ),
+        ("SIGSTOP of a leader, in a row, s (median / worst)", lambda r: fig(r, "pause_summary")),
+        (
+            "  of them the controller's broker: rounds, worst s",
+            lambda r: (
+                f"{r['pause_summary'].get('controller_rounds')}, "
+                f"{r['pause_summary'].get('controller_worst_s')}"
+            ),
+        ),
+        ("classic group resume, s (median / worst)", lambda r: fig(r, "classic_resume")),
+        ("KIP-848 group resume, s (median / worst)", lambda r: fig(r, "consumer_resume")),
+        ("transaction commit resume, s (median / worst)", lambda r: fig(r, "txn_resume")),
+        ("group/transaction rounds that failed", failed),
+        ("records checked", check),
+        ("cluster start, s", lambda r: f"{r.get('start_s')}"),
+        (
+            "RSS after start, MiB (every process)",
+            lambda r: ", ".join(f"{k} {v / 1024:.0f}" for k, v in r.get("rss_kib", {}).items()),
+        ),
+        (
+            "load average during the part (mean / max)",
+            lambda r: (
+                f"{r['load_average']['mean']} / {r['load_average']['max']}"
+                if r.get("load_average")
+                else "-"
+            ),
+        ),
+    ]
+    head = "| figure | " + " | ".join(r["system"] for r in systems) + " |"
+    lines = [head, "|---|" + "---|" * len(systems)]
+    for label, f in rows:
+        lines.append(f"| {label} | " + " | ".join(f(r) for r in systems) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def commit_id() -> str:
     done = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -611,6 +678,7 @@ def main() -> None:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(report, indent=1) + "\n")
+        (args.out / "summary.md").write_text(markdown(report))
         plot(results, args.out / "failover.png")
     print(json.dumps(report))
 
