@@ -470,6 +470,60 @@ def cluster_case(name: str, counts: list[int], root: Path, idle_s: float) -> dic
     return out
 
 
+def cluster_ratios(result: dict[str, Any]) -> dict[str, Any]:
+    """kafkalite / Kafka for the issue's bars, when both ran."""
+    by = {c["system"]: c for c in result["cases"] if "steps" in c}
+    if not {"kafkalite", "kafka"} <= set(by):
+        return {}
+    lite, kafka = by["kafkalite"]["steps"], by["kafka"]["steps"]
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 2) if a is not None and b else None
+
+    out: dict[str, Any] = {}
+    for a, b in zip(lite, kafka, strict=False):
+        n = a["partitions"]
+        out[f"answered_{n}"] = ratio(a.get("answered_s"), b.get("answered_s"))
+        out[f"everywhere_{n}"] = ratio(a.get("everywhere_s"), b.get("everywhere_s"))
+        out[f"idle_cores_{n}"] = ratio(a.get("idle_cores_total"), b.get("idle_cores_total"))
+        out[f"rss_{n}"] = ratio(a.get("rss_mib_total"), b.get("rss_mib_total"))
+    sa, sb = by["kafkalite"].get("storm", {}), by["kafka"].get("storm", {})
+    out["storm_all_led"] = ratio(sa.get("all_led_s"), sb.get("all_led_s"))
+    out["restart_back_in_isr"] = ratio(sa.get("back_in_every_isr_s"), sb.get("back_in_every_isr_s"))
+    return out
+
+
+def cluster_markdown(result: dict[str, Any]) -> str:
+    cases = [c for c in result["cases"] if "steps" in c]
+    lines = ["| figure | " + " | ".join(c["system"] for c in cases) + " |"]
+    lines.append("|---|" + "---|" * len(cases))
+    prev = 0
+    for k, step in enumerate(cases[0]["steps"] if cases else []):
+        n, b = step["partitions"], step["batches"]
+        size = (n - prev) // b
+        label = f"{n:,} partitions RF 3 ({n - prev:,} new: {b} CreateTopics of {size:,})"
+        prev = n
+        for key, what in (
+            ("answered_s", "answered, s"),
+            ("everywhere_s", "all leaders on every broker, s"),
+            ("idle_cores_total", "idle CPU, cores (all processes)"),
+            ("rss_mib_total", "RSS, MiB (all processes)"),
+        ):
+            vals = [str(c["steps"][k].get(key, "-")) if k < len(c["steps"]) else "-" for c in cases]
+            lines.append(f"| {label}: {what} | " + " | ".join(vals) + " |")
+    for key, what in (
+        ("led_by_victim", "storm: partitions the killed broker led"),
+        ("all_led_s", "storm: all led on the survivors, s"),
+        ("back_in_every_isr_s", "restart: back in every ISR, s"),
+    ):
+        vals = [str(c.get("storm", {}).get(key, "-")) for c in cases]
+        lines.append(f"| {what} | " + " | ".join(vals) + " |")
+    for c in result["cases"]:
+        if "error" in c:
+            lines.append(f"\n{c['system']} failed: {c['error']}")
+    return "\n".join(lines) + "\n"
+
+
 def plot_cluster(result: dict[str, Any], path: Path) -> bool:
     try:
         import matplotlib
@@ -485,6 +539,7 @@ def plot_cluster(result: dict[str, Any], path: Path) -> bool:
     if not cases:
         return False
     counts = [s["partitions"] for s in cases[0]["steps"]]
+    batches = [s["batches"] for s in cases[0]["steps"]]
     panels = [
         ("answered_s", "CreateTopics answered (s)"),
         ("everywhere_s", "all leaders on every broker (s)"),
@@ -500,9 +555,10 @@ def plot_cluster(result: dict[str, Any], path: Path) -> bool:
             ax.bar(xs, vals, width, color=colour(c["system"]), label=c["system"])
         ax.set_xticks(
             [j + width * (len(cases) - 1) / 2 for j in range(len(counts))],
-            [f"{n:,}" for n in counts],
+            [f"{n:,}\n({b} CreateTopics)" for n, b in zip(counts, batches, strict=True)],
+            fontsize=8,
         )
-        ax.set_xlabel("partitions, RF 3")
+        ax.set_xlabel("partitions in the cluster, RF 3")
         ax.set_title(title, fontsize=9)
     axes[0].legend(fontsize=8)
     ax = axes[-1]
@@ -569,6 +625,10 @@ def main() -> None:
     result["command"] = " ".join(["python", "bench/scale.py", *sys.argv[1:]])
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     (out / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+    if args.what == "cluster":
+        result["kafkalite_vs_kafka"] = cluster_ratios(result)
+        (out / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "summary.md").write_text(cluster_markdown(result))
     if args.what == "cluster" and plot_cluster(result, out / "scale-cluster.png"):
         result["plot"] = str(out / "scale-cluster.png")
     if args.what == "volume" and plot_volume(result, out / "scale-volume.png"):
