@@ -1,5 +1,7 @@
 """Apache Kafka as the reference system: jars from Maven Central, a KRaft single node.
 
+Every side-by-side bench compares with KAFKA_VERSION (the cluster launchers in
+``clusters.py`` too); the conformance runner pins its own (``conformance.brokers``).
 Nothing is vendored. Maven resolves the broker (kafka_2.13) and the tools (kafka-tools, for
 ProducerPerformance / ConsumerPerformance / EndToEndLatency) at one pinned version into a
 cache outside the repository; later runs reuse it.
@@ -102,7 +104,7 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> dict[st
     return {
         "process.roles": "broker,controller",
         "node.id": "1",
-        # A dynamic quorum (KIP-853) bootstrapped by `format --standalone`: Kafka 4.1.1
+        # A dynamic quorum (KIP-853) bootstrapped by `format --standalone`: Kafka 4.1.1+
         # refuses --standalone next to a static controller.quorum.voters.
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
