@@ -1,7 +1,10 @@
 """Apache Kafka as the reference system: jars from Maven Central, a KRaft single node.
 
 Every side-by-side bench compares with KAFKA_VERSION (the cluster launchers in
-``clusters.py`` too); the conformance runner pins its own (``conformance.brokers``).
+``clusters.py`` and the Java driver too); the test suite's Java clients and tools come at
+CLIENT_KAFKA_VERSION (``ensure_jars()``'s default), and the conformance runner pins its
+own (``conformance.brokers``).
+
 Nothing is vendored. Maven resolves the broker (kafka_2.13) and the tools (kafka-tools, for
 ProducerPerformance / ConsumerPerformance / EndToEndLatency) at one pinned version into a
 cache outside the repository; later runs reuse it.
@@ -18,6 +21,8 @@ import uuid
 from pathlib import Path
 
 KAFKA_VERSION = "4.4.0"
+# What the tests run Kafka's Java clients and tools at (the bench's Kafka before 4.4.0).
+CLIENT_KAFKA_VERSION = "4.1.0"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 # kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal. Its
@@ -56,12 +61,12 @@ class KafkaFetchError(RuntimeError):
     """Maven could not resolve the Kafka jars."""
 
 
-def cache_dir(version: str = KAFKA_VERSION) -> Path:
+def cache_dir(version: str = CLIENT_KAFKA_VERSION) -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return base / "kafkalite" / f"kafka-{version}"
 
 
-def ensure_jars(version: str = KAFKA_VERSION) -> Path:
+def ensure_jars(version: str = CLIENT_KAFKA_VERSION) -> Path:
     """The directory of Kafka's runtime jars, resolving them with Maven on first use."""
     home = cache_dir(version)
     libs = home / "libs"
