@@ -69,7 +69,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkalite import _core
 from kafkalite.bench.clusters import KafkaCluster, KafkaliteCluster, make_cluster
-from kafkalite.chaos.checker import Writers, check, read_all
+from kafkalite.chaos.checker import Writers, check, offset_anomalies, read_all
 from kafkalite.errors import KafkaliteError
 
 TOPIC = "failover"
@@ -279,27 +279,12 @@ def resume_summary(times: list[float]) -> dict[str, Any]:
 
 
 def offsets_check(writers: Writers, bootstrap: str) -> dict[str, int]:
-    """Offsets moved backwards: in a partition, an acknowledged record at a lower offset
-    than one acknowledged for an earlier send. Rewritten: the acknowledged offset read
-    back holds another record (or none)."""
-    # (writer, seq) -> (partition, offset); a report without an offset is left out
-    acked = {k: v for k, v in writers.acked_offsets.items() if v[1] is not None and v[1] >= 0}
-    by_part: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for (w, seq), (p, off) in acked.items():
-        by_part.setdefault((w, p), []).append((seq, off))
-    backwards = 0
-    for pairs in by_part.values():
-        top = -1
-        for _seq, off in sorted(pairs):
-            if off < top:
-                backwards += 1
-            top = max(top, off)
-    stored = {(p, o): (w, s) for p, o, w, s in read_all(bootstrap, TOPIC, 120)}
-    rewritten = sum(1 for ws, po in acked.items() if stored.get(po) != ws)
+    """Offsets moved backwards or rewritten (kafkalite.chaos.checker.offset_anomalies)."""
+    got = offset_anomalies(writers.acked_offsets, read_all(bootstrap, TOPIC, 120))
     return {
-        "offsets_backwards": backwards,
-        "offsets_rewritten": rewritten,
-        "acked_without_offset": len(writers.acked_offsets) - len(acked),
+        "offsets_backwards": got["backwards"],
+        "offsets_rewritten": got["rewritten"],
+        "acked_without_offset": got["without_offset"],
     }
 
 
