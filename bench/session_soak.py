@@ -130,6 +130,9 @@ class Watch:
         self.leader_changes: list[dict[str, Any]] = []
         self.isr_changes = 0
         self.controller_epochs: set[int] = set()
+        # (time, broker, session) each time /controller is held by another session
+        self.controller_changes: list[dict[str, Any]] = []
+        self.last_controller: tuple[int, int] | None = None
         self.last_owner: dict[int, int | None] = {}
         self.last_state: dict[tuple[str, int], dict[str, Any]] = {}
         self.partitions: list[tuple[str, int]] = []
@@ -155,6 +158,14 @@ class Watch:
             if owner is not None:
                 self.sessions[b].add(owner)
             self.last_owner[b] = owner
+        try:
+            data, stat = self.zk.get(znodes.CONTROLLER)
+            seat = (znodes.parse_controller(data), stat.ephemeralOwner)
+            if self.last_controller is not None and seat != self.last_controller:
+                self.controller_changes.append({"t_s": self.t(), "controller": seat[0]})
+            self.last_controller = seat
+        except Exception:  # no controller at this instant: the next sample tells
+            pass
         try:
             data, _ = self.zk.get(znodes.CONTROLLER_EPOCH)
             self.controller_epochs.add(int(data))
@@ -182,13 +193,16 @@ class Watch:
             self.last_state[(topic, p)] = state
 
 
-def zookeeper_expirations(log_path: Path, sessions: set[int]) -> dict[str, int]:
-    """ZooKeeper's "Expiring session 0x..." lines: for a broker's session, and others."""
-    out = {"brokers": 0, "others": 0}
+def zookeeper_expirations(log_path: Path, sessions: set[int]) -> dict[str, Any]:
+    """ZooKeeper's "Expiring session 0x..." lines: for a broker's session, and others.
+    `logged` is False when the server logs nothing at INFO (Debian's jar alone has no
+    SLF4J binding): then only the registrations tell."""
+    out: dict[str, Any] = {"brokers": 0, "others": 0, "logged": False}
     try:
         text = log_path.read_text(errors="replace")
     except OSError:
         return out
+    out["logged"] = " INFO " in text
     for m in re.finditer(r"Expiring session (0x[0-9a-fA-F]+)", text):
         out["brokers" if int(m.group(1), 16) in sessions else "others"] += 1
     return out
@@ -275,11 +289,10 @@ def main() -> None:
             end = started + args.minutes * 60
             next_sample = started
             while time.monotonic() < end:
-                if not watch.partitions or len(watch.partitions) <= PARTITIONS:
-                    watch.watch_partitions()
                 watch.sample()
                 now = time.monotonic()
                 if now >= next_sample:
+                    watch.watch_partitions()  # __consumer_offsets once it exists
                     load1 = os.getloadavg()[0]
                     # Not in the first minute: the 1-minute average is still climbing.
                     if (
@@ -338,6 +351,7 @@ def main() -> None:
                 "partitions_watched": len(watch.partitions),
                 "isr_changes": watch.isr_changes,
                 "controller_epochs_seen": sorted(watch.controller_epochs),
+                "controller_changes": watch.controller_changes,
                 "produced_acked": writers.acked_count,
                 "consumed": readers.consumed,
                 "consumer_errors": readers.errors,
@@ -351,8 +365,10 @@ def main() -> None:
             report["verdict"] = {
                 "session_expirations": expired,
                 "leader_changes": len(watch.leader_changes),
+                "controller_changes": len(watch.controller_changes),
                 "ok": expired == 0
                 and not watch.leader_changes
+                and not watch.controller_changes
                 and result.lost == 0
                 and result.duplicated == 0,
             }
