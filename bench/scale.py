@@ -403,6 +403,38 @@ def isr_back(cl: Any, topics: dict[str, int], broker: int) -> bool:
     return True
 
 
+def storm_and_restart(cl: Any, name: str, topics: dict[str, int], storm: dict[str, Any]) -> None:
+    """SIGKILL of the broker leading the most partitions, the time until every survivor
+    shows them all led; then its restart, the time until it is back in every ISR. Into
+    `storm` as measured, so what was measured before a failure stays."""
+    # The storm: the broker leading the most partitions.
+    md = cluster_metadata(cl.broker_bootstrap(cl.broker_ids[0]), list(topics)) or {}
+    led: dict[int, int] = {}
+    for parts in md.values():
+        for p in parts:
+            led[p.leader] = led.get(p.leader, 0) + 1
+    victim = max(led, key=lambda b: led[b])
+    survivors = [b for b in cl.broker_ids if b != victim]
+    storm.update(victim=victim, led_by_victim=led[victim], partitions=sum(topics.values()))
+    try:
+        storm["victim_was_controller"] = cl.controller_id() == victim
+    except RuntimeError as e:
+        storm["victim_was_controller"] = str(e)[-200:]
+    start = time.monotonic()
+    cl.kill(victim)
+    storm["all_led_s"] = round(wait_everywhere(cl, topics, start, survivors, victim), 2)
+    say(f"{name}: storm {storm}")
+    start = time.monotonic()
+    cl.restart(victim)
+    storm["restart_process_s"] = round(time.monotonic() - start, 2)
+    while not isr_back(cl, topics, victim):
+        if time.monotonic() - start > CLUSTER_TIMEOUT_S:
+            raise TimeoutError(f"broker {victim} not back in every ISR")
+        time.sleep(0.5)
+    storm["back_in_every_isr_s"] = round(time.monotonic() - start, 2)
+    say(f"{name}: restart {storm}")
+
+
 def cluster_case(name: str, counts: list[int], root: Path, idle_s: float) -> dict[str, Any]:
     from kafkalite.bench.clusters import make_cluster
 
@@ -434,37 +466,12 @@ def cluster_case(name: str, counts: list[int], root: Path, idle_s: float) -> dic
             step.update(idle_usage(cl, idle_s))
             say(f"{name}: idle {step['idle_cores_total']} cores, {step['rss_mib_total']} MiB")
             out["steps"].append(step)
-        # The storm: the broker leading the most partitions.
-        md = cluster_metadata(cl.broker_bootstrap(cl.broker_ids[0]), list(topics)) or {}
-        led: dict[int, int] = {}
-        for parts in md.values():
-            for p in parts:
-                led[p.leader] = led.get(p.leader, 0) + 1
-        victim = max(led, key=lambda b: led[b])
-        survivors = [b for b in cl.broker_ids if b != victim]
-        storm: dict[str, Any] = {
-            "victim": victim,
-            "led_by_victim": led[victim],
-            "partitions": sum(topics.values()),
-        }
+        out["storm"] = {}
         try:
-            storm["victim_was_controller"] = cl.controller_id() == victim
-        except RuntimeError as e:
-            storm["victim_was_controller"] = str(e)[-200:]
-        start = time.monotonic()
-        cl.kill(victim)
-        storm["all_led_s"] = round(wait_everywhere(cl, topics, start, survivors, victim), 2)
-        say(f"{name}: storm {storm}")
-        start = time.monotonic()
-        cl.restart(victim)
-        storm["restart_process_s"] = round(time.monotonic() - start, 2)
-        while not isr_back(cl, topics, victim):
-            if time.monotonic() - start > CLUSTER_TIMEOUT_S:
-                raise TimeoutError(f"broker {victim} not back in every ISR")
-            time.sleep(0.5)
-        storm["back_in_every_isr_s"] = round(time.monotonic() - start, 2)
-        say(f"{name}: restart {storm}")
-        out["storm"] = storm
+            storm_and_restart(cl, name, topics, out["storm"])
+        except Exception as e:  # the steps above stay a result
+            out["storm"]["error"] = f"{type(e).__name__}: {str(e)[-500:]}"
+            say(f"{name}: storm/restart failed: {out['storm']['error']}")
     finally:
         cl.stop()
     return out
@@ -521,6 +528,8 @@ def cluster_markdown(result: dict[str, Any]) -> str:
     for c in result["cases"]:
         if "error" in c:
             lines.append(f"\n{c['system']} failed: {c['error']}")
+        elif "error" in c.get("storm", {}):
+            lines.append(f"\n{c['system']}'s storm or restart failed: {c['storm']['error']}")
     return "\n".join(lines) + "\n"
 
 

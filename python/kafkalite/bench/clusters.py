@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, ClassVar
@@ -105,6 +106,7 @@ class KafkaliteCluster:
 
 # The Kafka of every side-by-side bench run (the conformance runner pins its own).
 KAFKA_VERSION = kafka_ref.KAFKA_VERSION
+RESTART_TIMEOUT_S = 900.0
 
 
 class KafkaCluster:
@@ -202,12 +204,26 @@ class KafkaCluster:
     def resume(self, broker_id: int) -> None:
         self._signal(broker_id, signal.SIGCONT)
 
-    def restart(self, broker_id: int) -> None:
-        """Start a killed node again on its data and wait until it answers Metadata."""
+    def restart(self, broker_id: int, timeout: float = RESTART_TIMEOUT_S) -> None:
+        """Start a killed node again on its data and wait until it answers Metadata: up
+        to `timeout` seconds (a node loading 10,000 replicas on a loaded 2-core machine
+        took longer than the 90 s a fresh start is given)."""
+        from confluent_kafka.admin import AdminClient
+
         node = self.nodes[broker_id - 1]
         if node.proc is None or node.proc.poll() is not None:
             node.spawn()
-        node.wait_ready()
+        admin = AdminClient({"bootstrap.servers": node.bootstrap, "log_level": 0})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if node.proc is not None and node.proc.poll() is not None:
+                raise RuntimeError(f"kafka node {broker_id} exited: {node.log_tail()}")
+            try:
+                if admin.list_topics(timeout=5).brokers:
+                    return
+            except Exception:  # not listening yet: KafkaException(_TRANSPORT)
+                time.sleep(0.5)
+        raise RuntimeError(f"kafka node {broker_id} not ready {timeout:g} s after its restart")
 
     def controller_id(self, via: int | None = None) -> int:
         """The active KRaft controller, as kafka-metadata-quorum's ``describe --status``
