@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from kafkalite.chaos.checker import Writers, analyse, check
+from kafkalite.chaos.checker import Writers, analyse, check, offset_anomalies
 from kafkalite.cluster import Cluster
 from tests.chaos.conftest import OVERRIDES, create_topic
 
@@ -44,6 +44,21 @@ def test_analyse_counts_each_kind_once() -> None:
     assert (r.lost, r.duplicated, r.reordered, r.unacked_present) == (1, 1, 1, 2)
     assert r.lost_examples == [("a", 1)]
     assert not r.ok and "lost 1" in r.summary()
+
+
+def test_offset_anomalies_counts_backwards_rewritten_and_unknown() -> None:
+    acked: dict[tuple[str, int], tuple[int, int | None]] = {
+        ("a", 0): (0, 5),
+        ("a", 1): (0, 3),  # acknowledged below a0's offset: backwards
+        ("a", 2): (0, 7),  # the log holds b's record there: rewritten
+        ("a", 3): (0, None),  # no offset in the report
+        ("b", 0): (1, 0),
+    }
+    records = [(0, 5, "a", 0), (0, 3, "a", 1), (0, 7, "b", 9), (1, 0, "b", 0)]
+    got = offset_anomalies(acked, records)
+    assert got == {"backwards": 1, "rewritten": 1, "without_offset": 1}
+    clean = {k: v for k, v in acked.items() if k in {("a", 0), ("b", 0)}}
+    assert offset_anomalies(clean, records) == {"backwards": 0, "rewritten": 0, "without_offset": 0}
 
 
 def test_clean_run_reports_all_zeros(cluster: Cluster) -> None:

@@ -4,14 +4,24 @@ private ZooKeeper) and an N-node Apache Kafka KRaft cluster, both on loopback.
 They look like ``systems.BrokerProcess`` to the harness (``bootstrap``, ``start``,
 ``stop``, ``pid``, ``settings``, ``note``) and add ``pids()``: every broker process, so
 the broker CPU of a phase is summed over all of them.
+
+The cluster benches (failover, scale) also drive single brokers through one interface on
+both: ``broker_ids``, ``broker_bootstrap(id)``, ``kill``/``pause``/``resume``/``restart``,
+``controller_id()`` (kafkalite: the broker holding ``/controller``; Kafka: the active
+KRaft controller) and ``process_pids()`` (every process the system runs, ZooKeeper too).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
 from kafkalite.bench import kafka_ref
 from kafkalite.bench.systems import BrokerProcess, free_port
@@ -21,11 +31,20 @@ class KafkaliteCluster:
     name = "kafkalite"
     note = ""
 
-    def __init__(self, data_dir: Path, brokers: int) -> None:
+    # The throughput harness's settings; the cluster benches pass ``overrides={}``
+    # (defaults are what they measure).
+    HARNESS_OVERRIDES: ClassVar[dict[str, str]] = {
+        "num.partitions": "1",
+        "zookeeper.session.timeout.ms": "18000",
+    }
+
+    def __init__(
+        self, data_dir: Path, brokers: int, overrides: Mapping[str, str] | None = None
+    ) -> None:
         from kafkalite.cluster import Cluster
 
         self.data_dir = data_dir
-        self.overrides = {"num.partitions": "1", "zookeeper.session.timeout.ms": "18000"}
+        self.overrides = dict(self.HARNESS_OVERRIDES if overrides is None else overrides)
         self.cluster = Cluster(brokers, overrides=self.overrides, data_dir=data_dir)
         self.settings = {"brokers": str(brokers), **self.overrides}
 
@@ -47,9 +66,47 @@ class KafkaliteCluster:
         pids = self.pids()
         return pids[0] if pids else None
 
+    @property
+    def broker_ids(self) -> list[int]:
+        return [b.broker_id for b in self.cluster.brokers]
 
-# The Kafka of the conformance runner (the newest cached reference).
-KAFKA_VERSION = "4.1.1"
+    def broker_bootstrap(self, broker_id: int) -> str:
+        return self.cluster.brokers[broker_id - 1].bootstrap_servers
+
+    def kill(self, broker_id: int) -> None:
+        self.cluster.brokers[broker_id - 1].kill()
+
+    def pause(self, broker_id: int) -> None:
+        self.cluster.brokers[broker_id - 1].pause()
+
+    def resume(self, broker_id: int) -> None:
+        self.cluster.brokers[broker_id - 1].resume()
+
+    def restart(self, broker_id: int) -> None:
+        """Start a killed broker again on its data (waits out its old ZooKeeper session,
+        as ``ClusterBroker.restart`` does)."""
+        self.cluster.brokers[broker_id - 1].restart()
+
+    def controller_id(self) -> int:
+        return self.cluster.controller_id()
+
+    def process_pids(self) -> dict[str, int]:
+        out = {f"broker-{b.broker_id}": b.pid for b in self.cluster.brokers if b.running}
+        zk = self.cluster.zookeeper
+        if zk is not None and zk._proc is not None:
+            out["zookeeper"] = zk._proc.pid
+        return out
+
+    def log_files(self) -> dict[str, Path]:
+        out = {f"broker-{b.broker_id}": b.data_dir / "broker.log" for b in self.cluster.brokers}
+        if self.cluster.data_dir is not None:
+            out["zookeeper"] = self.cluster.data_dir / "zookeeper"
+        return out
+
+
+# The Kafka of every side-by-side bench run (the conformance runner pins its own).
+KAFKA_VERSION = kafka_ref.KAFKA_VERSION
+RESTART_TIMEOUT_S = 900.0
 
 
 class KafkaCluster:
@@ -110,6 +167,9 @@ class KafkaCluster:
 
     def stop(self) -> None:
         for n in self.nodes:
+            if (pid := n.pid()) is not None:
+                os.kill(pid, signal.SIGCONT)  # a paused node would not see its SIGTERM
+        for n in self.nodes:
             n.stop()
 
     def pids(self) -> list[int]:
@@ -118,6 +178,74 @@ class KafkaCluster:
     def pid(self) -> int | None:
         pids = self.pids()
         return pids[0] if pids else None
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return [n.node_id for n in self.nodes]
+
+    def broker_bootstrap(self, broker_id: int) -> str:
+        return f"127.0.0.1:{self.ports[broker_id - 1]}"
+
+    def _signal(self, broker_id: int, sig: signal.Signals) -> None:
+        pid = self.nodes[broker_id - 1].pid()
+        if pid is not None:
+            os.kill(pid, sig)
+
+    def kill(self, broker_id: int) -> None:
+        node = self.nodes[broker_id - 1]
+        if node.proc is not None:
+            node.proc.kill()
+            node.proc.wait()
+            node.proc = None
+
+    def pause(self, broker_id: int) -> None:
+        self._signal(broker_id, signal.SIGSTOP)
+
+    def resume(self, broker_id: int) -> None:
+        self._signal(broker_id, signal.SIGCONT)
+
+    def restart(self, broker_id: int, timeout: float = RESTART_TIMEOUT_S) -> None:
+        """Start a killed node again on its data and wait until it answers Metadata: up
+        to `timeout` seconds (a node loading 10,000 replicas on a loaded 2-core machine
+        took longer than the 90 s a fresh start is given)."""
+        from confluent_kafka.admin import AdminClient
+
+        node = self.nodes[broker_id - 1]
+        if node.proc is None or node.proc.poll() is not None:
+            node.spawn()
+        admin = AdminClient({"bootstrap.servers": node.bootstrap, "log_level": 0})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if node.proc is not None and node.proc.poll() is not None:
+                raise RuntimeError(f"kafka node {broker_id} exited: {node.log_tail()}")
+            try:
+                if admin.list_topics(timeout=5).brokers:
+                    return
+            except Exception:  # not listening yet: KafkaException(_TRANSPORT)
+                time.sleep(0.5)
+        raise RuntimeError(f"kafka node {broker_id} not ready {timeout:g} s after its restart")
+
+    def controller_id(self, via: int | None = None) -> int:
+        """The active KRaft controller, as kafka-metadata-quorum's ``describe --status``
+        reports it (LeaderId), asked of broker ``via`` (default: any running one); -1
+        when the quorum has none."""
+        ids = [via] if via is not None else [n.node_id for n in self.nodes if n.pid()]
+        cmd = kafka_ref.tool_command(
+            self.libs,
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            ["--bootstrap-server", self.broker_bootstrap(ids[0]), "describe", "--status"],
+        )
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        found = re.search(r"^LeaderId:\s*(-?\d+)", done.stdout, re.MULTILINE)
+        if found is None:
+            raise RuntimeError(f"kafka-metadata-quorum: {(done.stdout + done.stderr)[-800:]}")
+        return int(found.group(1))
+
+    def process_pids(self) -> dict[str, int]:
+        return {f"node-{n.node_id}": p for n in self.nodes if (p := n.pid()) is not None}
+
+    def log_files(self) -> dict[str, Path]:
+        return {f"node-{n.node_id}": n.log_path for n in self.nodes}
 
 
 class _KafkaNode(BrokerProcess):
@@ -146,8 +274,13 @@ class _KafkaNode(BrokerProcess):
                 f"kafka storage format failed: {(done.stdout + done.stderr)[-1500:]}"
             )
 
+    @property
+    def log_path(self) -> Path:
+        return self.cluster.data_dir / f"kafka-node-{self.node_id}.log"
+
     def spawn(self) -> None:
-        self._log = open(self.cluster.data_dir / f"kafka-node-{self.node_id}.log", "wb")
+        # Appended to: a restarted node's log follows its earlier life's.
+        self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             kafka_ref.broker_command(self.cluster.libs, self.config),
             stdout=self._log,
@@ -163,9 +296,13 @@ class _KafkaNode(BrokerProcess):
             return ""
 
 
-def make_cluster(name: str, data_dir: Path, brokers: int) -> KafkaliteCluster | KafkaCluster:
+def make_cluster(
+    name: str, data_dir: Path, brokers: int, overrides: Mapping[str, str] | None = None
+) -> KafkaliteCluster | KafkaCluster:
+    """``overrides`` are kafkalite's broker settings (None: the throughput harness's;
+    ``{}``: kafkalite's defaults); Kafka runs at its defaults either way."""
     if name == "kafkalite":
-        return KafkaliteCluster(data_dir, brokers)
+        return KafkaliteCluster(data_dir, brokers, overrides)
     if name == "kafka":
         return KafkaCluster(data_dir, brokers)
     raise ValueError(f"system {name!r} has no multi-broker launcher (kafkalite, kafka have)")

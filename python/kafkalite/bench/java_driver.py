@@ -104,7 +104,7 @@ def run_all(
     still run (a broker may lack something one tool needs). With `broker_cpu_s` (the
     broker's CPU seconds so far), the produce and consume rows carry the broker's CPU
     seconds per GiB moved; `cpus` is where the tools run."""
-    libs = kafka_ref.ensure_jars()
+    libs = kafka_ref.ensure_jars(kafka_ref.KAFKA_VERSION)
     records = (200_000 if quick else 2_000_000) * 1024 // max(w.message_size, 1)
     records = min(records, 5_000_000)
     topic = "bench-java-perf"

@@ -1,5 +1,10 @@
 """Apache Kafka as the reference system: jars from Maven Central, a KRaft single node.
 
+Every side-by-side bench compares with KAFKA_VERSION (the cluster launchers in
+``clusters.py`` and the Java driver too); the test suite's Java clients and tools come at
+CLIENT_KAFKA_VERSION (``ensure_jars()``'s default), and the conformance runner pins its
+own (``conformance.brokers``).
+
 Nothing is vendored. Maven resolves the broker (kafka_2.13) and the tools (kafka-tools, for
 ProducerPerformance / ConsumerPerformance / EndToEndLatency) at one pinned version into a
 cache outside the repository; later runs reuse it.
@@ -15,7 +20,9 @@ import subprocess
 import uuid
 from pathlib import Path
 
-KAFKA_VERSION = "4.1.0"
+KAFKA_VERSION = "4.4.0"
+# What the tests run Kafka's Java clients and tools at (the bench's Kafka before 4.4.0).
+CLIENT_KAFKA_VERSION = "4.1.0"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 # kafka-server-start.sh's defaults: 1 GiB heap and G1 with a 20 ms pause goal. Its
@@ -54,12 +61,12 @@ class KafkaFetchError(RuntimeError):
     """Maven could not resolve the Kafka jars."""
 
 
-def cache_dir(version: str = KAFKA_VERSION) -> Path:
+def cache_dir(version: str = CLIENT_KAFKA_VERSION) -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return base / "kafkalite" / f"kafka-{version}"
 
 
-def ensure_jars(version: str = KAFKA_VERSION) -> Path:
+def ensure_jars(version: str = CLIENT_KAFKA_VERSION) -> Path:
     """The directory of Kafka's runtime jars, resolving them with Maven on first use."""
     home = cache_dir(version)
     libs = home / "libs"
@@ -102,7 +109,7 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> dict[st
     return {
         "process.roles": "broker,controller",
         "node.id": "1",
-        # A dynamic quorum (KIP-853) bootstrapped by `format --standalone`: Kafka 4.1.1
+        # A dynamic quorum (KIP-853) bootstrapped by `format --standalone`: Kafka 4.1.1+
         # refuses --standalone next to a static controller.quorum.voters.
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",

@@ -114,6 +114,41 @@ def analyse(
     )
 
 
+def offset_anomalies(
+    acked_offsets: Mapping[tuple[str, int], tuple[int, int | None]], records: Iterable[Read]
+) -> dict[str, int]:
+    """What the acknowledged offsets say against the log read back.
+
+    - backwards: in one partition, a writer's acknowledged record at a lower offset than
+      one it sent (and had acknowledged) before -- an offset handed out twice or a log
+      that went back;
+    - rewritten: the acknowledged offset holds another record, or none (a lost record is
+      counted here too, where it was);
+    - without_offset: delivery reports that gave no offset (librdkafka's -1 for a
+      duplicate the broker recognised by its sequence), left out of both counts.
+    """
+    known: dict[tuple[str, int], tuple[int, int]] = {
+        k: (p, o) for k, (p, o) in acked_offsets.items() if o is not None and o >= 0
+    }
+    by_part: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for (writer, seq), (partition, offset) in known.items():
+        by_part.setdefault((writer, partition), []).append((seq, offset))
+    backwards = 0
+    for pairs in by_part.values():
+        top = -1
+        for _seq, offset in sorted(pairs):
+            if offset < top:
+                backwards += 1
+            top = max(top, offset)
+    stored = {(p, o): (w, s) for p, o, w, s in records}
+    rewritten = sum(1 for ws, po in known.items() if stored.get(po) != ws)
+    return {
+        "backwards": backwards,
+        "rewritten": rewritten,
+        "without_offset": len(acked_offsets) - len(known),
+    }
+
+
 @dataclass
 class _Tally:
     """One writer's counts, touched only by its own thread (delivery reports run in the
