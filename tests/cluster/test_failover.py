@@ -246,7 +246,10 @@ def test_a_hung_controller_is_replaced_when_its_session_expires_at_defaults(
                 os.kill(victim.pid, signal.SIGCONT)
             time.sleep(2)
         assert took < 18, f"{took:.1f} s: the default session timeout is not in force"
-        assert took >= SESSION_TIMEOUT_MS / 1000 * 0.9, f"{took:.1f} s: moved before expiry"
+        # The session expires a timeout after the last ping ZooKeeper had, which came up to
+        # a third of a timeout before the pause: earlier than that, something else moved it.
+        least = SESSION_TIMEOUT_MS / 1000 * 2 / 3 * 0.9
+        assert took >= least, f"{took:.1f} s: moved before its session could expire"
         values = read_all(c.bootstrap_servers, topic)
         assert len(values) == len(set(values)), "duplicates"
         assert not writer.acked - set(values), "acknowledged records lost"

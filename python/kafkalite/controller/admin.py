@@ -203,11 +203,14 @@ class AdminHandler(
         name, total = op["name"], op["total"]
         assignment, topic_id, version = self._assignment(name)
         current = len(assignment)
-        if total <= current:
+        if total < current:
             raise AdminError(
                 "INVALID_PARTITIONS",
-                f"Topic currently has {current} partitions, {total} would not be an increase.",
+                f"The topic {name} currently has {current} partition(s); {total} would not be "
+                "an increase.",
             )
+        if total == current:
+            raise AdminError("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
         live = self._live()
         # As AdminZkClient.addPartitions: same replication factor, starting where
         # partition 0's first replica sits in the broker list.
