@@ -115,10 +115,11 @@ def test_an_isr_proposal_made_from_an_isr_that_changed_since_is_not_written(
             op = {"topic": "t", "partition": 0, "leader": 1, "leader_epoch": 4}
             # Made while the ISR was [1, 2, 3], adding 4: stale.
             stale = {**op, "isr": [1, 2, 3, 4], "from_isr": [1, 2, 3]}
-            assert not isr.commit(client, stale)
+            assert isr.commit_all(client, [stale]) == set()
             assert znodes.parse_state(client.get(path)[0]).isr == [1, 2]
             current = {**op, "isr": [1, 2, 4], "from_isr": [2, 1]}
-            assert isr.commit(client, current)
+            # In one burst the last proposal for a partition is the one that counts.
+            assert isr.commit_all(client, [stale, current]) == {("t", 0)}
             assert znodes.parse_state(client.get(path)[0]).isr == [1, 2, 4]
         finally:
             client.stop()

@@ -23,15 +23,9 @@ from kafkalite.controller import znodes
 _log = logging.getLogger("kafkalite.replication")
 
 
-def commit(zk: KazooClient, op: dict[str, Any]) -> bool:
-    """Write the proposed ISR if the proposal is still current. True when written."""
-    topic, partition = op["topic"], int(op["partition"])
-    path = znodes.partition_state_path(topic, partition)
-    try:
-        data, stat = zk.get(path)
-    except NoNodeError:
-        return False
-    state = znodes.parse_state(data)
+def _decide(op: dict[str, Any], state: znodes.LeaderAndIsr) -> znodes.LeaderAndIsr | bool:
+    """The state to write for proposal ``op``; True when the ISR already is the proposed
+    one, False when the proposal is stale."""
     isr = [int(b) for b in op["isr"]]
     if state.leader != op["leader"] or state.leader_epoch != op["leader_epoch"]:
         return False
@@ -39,10 +33,40 @@ def commit(zk: KazooClient, op: dict[str, Any]) -> bool:
         return True
     if set(state.isr) != {int(b) for b in op["from_isr"]}:
         return False  # made from an ISR that has changed since: stale
-    new = znodes.LeaderAndIsr(state.leader, state.leader_epoch, isr, state.controller_epoch)
-    try:
-        zk.set(path, znodes.state_json(new), version=stat.version)
-    except (BadVersionError, NoNodeError):
-        return False
-    _log.info("%s-%d: isr %s -> %s (leader %d)", topic, partition, state.isr, isr, state.leader)
-    return True
+    return znodes.LeaderAndIsr(state.leader, state.leader_epoch, isr, state.controller_epoch)
+
+
+def commit_all(zk: KazooClient, ops: list[dict[str, Any]]) -> set[tuple[str, int]]:
+    """Write each proposed ISR whose proposal is still current; the partitions whose
+    ISR is now the proposed one. A burst (a broker back after a restart is proposed for
+    the ISR of thousands of partitions) has its reads go together, then its writes,
+    instead of two round trips each one after another. Of several proposals for one
+    partition only the last counts (a leader's resend replaces its unanswered copies)."""
+    latest = {(op["topic"], int(op["partition"])): op for op in ops}
+    paths = {key: znodes.partition_state_path(*key) for key in latest}
+    reads = [(key, zk.get_async(paths[key])) for key in latest]
+    writes = []
+    done: set[tuple[str, int]] = set()
+    for key, result in reads:
+        try:
+            data, stat = result.get()
+        except NoNodeError:
+            continue
+        state = znodes.parse_state(data)
+        new = _decide(latest[key], state)
+        if new is True:
+            done.add(key)
+        if isinstance(new, bool):
+            continue
+        write = zk.set_async(paths[key], znodes.state_json(new), version=stat.version)
+        writes.append((key, state, new, write))
+    for (topic, partition), state, new, write in writes:
+        try:
+            write.get()
+        except (BadVersionError, NoNodeError):
+            continue
+        done.add((topic, partition))
+        _log.info(
+            "%s-%d: isr %s -> %s (leader %d)", topic, partition, state.isr, new.isr, state.leader
+        )
+    return done

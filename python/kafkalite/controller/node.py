@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -59,6 +60,8 @@ SESSION_TIMEOUT_MS = 4000
 TICK_S = 2.0
 # A snapshot slower than this to apply is logged (it holds up every metadata change).
 SLOW_PUSH_S = 0.5
+# ISR proposals written together at most (then answered, and the next burst taken).
+ISR_BURST = 1000
 
 
 class ClusterStartError(KafkaliteError):
@@ -514,8 +517,9 @@ class ClusterNode:
     def _admin_loop(self) -> None:
         handler = AdminHandler(self.zk, self.sync_now, self.broker_id, self)  # type: ignore[arg-type]
         handler.encoder = self.encoder
-        # ISR proposals written but not yet answered: one snapshot serves all of them.
-        proposals: list[tuple[int, tuple[str, int]]] = []
+        # ISR proposals taken but not yet written nor answered: a burst of them is written
+        # together, and one snapshot serves all of them.
+        proposals: list[tuple[int, dict[str, Any]]] = []
         while not self._stopping.is_set():
             server = self.server
             if server is None:
@@ -524,16 +528,17 @@ class ClusterNode:
                 request = server.next_admin_request(0 if proposals else 500)
             except RuntimeError:
                 return
-            if proposals and (request is None or request[1]["op"] != "alter_isr"):
-                self._answer_isr_proposals(server, proposals)
+            if proposals and (
+                request is None or request[1]["op"] != "alter_isr" or len(proposals) >= ISR_BURST
+            ):
+                self._commit_isr_proposals(server, proposals)
                 proposals = []
             if request is None:
                 continue
             request_id, op = request
             try:
                 if op["op"] == "alter_isr":
-                    isr.commit(self.zk, op)  # type: ignore[arg-type]
-                    proposals.append((request_id, (op["topic"], int(op["partition"]))))
+                    proposals.append((request_id, op))
                     continue
                 handler.request_id = request_id
                 answer = handler.handle(op)
@@ -545,22 +550,24 @@ class ClusterNode:
                 code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
             server.complete_admin_request(request_id, code, message)
 
-    def _answer_isr_proposals(
-        self, server: _core.BrokerServer, proposals: list[tuple[int, tuple[str, int]]]
+    def _commit_isr_proposals(
+        self, server: _core.BrokerServer, proposals: list[tuple[int, dict[str, Any]]]
     ) -> None:
-        """A leader stops counting the members its proposal adds once answered, so the
-        snapshot that shows whether they were written goes in first: the proposals'
-        partition states are read again after the writes. A failed read answers with an
-        error: the outcome stays unknown to the leader."""
-        assert self.cache is not None
+        """Write a burst of ISR proposals, then answer them. A leader stops counting the
+        members its proposal adds once answered, so the snapshot that shows whether they
+        were written goes in first: the proposals' partition states are read again after
+        the writes. A failed write or read answers with an error: the outcome stays
+        unknown to the leader."""
+        assert self.cache is not None and self.zk is not None
         code, message = 0, ""
         try:
-            self.cache.read_states({key for _id, key in proposals})
+            isr.commit_all(self.zk, [op for _id, op in proposals])
+            self.cache.read_states({(op["topic"], int(op["partition"])) for _id, op in proposals})
             self._push_metadata()
         except Exception as e:
             _log.warning("broker %d: no snapshot after ISR changes: %s", self.broker_id, e)
             code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
-        for request_id, _key in proposals:
+        for request_id, _op in proposals:
             server.complete_admin_request(request_id, code, message)
 
     def is_controller(self) -> bool:
