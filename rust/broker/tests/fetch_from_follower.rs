@@ -3,9 +3,8 @@
 //! with Kafka's RackAwareReplicaSelector, broker 2 in rack b follows. A consumer's Fetch
 //! v11+ from rack b is sent to 2 (no records, the leader's offsets); 2 serves it up to the
 //! high watermark it knows, fences stale and future leader epochs, refuses older versions
-//! and offsets past its log; ListOffsets and OffsetForLeaderEpoch stay the leader's (but
-//! for Kafka's debugging replica id); a leader without the selector names no replica;
-//! bytes sent to the consumer count as the follower's bytes out, not the leader's.
+//! and offsets past its log; a leader without the selector names no replica; bytes sent to
+//! the consumer count as the follower's bytes out, not the leader's.
 
 mod common;
 
@@ -15,15 +14,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::offset_for_leader_epoch_request::{
-    OffsetForLeaderPartition, OffsetForLeaderTopic,
-};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    ApiKey, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
-    OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, ProduceRequest, ProduceResponse,
-    TopicName,
+    ApiKey, FetchRequest, FetchResponse, ProduceRequest, ProduceResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafkalite_broker::cluster::{
@@ -160,35 +153,6 @@ fn consume(c: &mut Client, version: i16, rack: &str, offset: i64, current_epoch:
     }
 }
 
-/// ListOffsets LATEST of partition 0 as `replica_id` asks it: (error, offset).
-fn latest(c: &mut Client, replica_id: i32) -> (i16, i64) {
-    let request = ListOffsetsRequest::default()
-        .with_replica_id(replica_id.into())
-        .with_topics(vec![ListOffsetsTopic::default()
-            .with_name(name())
-            .with_partitions(vec![ListOffsetsPartition::default()
-                .with_partition_index(0)
-                .with_current_leader_epoch(-1)
-                .with_timestamp(-1)])]);
-    let r: ListOffsetsResponse = c.call(ApiKey::ListOffsets, 7, &request);
-    let p = &r.topics[0].partitions[0];
-    (p.error_code, p.offset)
-}
-
-/// A consumer's OffsetForLeaderEpoch (KIP-320) for partition 0's `epoch`: its error.
-fn epoch_end_error(c: &mut Client, epoch: i32) -> i16 {
-    let request = OffsetForLeaderEpochRequest::default()
-        .with_replica_id((-1).into())
-        .with_topics(vec![OffsetForLeaderTopic::default()
-            .with_topic(name())
-            .with_partitions(vec![OffsetForLeaderPartition::default()
-                .with_partition(0)
-                .with_current_leader_epoch(epoch)
-                .with_leader_epoch(epoch)])]);
-    let r: OffsetForLeaderEpochResponse = c.call(ApiKey::OffsetForLeaderEpoch, 4, &request);
-    r.topics[0].partitions[0].error_code
-}
-
 fn records_len(a: &Answer) -> usize {
     a.records.as_ref().map_or(0, Bytes::len)
 }
@@ -313,8 +277,6 @@ fn a_consumer_reads_from_its_racks_follower_up_to_the_high_watermark_it_knows() 
         partition(&b2).log_end_offset() == 4
     });
     if partition(&b2).high_watermark() == 3 {
-        // Kafka's debugging replica id reads a follower's whole log.
-        assert_eq!(latest(&mut c2, -2), (codes::NONE, 4));
         let a = consume(&mut c2, 12, "b", 3, 1);
         assert_eq!(
             (a.error, records_len(&a), a.high_watermark),
@@ -325,13 +287,6 @@ fn a_consumer_reads_from_its_racks_follower_up_to_the_high_watermark_it_knows() 
         partition(&b2).high_watermark() == 4
     });
     assert!(records_len(&consume(&mut c2, 12, "b", 3, 1)) > 0);
-    // A consumer's ListOffsets and OffsetForLeaderEpoch go to the leader only, as in Kafka;
-    // the debugging replica id is answered by any replica.
-    assert_eq!(latest(&mut c2, -1).0, codes::NOT_LEADER_OR_FOLLOWER);
-    assert_eq!(latest(&mut c2, -2), (codes::NONE, 4));
-    assert_eq!(latest(&mut c1, -1), (codes::NONE, 4));
-    assert_eq!(epoch_end_error(&mut c2, 1), codes::NOT_LEADER_OR_FOLLOWER);
-    assert_eq!(epoch_end_error(&mut c1, 1), codes::NONE);
 
     // 2 leads in epoch 2 without a selector: rack a's consumer reads from it, and 1, now
     // the follower, serves whoever asks it.

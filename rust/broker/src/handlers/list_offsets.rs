@@ -22,11 +22,6 @@
 //! and 1 fails every partition with UNKNOWN_SERVER_ERROR (-1): Kafka's parse of it
 //! throws, and its generic error answer is that. v10's `timeout_ms` bounds remote-storage
 //! lookups, which never happen here.
-//!
-//! In cluster mode only the leader answers a consumer (NOT_LEADER_OR_FOLLOWER elsewhere,
-//! also under fetch from follower, KIP-392); Kafka's debugging replica id (-2) is answered
-//! by any replica of the partition from its whole log (LATEST: its log end), as Kafka's
-//! `fetchOnlyFromLeader` and missing isolation level for it say.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -51,8 +46,6 @@ pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
 pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
-/// Kafka's `ListOffsetsRequest.DEBUGGING_REPLICA_ID`.
-pub const DEBUGGING_REPLICA_ID: i32 = -2;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -74,7 +67,6 @@ pub async fn handle(
     // Kafka parses the level whatever the replica id says (seen with ids -8388609 and
     // 2147483647).
     let unknown_isolation = version >= 2 && !matches!(request.isolation_level, 0 | 1);
-    let debugging = request.replica_id.0 == DEBUGGING_REPLICA_ID;
     let mut topics = Vec::with_capacity(request.topics.len());
     for t in &request.topics {
         let topic = state.topic(t.name.as_str());
@@ -138,18 +130,10 @@ pub async fn handle(
                 partitions.push(out);
                 continue;
             }
-            // In cluster mode only the leader answers (the epoch was checked above), but
-            // any replica answers the debugging replica id.
+            // In cluster mode only the leader answers (the epoch was checked above).
             if state.cluster.is_some() {
                 let replica = partition.replica_state();
-                let code = match check_leader(&replica, state.config.node_id, -1) {
-                    codes::NOT_LEADER_OR_FOLLOWER
-                        if debugging && replica.replicas.contains(&state.config.node_id) =>
-                    {
-                        codes::NONE
-                    }
-                    code => code,
-                };
+                let code = check_leader(&replica, state.config.node_id, -1);
                 if code != codes::NONE {
                     out.error_code = code;
                     partitions.push(out);
@@ -158,11 +142,8 @@ pub async fn handle(
             }
             let found = {
                 let log = partition.log.lock().expect("lock");
-                // READ_COMMITTED (isolation level 1, v2+) sees up to the LSO; the debugging
-                // replica id, with no isolation level, the whole log.
-                let visible = if debugging {
-                    log.log_end_offset()
-                } else if request.isolation_level == 1 {
+                // READ_COMMITTED (isolation level 1, v2+) sees up to the LSO.
+                let visible = if request.isolation_level == 1 {
                     partition.last_stable_offset()
                 } else {
                     partition.high_watermark()
