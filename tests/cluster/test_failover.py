@@ -167,8 +167,8 @@ def test_a_killed_leader_and_a_killed_controller_are_replaced_at_once(cluster: C
         view = leaders(cluster, topic, [controller])[0]
         leader = next(b for b in view.values() if b != controller)
         for victim in (leader, controller):
-            took = kill_and_wait_for_new_leaders(cluster, topic, victim)
-            assert took < FENCED_WITHIN_S
+            # Raises unless every survivor shows new leaders within FENCED_WITHIN_S.
+            kill_and_wait_for_new_leaders(cluster, topic, victim)
             # Its registration went with the proof; a new controller sits when it was one.
             assert cluster.zk.exists(znodes.broker_path(victim)) is None
             wait_for(lambda v=victim: cluster.controller_id() not in (-1, v), timeout=5)

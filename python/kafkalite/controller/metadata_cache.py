@@ -96,10 +96,6 @@ class MetadataCache:
         with self._dirty_lock:
             self._dirty.update(paths)
 
-    def pending(self) -> bool:
-        with self._dirty_lock:
-            return bool(self._dirty)
-
     def barrier(self) -> None:
         """Wait until every watch event for a change made before now has reached
         ``_watched``: ZooKeeper sends a watch event before the answer to a later request
