@@ -97,7 +97,10 @@ fn invalid_bindings_say_why() {
     assert!(b.invalid().unwrap().contains("kafka-cluster"));
     let mut b = ok.clone();
     b.principal = "alice".into();
-    assert!(b.invalid().unwrap().contains("Type:name"));
+    assert!(b
+        .invalid()
+        .unwrap()
+        .contains("Could not parse principal from `alice`"));
     let mut b = ok;
     b.pattern_type = pattern::MATCH;
     assert!(b.invalid().is_some());

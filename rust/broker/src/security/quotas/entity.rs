@@ -226,7 +226,7 @@ mod tests {
         assert!(check_value(&user, PRODUCER_BYTE_RATE, Some(1024.0)).is_ok());
         assert!(check_value(&user, REQUEST_PERCENTAGE, Some(12.5)).is_ok());
         let e = check_value(&user, PRODUCER_BYTE_RATE, Some(1.5)).unwrap_err();
-        assert!(e.contains("producer_byte_rate must be a Long"), "{e}");
+        assert_eq!(e, "producer_byte_rate cannot be a fractional value.");
         let e = check_value(&user, "producer_byte_rat", Some(1.0)).unwrap_err();
         assert!(
             e.contains("Invalid configuration key producer_byte_rat"),
