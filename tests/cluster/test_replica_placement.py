@@ -174,3 +174,43 @@ def test_create_topics_answers_each_topic_within_the_request_timeout(cluster: Cl
     assert 1.0 < took < 3.5, took
     for n in names:
         settled([b.bootstrap_servers for b in c.brokers], n, 2)
+
+
+def test_one_create_topics_writes_its_topics_together(cluster: Cluster) -> None:
+    """The topics of one CreateTopics reach ZooKeeper in one transaction (their znodes
+    share the zxid that created them) and the controller creates all their partitions'
+    states in one pass (here one transaction too); a topic that exists already is refused
+    on its own while the others are created."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic as CNewTopic
+    from kazoo.client import KazooClient
+
+    c = cluster
+    create(c.bootstrap_servers, "together-old", 1, 1)
+    names = [f"together-{i}" for i in range(6)]
+    admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+    futures = admin.create_topics(
+        [CNewTopic(n, 4, 3) for n in names] + [CNewTopic("together-old", 2, 3)],
+        operation_timeout=30,
+    )
+    for n in names:
+        futures[n].result(30)
+    with pytest.raises(KafkaException, match="TOPIC_ALREADY_EXISTS"):
+        futures["together-old"].result(30)
+    zk = KazooClient(hosts=c.zookeeper_connect)
+    zk.start(timeout=10)
+    try:
+        topics = {zk.exists(f"/brokers/topics/{n}").czxid for n in names}
+        states = {
+            zk.exists(f"/brokers/topics/{n}/partitions/{p}/state").czxid
+            for n in names
+            for p in range(4)
+        }
+    finally:
+        zk.stop()
+        zk.close()
+    assert len(topics) == 1, topics
+    assert len(states) == 1, states
+    assert states != topics
+    for n in names:
+        settled([b.bootstrap_servers for b in c.brokers], n, 4)

@@ -51,6 +51,20 @@ class Waiting(Protocol):
 # Returned by an operation whose answer a waiter gives.
 WAITING = object()
 
+# Topics created together go into transactions of at most this many topics and bytes
+# (ZooKeeper refuses a request over jute.maxbuffer, 1 MiB by default).
+TRANSACTION_TOPICS = 200
+TRANSACTION_BYTES = 512 * 1024
+
+
+def _failure(e: AdminError | AssignmentError | SecretError) -> tuple[int, str]:
+    """The error code and message a refused operation is answered with."""
+    if isinstance(e, AdminError):
+        return e.code, str(e)
+    if isinstance(e, AssignmentError):
+        return _core.error_code(e.code_name), str(e)
+    return _core.error_code("INVALID_CONFIG"), str(e)
+
 
 class AdminHandler(
     LeaderAndReplicaOps, SecurityOps, ClientQuotaOps, ClientMetricsOps, GroupConfigOps
@@ -80,12 +94,8 @@ class AdminHandler(
         """(error code, message or JSON answer); None when a waiter answers later."""
         try:
             answer = getattr(self, op["op"])(op)
-        except AdminError as e:
-            return e.code, str(e)
-        except AssignmentError as e:
-            return _core.error_code(e.code_name), str(e)
-        except SecretError as e:
-            return _core.error_code("INVALID_CONFIG"), str(e)
+        except (AdminError, AssignmentError, SecretError) as e:
+            return _failure(e)
         if answer is WAITING:
             return None
         return 0, "" if answer is None else json.dumps(answer)
@@ -145,26 +155,7 @@ class AdminHandler(
         name = op["name"]
         if self.zk.exists(znodes.topic_path(name)) is not None:
             raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
-        live = self._live()
-        if op["assignments"]:
-            assignment = {p: list(r) for p, r in op["assignments"]}
-            check_manual(assignment, set(live))
-        else:
-            factor = op["replication_factor"]
-            if name in INTERNAL_TOPICS and factor > len(live):
-                # Kafka's early behaviour: the coordinator's topic must exist for groups to
-                # work at all, so take the brokers there are (it stays at that factor).
-                _log.warning(
-                    "creating %s with replication factor %d: only %d broker(s) are alive, "
-                    "fewer than %s=%d",
-                    name,
-                    len(live),
-                    len(live),
-                    INTERNAL_TOPICS[name],
-                    factor,
-                )
-                factor = len(live)
-            assignment = assign(op["partitions"], factor, live)
+        assignment = self._plan(op, self._live())
         if op["validate_only"]:
             return
         # Configs first, then the topic, as AdminZkClient does: the controller and the
@@ -179,6 +170,118 @@ class AdminHandler(
         except NodeExistsError:
             raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.") from None
         return self._answer_when(self._elected_check(name, len(assignment)), "elect leaders")
+
+    def create_topics(
+        self, batch: list[tuple[int, dict[str, Any]]]
+    ) -> list[tuple[int, tuple[int, str] | None]]:
+        """Several topics to create (one CreateTopics request's, or several requests'
+        queued together): each checked and assigned, then the config and topic znodes of
+        all written in a few pipelined transactions, so the controller elects for all of
+        them in one pass and the brokers apply one snapshot for the lot. Each topic is
+        answered on its own: an error at once, a success by a waiter once elected
+        (``None`` here)."""
+        if self.node is None:
+            out = []
+            for request_id, op in batch:
+                self.request_id = request_id
+                out.append((request_id, self.handle(op)))
+            return out
+        answers: list[tuple[int, tuple[int, str] | None]] = []
+        live = self._live()
+        existing = [
+            (request_id, op, self.zk.exists_async(znodes.topic_path(op["name"])))
+            for request_id, op in batch
+        ]
+        planned: list[tuple[int, dict[str, Any], dict[int, list[int]]]] = []
+        taken: set[str] = set()
+        for request_id, op, exists in existing:
+            name = op["name"]
+            try:
+                if exists.get() is not None or name in taken:
+                    raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+                assignment = self._plan(op, live)
+            except (AdminError, AssignmentError) as e:
+                answers.append((request_id, _failure(e)))
+                continue
+            if op["validate_only"]:
+                answers.append((request_id, (0, "")))
+                continue
+            taken.add(name)
+            planned.append((request_id, op, assignment))
+        config_there = [
+            self.zk.exists_async(znodes.topic_config_path(op["name"])) for _r, op, _a in planned
+        ]
+        chunks: list[list[tuple[int, dict[str, Any], dict[int, list[int]]]]] = [[]]
+        pending = []
+        tx = self.zk.transaction()
+        size = 0
+        for (request_id, op, assignment), there in zip(planned, config_there, strict=True):
+            name = op["name"]
+            # Configs with the topic, in one transaction: the controller and the brokers
+            # see the topic only with its configs in place, as AdminZkClient orders them.
+            configs = znodes.config_json(dict(op["configs"]))
+            topic = znodes.topic_json(assignment, uuid.uuid4())
+            if there.get() is not None:
+                tx.set_data(znodes.topic_config_path(name), configs)
+            else:
+                tx.create(znodes.topic_config_path(name), configs)
+            tx.create(znodes.topic_path(name), topic)
+            chunks[-1].append((request_id, op, assignment))
+            size += len(configs) + len(topic) + 2 * len(name) + 64
+            if size >= TRANSACTION_BYTES or len(chunks[-1]) >= TRANSACTION_TOPICS:
+                pending.append(tx.commit_async())
+                tx, size = self.zk.transaction(), 0
+                chunks.append([])
+        if chunks[-1]:
+            pending.append(tx.commit_async())
+        else:
+            chunks.pop()
+        for chunk, result in zip(chunks, pending, strict=True):
+            try:
+                results = result.get()
+                failed = any(isinstance(r, Exception) for r in results)
+            except Exception as e:  # a lost connection: the chunk's outcome is unknown
+                _log.warning("creating %d topic(s) together failed: %s", len(chunk), e)
+                failed = True
+            for request_id, op, assignment in chunk:
+                if failed:
+                    # One topic of the chunk was created meanwhile (or the write was
+                    # refused): the chunk wrote nothing, so each goes its own way.
+                    self.request_id = request_id
+                    answers.append((request_id, self.handle(op)))
+                    continue
+                self.node.wait_for(
+                    request_id,
+                    self._elected_check(op["name"], len(assignment)),
+                    CONTROLLER_WAIT_S,
+                    "elect leaders",
+                )
+                answers.append((request_id, None))
+        return answers
+
+    def _plan(self, op: dict[str, Any], live: dict[int, str | None]) -> dict[int, list[int]]:
+        """The replica assignment of a topic to create: the request's own, checked, or
+        Kafka's rack-aware one over the live brokers."""
+        name = op["name"]
+        if op["assignments"]:
+            assignment = {p: list(r) for p, r in op["assignments"]}
+            check_manual(assignment, set(live))
+            return assignment
+        factor = op["replication_factor"]
+        if name in INTERNAL_TOPICS and factor > len(live):
+            # Kafka's early behaviour: the coordinator's topic must exist for groups to
+            # work at all, so take the brokers there are (it stays at that factor).
+            _log.warning(
+                "creating %s with replication factor %d: only %d broker(s) are alive, "
+                "fewer than %s=%d",
+                name,
+                len(live),
+                len(live),
+                INTERNAL_TOPICS[name],
+                factor,
+            )
+            factor = len(live)
+        return assign(op["partitions"], factor, live)
 
     def _elected_check(self, name: str, count: int) -> Callable[[], bool]:
         if self.node is None:

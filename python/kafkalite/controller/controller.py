@@ -230,22 +230,30 @@ class Controller:
                 ops.append((base, b"", None))
             ops.append((f"{base}/{p}", b"", None))
             ops.append((znodes.partition_state_path(topic, p), znodes.state_json(w.state), w))
-        done: list[_Write] = []
-        for i in range(0, len(ops), BATCH_OPS):
-            chunk = ops[i : i + BATCH_OPS]
+        # Sent pipelined: a chunk that fails (its partitions' parents exist already)
+        # wrote nothing, and the others stand on their own.
+        chunks = [ops[i : i + BATCH_OPS] for i in range(0, len(ops), BATCH_OPS)]
+        pending = []
+        for chunk in chunks:
             tx = self.zk.transaction()
             tx.check(znodes.CONTROLLER_EPOCH, self.term.epoch_zk_version)
             for path, data, _w in chunk:
                 tx.create(path, data)
-            results = tx.commit()
+            pending.append(tx.commit_async())
+        done: list[_Write] = []
+        fenced = False
+        for chunk, result in zip(chunks, pending, strict=True):
+            results = result.get()
             if isinstance(results[0], (BadVersionError, NoNodeError)):
-                raise Fenced(f"controller epoch {self.term.epoch} is stale")
-            if any(isinstance(r, Exception) for r in results[1:]):
-                break
+                fenced = True
+            if any(isinstance(r, Exception) for r in results):
+                continue
             for _path, _data, written in chunk:
                 if written is not None:
                     self.cache.put_state(written.key, written.state, 0)
                     done.append(written)
+        if fenced:
+            raise Fenced(f"controller epoch {self.term.epoch} is stale")
         return done
 
     def _write(self, writes: list[_Write]) -> None:

@@ -80,6 +80,10 @@ class MetadataCache:
         self.delete_requests: set[str] = set()
         # Bumped by every change, so readers can tell whether to push a snapshot again.
         self.generation = 0
+        # Partitions just learnt of whose states are not read nor watched yet: a
+        # controller's ``refresh(defer_new=True)`` leaves them to ``watch_new``, so it
+        # decides (and creates those states) before that round trip per partition.
+        self._unwatched: set[PartitionKey] = set()
 
     # -- watches ---------------------------------------------------------------------
 
@@ -121,10 +125,12 @@ class MetadataCache:
             self.controller = None
             self._load_cluster_id()
             self._apply({znodes.BROKER_IDS, znodes.CONTROLLER, znodes.TOPICS, znodes.DELETE_TOPICS})
+            self._watch_new()
             self.generation += 1
 
-    def refresh(self) -> bool:
-        """Re-read what changed since the last call. True when the cache changed."""
+    def refresh(self, defer_new: bool = False) -> bool:
+        """Re-read what changed since the last call. True when the cache changed.
+        ``defer_new``: the states of partitions new to the cache are left to ``watch_new``."""
         session = self.zk.client_id[0] if self.zk.client_id else None
         if session != self.session:
             self.reload()
@@ -132,7 +138,7 @@ class MetadataCache:
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, set()
         if not dirty:
-            return False
+            return False if defer_new else self.watch_new()
         with self.lock:
             before = self.generation
             try:
@@ -140,7 +146,43 @@ class MetadataCache:
             except BaseException:
                 self.mark(dirty)
                 raise
+            if not defer_new:
+                self._watch_new()
             return self.generation != before
+
+    def watch_new(self) -> bool:
+        """Read and watch the states of the partitions ``refresh`` left, without holding
+        the lock meanwhile (a snapshot of what the controller wrote into the cache can be
+        pushed at the same time). True when the cache changed."""
+        with self.lock:
+            before = self.generation
+            keys = {k for k in self._unwatched if k[0] in self.topics}
+            self._unwatched.clear()
+            # Those this broker's controller wrote exist: a get arms their watches.
+            written = {k for k in keys if k in self.states}
+        if not keys:
+            return False
+        try:
+            paths = {znodes.partition_state_path(t, p): (t, p) for t, p in keys}
+            got = self._get_all([p for p, k in paths.items() if k in written])
+            got.update(self._get_new([p for p, k in paths.items() if k not in written]))
+        except BaseException:
+            with self.lock:
+                self._unwatched |= keys
+            raise
+        with self.lock:
+            # A state missing then and here now was read by a refresh meanwhile: kept.
+            self._put_read(paths, got, drop_missing=False)
+            return self.generation != before
+
+    def _watch_new(self) -> None:
+        keys = {k for k in self._unwatched if k[0] in self.topics}
+        self._unwatched.clear()
+        try:
+            self._load_states(keys, True)
+        except BaseException:
+            self._unwatched |= keys
+            raise
 
     def _load_cluster_id(self) -> None:
         try:
@@ -184,7 +226,7 @@ class MetadataCache:
             configs_dirty |= new
         topics_dirty = {t for t in topics_dirty if not t.startswith(".")}
         new_partitions = self._load_topics(topics_dirty, configs_dirty)
-        self._load_states({k for k in new_partitions - states_dirty if k[0] in self.topics}, True)
+        self._unwatched |= new_partitions - states_dirty
         self._load_states({k for k in states_dirty if k[0] in self.topics})
 
     def _load_controller(self) -> None:
@@ -265,10 +307,19 @@ class MetadataCache:
         """``new``: partitions just learnt of, whose states mostly do not exist yet."""
         paths = {znodes.partition_state_path(t, p): (t, p) for t, p in keys}
         got = self._get_new(list(paths)) if new else self._get_all(list(paths))
+        self._put_read(paths, got)
+
+    def _put_read(
+        self,
+        paths: dict[str, PartitionKey],
+        got: dict[str, tuple[bytes, ZnodeStat] | None],
+        drop_missing: bool = True,
+    ) -> None:
+        """Partition states as read (None: the znode is gone)."""
         for path, key in paths.items():
             read = got[path]
             if read is None:
-                if self.states.pop(key, None) is not None:
+                if drop_missing and self.states.pop(key, None) is not None:
                     self.generation += 1
                 continue
             self.put_state(key, znodes.parse_state(read[0]), read[1].version)

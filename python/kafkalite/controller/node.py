@@ -60,6 +60,8 @@ SESSION_TIMEOUT_MS = 4000
 TICK_S = 2.0
 # A snapshot slower than this to apply is logged (it holds up every metadata change).
 SLOW_PUSH_S = 0.5
+# At most this many topic creations are taken from the queue and created together.
+CREATE_BURST = 1000
 # ISR proposals written together at most (then answered, and the next burst taken).
 ISR_BURST = 1000
 
@@ -333,7 +335,17 @@ class ClusterNode:
         me = zk.client_id[0] if zk.client_id else None
         if cache.session != me:
             self._small_dirty = True
-        cache.refresh()
+        # A controller decides on (and creates) new partitions' states before this broker
+        # reads and watches them, a round trip per partition.
+        cache.refresh(defer_new=True)
+        try:
+            self._decide(zk, cache, me)
+        finally:
+            if cache.watch_new():
+                self._push_wanted.set()
+
+    def _decide(self, zk: KazooClient, cache: MetadataCache, me: int | None) -> None:
+        """Register, elect, act as the controller when elected, watch the others."""
         mine = cache.brokers.get(self.broker_id)
         if mine is None or mine.session != me:
             # The cache may lag behind a registration just made: ask ZooKeeper.
@@ -520,12 +532,17 @@ class ClusterNode:
         # ISR proposals taken but not yet written nor answered: a burst of them is written
         # together, and one snapshot serves all of them.
         proposals: list[tuple[int, dict[str, Any]]] = []
+        # A request taken while gathering a burst of topic creations, handled next.
+        held: tuple[int, dict[str, Any]] | None = None
         while not self._stopping.is_set():
             server = self.server
             if server is None:
                 return
             try:
-                request = server.next_admin_request(0 if proposals else 500)
+                if held is not None:
+                    request, held = held, None
+                else:
+                    request = server.next_admin_request(0 if proposals else 500)
             except RuntimeError:
                 return
             if proposals and (
@@ -540,6 +557,20 @@ class ClusterNode:
                 if op["op"] == "alter_isr":
                     proposals.append((request_id, op))
                     continue
+                if op["op"] == "create_topic":
+                    # The topics of one CreateTopics (queued together) and of any other
+                    # request queued behind it are created together.
+                    batch = [(request_id, op)]
+                    while len(batch) < CREATE_BURST:
+                        more = server.next_admin_request(0)
+                        if more is None:
+                            break
+                        if more[1]["op"] != "create_topic":
+                            held = more
+                            break
+                        batch.append(more)
+                    self._create_topics(server, handler, batch)
+                    continue
                 handler.request_id = request_id
                 answer = handler.handle(op)
                 if answer is None:
@@ -549,6 +580,24 @@ class ClusterNode:
                 _log.exception("broker %d: admin request %s failed", self.broker_id, op)
                 code, message = _core.error_code("UNKNOWN_SERVER_ERROR"), str(e)
             server.complete_admin_request(request_id, code, message)
+
+    def _create_topics(
+        self,
+        server: _core.BrokerServer,
+        handler: AdminHandler,
+        batch: list[tuple[int, dict[str, Any]]],
+    ) -> None:
+        """Create a burst of topics; answer at once those refused (the others are answered
+        by waiters once elected)."""
+        try:
+            answers = handler.create_topics(batch)
+        except Exception as e:
+            _log.exception("broker %d: creating %d topic(s) failed", self.broker_id, len(batch))
+            failed = (_core.error_code("UNKNOWN_SERVER_ERROR"), str(e))
+            answers = [(request_id, failed) for request_id, _op in batch]
+        for request_id, answer in answers:
+            if answer is not None:
+                server.complete_admin_request(request_id, *answer)
 
     def _commit_isr_proposals(
         self, server: _core.BrokerServer, proposals: list[tuple[int, dict[str, Any]]]

@@ -96,16 +96,25 @@ impl AdminBridge {
     /// before it), and each one not answered in time is REQUEST_TIMED_OUT on its own.
     pub fn call_all(&self, ops: Vec<AdminOp>, timeout: Duration) -> Vec<Result<String, ApiError>> {
         let deadline = Instant::now() + timeout;
-        let pending: Vec<_> = ops
-            .into_iter()
-            .map(|op| {
-                let (tx, rx) = mpsc::channel();
-                let id = self.submit_then(op, move |_, code, message| {
-                    let _ = tx.send((code, message));
-                });
-                (id, rx)
-            })
-            .collect();
+        // Queued under one lock: the controller side takes them as one burst (a
+        // CreateTopics request's topics are written to ZooKeeper together).
+        let pending: Vec<_> = {
+            let mut queue = self.queue.lock().expect("lock");
+            let mut waiting = self.waiting.lock().expect("lock");
+            ops.into_iter()
+                .map(|op| {
+                    let (tx, rx) = mpsc::channel();
+                    let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+                    let on_answer: OnAnswer = Box::new(move |_, code, message| {
+                        let _ = tx.send((code, message));
+                    });
+                    waiting.insert(id, on_answer);
+                    queue.push_back((id, op));
+                    (id, rx)
+                })
+                .collect()
+        };
+        self.queued.notify_one();
         pending
             .into_iter()
             .map(|(id, rx)| {
@@ -180,6 +189,33 @@ mod tests {
 
     fn delete(name: &str) -> AdminOp {
         AdminOp::DeleteTopic { name: name.into() }
+    }
+
+    #[test]
+    fn the_operations_of_one_call_are_queued_together() {
+        let bridge = Arc::new(AdminBridge::default());
+        let worker = {
+            let bridge = Arc::clone(&bridge);
+            std::thread::spawn(move || {
+                let first = bridge.next(Duration::from_secs(5)).unwrap();
+                // The rest are there the moment the first is.
+                let second = bridge.next(Duration::ZERO).unwrap();
+                let third = bridge.next(Duration::ZERO).unwrap();
+                assert_eq!(
+                    [&first.1, &second.1, &third.1],
+                    [&delete("a"), &delete("b"), &delete("c")]
+                );
+                for (id, _) in [first, second, third] {
+                    assert!(bridge.complete(id, codes::NONE, String::new()));
+                }
+            })
+        };
+        let answers = bridge.call_all(
+            vec![delete("a"), delete("b"), delete("c")],
+            Duration::from_secs(5),
+        );
+        worker.join().unwrap();
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
     }
 
     #[test]
