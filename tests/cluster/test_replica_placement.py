@@ -214,3 +214,44 @@ def test_one_create_topics_writes_its_topics_together(cluster: Cluster) -> None:
     assert states != topics
     for n in names:
         settled([b.bootstrap_servers for b in c.brokers], n, 4)
+
+
+def test_delete_and_grow_answer_each_topic_within_the_request_timeout(cluster: Cluster) -> None:
+    """DeleteTopics and CreatePartitions ask the controller for all their topics at once:
+    with the controller paused every topic is REQUEST_TIMED_OUT by the request's 2 s (not
+    one controller wait after another), and the work is done once it is back."""
+    from kafka.admin import NewPartitions
+
+    c = cluster
+    doomed = [f"doomed-{i}" for i in range(3)]
+    growing = [f"growing-{i}" for i in range(3)]
+    for n in doomed + growing:
+        create(c.bootstrap_servers, n, 1, 2)
+    for n in doomed + growing:
+        settled([b.bootstrap_servers for b in c.brokers], n, 1)
+    controller, other = _paused_controller(c)
+    admin = KafkaAdminClient(bootstrap_servers=other.bootstrap_servers, request_timeout_ms=20000)
+    try:
+        admin._controller_id = other.broker_id
+        controller.pause()
+        started = time.monotonic()
+        deleted = admin.delete_topics(doomed, timeout_ms=2000, raise_errors=False)
+        took_delete = time.monotonic() - started
+        started = time.monotonic()
+        grown = admin.create_partitions(
+            {n: NewPartitions(2) for n in growing}, timeout_ms=2000, raise_errors=False
+        )
+        took_grow = time.monotonic() - started
+    finally:
+        controller.resume()
+        admin.close()
+    deleted_codes = {t["name"]: t["error_code"] for t in deleted["topics"]}
+    grown_codes = {r.name: r.error_code for r in grown.results}
+    assert deleted_codes == dict.fromkeys(doomed, RequestTimedOutError.errno), deleted
+    assert grown_codes == dict.fromkeys(growing, RequestTimedOutError.errno), grown
+    assert 1.0 < took_delete < 3.5, took_delete
+    assert 1.0 < took_grow < 3.5, took_grow
+    for n in growing:
+        settled([b.bootstrap_servers for b in c.brokers], n, 2)
+    lister = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+    wait_for(lambda: not set(doomed) & set(lister.list_topics(timeout=10).topics), timeout=30)

@@ -440,6 +440,51 @@ impl BrokerState {
         })
     }
 
+    /// Delete these topics (`delete_topic`); in cluster mode asked of the controller
+    /// together, each answered within `wait_ms` on its own.
+    pub fn delete_topics(&self, names: Vec<String>, wait_ms: u64) -> Vec<Result<(), ApiError>> {
+        if self.cluster.is_none() {
+            return names.iter().map(|n| self.delete_topic(n)).collect();
+        }
+        let ops = names
+            .into_iter()
+            .map(|name| AdminOp::DeleteTopic { name })
+            .collect();
+        self.ask_controller_all(ops, wait_ms)
+            .into_iter()
+            .map(|answer| answer.map(|_| ()))
+            .collect()
+    }
+
+    /// Grow topics, each `(name, total, validate_only)` as `create_partitions`; in cluster
+    /// mode asked of the controller together, each answered within `wait_ms` on its own.
+    pub fn create_partitions_all(
+        &self,
+        grows: Vec<(String, i32, bool)>,
+        wait_ms: u64,
+    ) -> Vec<Result<(), ApiError>> {
+        if self.cluster.is_none() {
+            return grows
+                .iter()
+                .map(|(name, total, validate_only)| {
+                    self.create_partitions(name, *total, *validate_only)
+                })
+                .collect();
+        }
+        let ops = grows
+            .into_iter()
+            .map(|(name, total, validate_only)| AdminOp::CreatePartitions {
+                name,
+                total,
+                validate_only,
+            })
+            .collect();
+        self.ask_controller_all(ops, wait_ms)
+            .into_iter()
+            .map(|answer| answer.map(|_| ()))
+            .collect()
+    }
+
     /// Grow a topic to `total` partitions.
     pub fn create_partitions(
         &self,

@@ -1,5 +1,6 @@
 //! CreatePartitions: every requested topic gets a result, success included (clients wait
-//! for one per topic).
+//! for one per topic). In cluster mode the topics that pass the checks are asked of the
+//! controller together, each answered within the request's `timeout_ms` on its own.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::security::quotas::mutation::MutationQuota;
-use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{admin_wait_for, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -36,11 +37,13 @@ pub async fn handle(
     for t in &request.topics {
         *counts.entry(t.name.0.as_str()).or_default() += 1;
     }
-    let results = request
+    // Checked one by one; those that pass are grown together (in cluster mode asked of the
+    // controller at once, each answered within the request's timeout on its own).
+    let checked: Vec<Result<(), ApiError>> = request
         .topics
         .iter()
         .map(|t| {
-            let outcome = if counts[t.name.0.as_str()] > 1 {
+            if counts[t.name.0.as_str()] > 1 {
                 Err(ApiError::new(
                     codes::INVALID_REQUEST,
                     format!("found multiple requests for topic '{}'", t.name.0),
@@ -51,8 +54,26 @@ pub async fn handle(
                     "Authorization failed.",
                 ))
             } else {
-                grow(state, t, request.validate_only, &mut budget, &mut quota)
-            };
+                check(state, t, request.validate_only, &mut budget, &mut quota)
+            }
+        })
+        .collect();
+    let grows = request
+        .topics
+        .iter()
+        .zip(&checked)
+        .filter(|(_, c)| c.is_ok())
+        .map(|(t, _)| (t.name.0.to_string(), t.count, request.validate_only))
+        .collect();
+    let mut grown = state
+        .create_partitions_all(grows, admin_wait_for(request.timeout_ms))
+        .into_iter();
+    let results = request
+        .topics
+        .iter()
+        .zip(checked)
+        .map(|(t, checked)| {
+            let outcome = checked.and_then(|()| grown.next().expect("one outcome per growth"));
             let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
             match outcome {
                 Ok(()) => result,
@@ -76,7 +97,8 @@ pub async fn handle(
     .map(Some)
 }
 
-fn grow(
+/// Whether `t` may grow as asked (its growth counted against the budget and quota).
+fn check(
     state: &BrokerState,
     t: &CreatePartitionsTopic,
     validate_only: bool,
@@ -115,5 +137,5 @@ fn grow(
     if !validate_only && added > 0 {
         quota.record(added)?;
     }
-    state.create_partitions(name, t.count, validate_only)
+    Ok(())
 }

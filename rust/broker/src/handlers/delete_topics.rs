@@ -1,6 +1,7 @@
 //! DeleteTopics: by name, or by topic id from v6 (a topic named by both is INVALID_REQUEST,
 //! as Kafka answers). A `timeout_ms` of 0 or less is REQUEST_TIMED_OUT for every topic and
-//! deletes nothing, as Kafka 4.1.1 answers.
+//! deletes nothing, as Kafka 4.1.1 answers. In cluster mode the request's topics are asked
+//! of the controller together, each answered within `timeout_ms` on its own.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::security::authz;
 use crate::security::quotas::mutation::MutationQuota;
-use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::state::{admin_wait_for, BrokerState, INTERNAL_OFFSETS_TOPIC};
 
 /// A topic as the request names it: by name, or (v6) by id with no name, or (v6, refused)
 /// by both.
@@ -55,17 +56,43 @@ pub async fn handle(
             .security
             .quotas
             .mutations(&ctx.principal().name, ctx.client_id, version >= 5);
-    let responses = targets
+    let checked: Vec<Checked> = targets
         .iter()
         .map(|t| {
             // Kafka 4.1.1's controller gives up on a request whose deadline has passed
             // before deleting anything: REQUEST_TIMED_OUT with no message (fuzzer-found).
             if request.timeout_ms <= 0 && counts[t] == 1 {
                 if let Some(result) = timed_out(t) {
-                    return result;
+                    return Checked::Answered(result);
                 }
             }
-            delete_one(state, ctx, t, counts[t] > 1, &mut quota)
+            check(state, ctx, t, counts[t] > 1, &mut quota)
+        })
+        .collect();
+    let names = checked
+        .iter()
+        .filter_map(|c| match c {
+            Checked::Delete(_, name) => Some(name.clone()),
+            Checked::Answered(_) => None,
+        })
+        .collect();
+    let mut outcomes = state
+        .delete_topics(names, admin_wait_for(request.timeout_ms))
+        .into_iter();
+    let responses = checked
+        .into_iter()
+        .map(|c| match c {
+            Checked::Answered(result) => result,
+            Checked::Delete(result, name) => {
+                let outcome = outcomes.next().expect("one outcome per topic deleted");
+                if outcome.is_ok() {
+                    // Committed offsets of a deleted topic are tombstoned, as Kafka does;
+                    // outside the registry's admin lock (lock order: groups, group, admin,
+                    // partition log).
+                    state.groups.topic_deleted(&name);
+                }
+                answer(result, Some(name), outcome)
+            }
         })
         .collect();
     ctx.throttle.at_least(quota.throttle_ms());
@@ -93,13 +120,19 @@ fn timed_out(target: &Target) -> Option<DeletableTopicResult> {
     }
 }
 
-fn delete_one(
+/// A topic of the request, checked: answered already, or to delete (by this name).
+enum Checked {
+    Answered(DeletableTopicResult),
+    Delete(DeletableTopicResult, String),
+}
+
+fn check(
     state: &BrokerState,
     ctx: &RequestContext<'_>,
     target: &Target,
     duplicated: bool,
     quota: &mut MutationQuota<'_>,
-) -> DeletableTopicResult {
+) -> Checked {
     let mut result = DeletableTopicResult::default();
     let name = match target {
         Target::Name(name) => Some(name.clone()),
@@ -110,13 +143,15 @@ fn delete_one(
         // Kafka refuses the pair before looking either up, echoing both (the conformance
         // fuzzer found kafkalite deleting the named topic).
         Target::Both(name, id) => {
-            return result
-                .with_name(Some(TopicName(StrBytes::from_string(name.clone()))))
-                .with_topic_id(*id)
-                .with_error_code(codes::INVALID_REQUEST)
-                .with_error_message(Some(StrBytes::from_static_str(
-                    "You may not specify both topic name and topic id.",
-                )));
+            return Checked::Answered(
+                result
+                    .with_name(Some(TopicName(StrBytes::from_string(name.clone()))))
+                    .with_topic_id(*id)
+                    .with_error_code(codes::INVALID_REQUEST)
+                    .with_error_message(Some(StrBytes::from_static_str(
+                        "You may not specify both topic name and topic id.",
+                    ))),
+            );
         }
     };
     let outcome = match &name {
@@ -143,18 +178,21 @@ fn delete_one(
                 result = result.with_topic_id(t.id);
             }
             // Each partition deleted is one mutation; an unknown topic costs nothing.
-            topic
-                .map_or(Ok(()), |t| quota.record(i64::from(t.partition_count())))
-                .and_then(|()| {
-                    // Committed offsets of a deleted topic are tombstoned, as Kafka does; outside
-                    // the registry's admin lock (lock order: groups, group, admin, partition log).
-                    state
-                        .delete_topic(n)
-                        .inspect(|()| state.groups.topic_deleted(n))
-                })
+            topic.map_or(Ok(()), |t| quota.record(i64::from(t.partition_count())))
         }
     };
-    result = result.with_name(name.map(|n| TopicName(StrBytes::from_string(n))));
+    match (outcome, name) {
+        (Ok(()), Some(n)) => Checked::Delete(result, n),
+        (outcome, name) => Checked::Answered(answer(result, name, outcome)),
+    }
+}
+
+fn answer(
+    result: DeletableTopicResult,
+    name: Option<String>,
+    outcome: Result<(), ApiError>,
+) -> DeletableTopicResult {
+    let result = result.with_name(name.map(|n| TopicName(StrBytes::from_string(n))));
     match outcome {
         Ok(()) => result,
         Err(e) => result
