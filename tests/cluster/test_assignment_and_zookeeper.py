@@ -82,7 +82,7 @@ def test_private_zookeeper_serves_and_cleans_up(tmp_path: Path) -> None:
     with zookeeper.LocalZooKeeper(tmp_path / "zk") as zk:
         assert zk.connect.startswith("127.0.0.1:")
         client = KazooClient(hosts=zk.connect)
-        client.start(timeout=10)
+        client.start(timeout=30)
         client.create("/probe", b"x")
         assert client.get("/probe")[0] == b"x"
         client.stop()
@@ -106,7 +106,7 @@ def test_an_isr_proposal_made_from_an_isr_that_changed_since_is_not_written(
     change (here the controller dropped broker 3) must not put 3 back."""
     with zookeeper.LocalZooKeeper(tmp_path / "zk") as zk:
         client = KazooClient(hosts=zk.connect)
-        client.start(timeout=10)
+        client.start(timeout=30)
         try:
             path = znodes.partition_state_path("t", 0)
             client.create(

@@ -198,7 +198,7 @@ def test_one_create_topics_writes_its_topics_together(cluster: Cluster) -> None:
     with pytest.raises(KafkaException, match="TOPIC_ALREADY_EXISTS"):
         futures["together-old"].result(30)
     zk = KazooClient(hosts=c.zookeeper_connect)
-    zk.start(timeout=10)
+    zk.start(timeout=30)
     try:
         topics = {zk.exists(f"/brokers/topics/{n}").czxid for n in names}
         states = {

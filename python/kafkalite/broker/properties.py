@@ -23,8 +23,8 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def config_error(key: str, value: str, reason: str) -> InvalidConfigError:
-    """The same wording as the Rust validation, so every config error reads alike."""
-    return InvalidConfigError(f"invalid config {key}={value}: {reason}")
+    """Kafka's wording (its ConfigException), as the Rust validation words it too."""
+    return InvalidConfigError(f"Invalid value {value} for configuration {key}: {reason}")
 
 
 def _logical_lines(text: str) -> Iterable[str]:

@@ -187,7 +187,8 @@ pub fn parse_metrics_listen(value: &str) -> anyhow::Result<std::net::SocketAddr>
     let bare = bare.split('/').next().unwrap_or_default();
     bare.parse().map_err(|_| {
         anyhow::anyhow!(
-            "invalid config metrics.listen={value:?}: expected host:port (e.g. 127.0.0.1:9404)"
+            "Invalid value {value} for configuration metrics.listen: expected host:port \
+             (e.g. 127.0.0.1:9404)"
         )
     })
 }

@@ -35,7 +35,7 @@ pub enum Error {
     /// Kafka's message for it).
     #[error("One or more records have been rejected due to invalid timestamp")]
     TimestampsOutOfRange { records: Vec<(i32, String)> },
-    #[error("invalid config {key}={value}: {reason}")]
+    #[error("Invalid value {value} for configuration {key}: {reason}")]
     InvalidConfig {
         key: String,
         value: String,

@@ -74,7 +74,7 @@ pub type Endpoint = (String, String, u16);
 
 /// A listener setting that cannot be used: the key, its value, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid config {key}={value}: {reason}")]
+#[error("Invalid value {value} for configuration {key}: {reason}")]
 pub struct ListenerError {
     pub key: &'static str,
     pub value: String,

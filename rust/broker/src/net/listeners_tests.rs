@@ -185,6 +185,7 @@ fn errors_read_like_config_errors() {
     let e = rejected(&[("listeners", "SSL://:9093,SSL://:9094")]);
     assert_eq!(
         e.to_string(),
-        "invalid config listeners=SSL://:9093,SSL://:9094: listener name SSL appears twice"
+        "Invalid value SSL://:9093,SSL://:9094 for configuration listeners: listener name SSL \
+         appears twice"
     );
 }

@@ -181,7 +181,9 @@ mod tests {
         ]);
         let e = InterBroker::from_config(&missing).unwrap_err().to_string();
         assert!(
-            e.contains("inter.broker.listener.name=REPLICATION: not one of"),
+            e.contains(
+                "Invalid value REPLICATION for configuration inter.broker.listener.name: not"
+            ),
             "{e}"
         );
     }
@@ -207,7 +209,9 @@ mod tests {
         ]);
         let e = InterBroker::from_config(&gssapi).unwrap_err().to_string();
         assert!(
-            e.contains("sasl.mechanism.inter.broker.protocol=GSSAPI"),
+            e.contains(
+                "Invalid value GSSAPI for configuration sasl.mechanism.inter.broker.protocol"
+            ),
             "{e}"
         );
     }

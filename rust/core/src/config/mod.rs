@@ -23,7 +23,7 @@ pub use value::{normalize, Reason};
 
 /// A bad value for a known key, named with the key and the value as given.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid config {key}={value}: {reason}")]
+#[error("Invalid value {value} for configuration {key}: {reason}")]
 pub struct ConfigError {
     pub key: String,
     pub value: String,

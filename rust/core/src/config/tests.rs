@@ -146,7 +146,7 @@ fn broker_values_are_checked_and_named() {
         assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{e}");
         assert!(e
             .to_string()
-            .starts_with(&format!("invalid config {key}={value}: ")));
+            .starts_with(&format!("Invalid value {value} for configuration {key}: ")));
     }
     let e = refused(&[("log.retention.hours", "-7")]);
     assert!(e.reason.contains("retention.ms=-25200000"), "{e}");
@@ -184,7 +184,10 @@ fn replica_selector_is_kafkas_rack_aware_one_or_refused_by_name() {
         let e = refused(&[("replica.selector.class", class)]);
         assert_eq!(
             e.to_string(),
-            format!("invalid config replica.selector.class={class}: Class {class} cannot be found")
+            format!(
+                "Invalid value {class} for configuration replica.selector.class: Class {class} \
+                 cannot be found"
+            )
         );
     }
 }
@@ -248,7 +251,8 @@ fn consumer_group_bounds_are_checked_as_kafka_does() {
     let e = refused(&[("group.consumer.heartbeat.interval.ms", "500")]);
     assert_eq!(
         e.to_string(),
-        "invalid config group.consumer.heartbeat.interval.ms=500: must be greater than or \
+        "Invalid value 500 for configuration group.consumer.heartbeat.interval.ms: must be \
+         greater than or \
          equal to group.consumer.min.heartbeat.interval.ms (5000)"
     );
     let e = refused(&[("group.consumer.session.timeout.ms", "70000")]);
