@@ -12,8 +12,8 @@ use super::consumer::heartbeat::{self, HeartbeatAnswer, HeartbeatRequest, Refusa
 use super::consumer::member::LEAVE_EPOCH;
 use super::consumer::{Assignment, ConsumerGroup, ConsumerGroupState, TopicImage};
 use super::coordinator::GroupCoordinator;
-use super::errors;
 use super::group::Group;
+use kafkalite_core::error_codes as errors;
 
 /// One member as ConsumerGroupDescribe shows it.
 #[derive(Clone, Debug)]

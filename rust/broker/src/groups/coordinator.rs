@@ -26,8 +26,7 @@ use std::time::Duration;
 use kafkalite_core::storage::clock::now_ms;
 
 use super::config::GroupConfig;
-use super::errors;
-use super::group::{Ctx, Effect, Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
+use super::group::{Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
 use super::member::{JoinResult, Reply, SyncResult};
 use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::{OffsetsTopic, Write};
@@ -36,7 +35,9 @@ use crate::cluster::coordination::Shards;
 use crate::cluster::internal_log::{self, Placement};
 use crate::config::{BrokerConfig, ConfigError};
 use crate::errors::ApiError;
+use crate::groups::operation::{Ctx, Effect};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use kafkalite_core::error_codes as errors;
 
 pub type GroupCell = Mutex<Group>;
 
@@ -626,7 +627,7 @@ impl GroupCoordinator {
                 let keep = g.state != GroupState::Dead
                     && (states.is_empty() || states.iter().any(|s| s.eq_ignore_ascii_case(state)));
                 let protocol_type = if g.consumer.is_some() {
-                    super::group::CONSUMER_PROTOCOL_TYPE.to_string()
+                    super::operation::CONSUMER_PROTOCOL_TYPE.to_string()
                 } else {
                     g.protocol_type.clone().unwrap_or_default()
                 };

@@ -32,6 +32,7 @@ pub mod member;
 mod offset_requests;
 pub mod offsets;
 pub mod offsets_topic;
+pub mod operation;
 mod placement;
 pub mod records;
 mod timers;

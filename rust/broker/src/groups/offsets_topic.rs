@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use kafkalite_core::records::RecordInput;
 
-use super::consumer::persist::Written;
+use super::consumer::written::Written;
 use super::consumer_records::{self, ConsumerKey, ConsumerValue};
 use super::offsets::{Committed, Offsets, PendingTxnOffset};
 use super::records::{
