@@ -79,10 +79,7 @@ impl GroupCoordinator {
         // at their next one.
         let timeouts = self.broker_state().map_or_else(
             |_| self.config.consumer_timeouts(),
-            |b| {
-                b.group_configs
-                    .consumer_timeouts(group_id, &b.dynamic.live().settings)
-            },
+            |b| b.consumer_timeouts(group_id),
         );
         let joining = req.member_epoch == 0;
         let member_id = req.member_id.clone();

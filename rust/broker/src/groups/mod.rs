@@ -14,7 +14,7 @@
 //! - `records`: Kafka's key/value schemas of `__consumer_offsets`;
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
 //! - `placement`: in cluster mode, loading and unloading the groups of the partitions
-//!   this broker leads (`cluster::coordination`);
+//!   this broker leads (`coordinator::runtime`);
 //! - `timers`: session, rebalance and retention timers (tokio tasks);
 //! - `config`: the `group.*` / `offsets.*` broker settings.
 //!
@@ -28,6 +28,7 @@ pub mod consumer_records;
 mod consumer_requests;
 pub mod coordinator;
 pub mod group;
+pub mod host;
 pub mod member;
 mod offset_requests;
 pub mod offsets;
