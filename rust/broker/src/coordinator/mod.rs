@@ -7,6 +7,7 @@
 //!   which partitions this broker coordinates now (`Shards`), and loading and unloading
 //!   them as leadership moves (`PartitionedCoordinator`, `follow_leadership`);
 //! - `internal_log`: replaying a partition of the internal topic and appending to it;
+//! - `timers`: tokio timers that hold their coordinator weakly (once, until done, every);
 //! - `host`: what a coordinator asks of the broker it runs in (its topics, the internal
 //!   topic's creation, the fetch wake-up), so it holds no reference to the broker's state.
 //!
@@ -16,3 +17,4 @@
 pub mod host;
 pub mod internal_log;
 pub mod runtime;
+pub mod timers;

@@ -30,11 +30,11 @@ use super::group::{Group, GroupDescription, GroupState, JoinRequest, SyncRequest
 use super::member::{JoinResult, Reply, SyncResult};
 use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::{OffsetsTopic, Write};
-use super::timers;
 use crate::cluster::topic::INTERNAL_OFFSETS_TOPIC;
 use crate::config::{BrokerConfig, ConfigError};
 use crate::coordinator::internal_log::{self, Placement};
 use crate::coordinator::runtime::Shards;
+use crate::coordinator::timers;
 use crate::errors::ApiError;
 use crate::groups::host::GroupHost;
 use crate::groups::operation::{Ctx, Effect};

@@ -15,7 +15,8 @@
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
 //! - `placement`: in cluster mode, loading and unloading the groups of the partitions
 //!   this broker leads (`coordinator::runtime`);
-//! - `timers`: session, rebalance and retention timers (tokio tasks);
+//! - session, rebalance and retention timers run on the coordinator runtime's
+//!   (`coordinator::timers`);
 //! - `config`: the `group.*` / `offsets.*` broker settings.
 //!
 //! On a single node this broker coordinates every group; in a cluster, the groups of the
@@ -36,7 +37,6 @@ pub mod offsets_topic;
 pub mod operation;
 mod placement;
 pub mod records;
-mod timers;
 pub mod txn_offsets;
 
 pub use config::GroupConfig;
