@@ -8,16 +8,16 @@
 //!
 //! `__consumer_offsets` and `__transaction_state` are among those topics; once the snapshot
 //! is in, the group and transaction coordinators follow their leaders
-//! (`cluster::coordination`): each loads the state of the partitions this broker now leads
+//! (`coordinator::runtime`): each loads the state of the partitions this broker now leads
 //! and unloads that of the partitions it lost.
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::cluster::coordination::follow_leadership;
 use crate::cluster::partition_dirs;
 use crate::cluster::{
     ClusterInfo, ClusterSnapshot, Placement, ReplicaState, TopicRecord, TopicRegistry,
 };
+use crate::coordinator::runtime::follow_leadership;
 use crate::errors::{codes, ApiError};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 

@@ -19,7 +19,9 @@ pub mod dynamic;
 pub mod dynamic_apply;
 pub mod group;
 pub mod group_apply;
+pub mod layers;
 pub mod live;
+pub mod source;
 pub mod topic;
 
 /// kafkalite's own broker key bounding a produced batch's decompressed size.
@@ -69,7 +71,7 @@ pub struct BrokerConfig {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Cluster mode: the dynamic configs ZooKeeper held at start (decrypted by the Python
     /// side), laid over these keys when the broker opens. A single node reads its own.
-    pub dynamic_at_start: dynamic::DynamicLayers,
+    pub dynamic_at_start: layers::DynamicLayers,
 }
 
 /// Topic-level defaults from the broker's `log.*` keys (Kafka's synonyms, in the topic
@@ -161,7 +163,7 @@ impl BrokerConfig {
                 ),
                 None => None,
             },
-            dynamic_at_start: dynamic::DynamicLayers::default(),
+            dynamic_at_start: layers::DynamicLayers::default(),
         };
         if s.is_set("broker.id") && !s.is_set("node.id") {
             c.node_id = s.int("broker.id");

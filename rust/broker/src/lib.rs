@@ -12,6 +12,7 @@ pub mod broker;
 pub mod cluster;
 pub mod cluster_sync;
 pub mod config;
+pub mod coordinator;
 pub mod errors;
 pub mod fd_budget;
 pub mod features;

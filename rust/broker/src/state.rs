@@ -6,6 +6,8 @@
 //! `<first log dir>/.kafkalite/topics.json` (`cluster::file_store`); partition data lives in
 //! `<log dir>/<topic>-<partition>/` (`cluster::partition`).
 
+mod hosts;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +23,8 @@ pub use crate::cluster::{
 };
 use crate::config::BrokerConfig;
 use crate::errors::{codes, ApiError};
+use crate::groups::host::GroupHost;
+use crate::transactions::host::TxnHost;
 
 /// How long an admin request waits for the controller side before REQUEST_TIMED_OUT:
 /// under the clients' default 30 s request timeout, so they see the broker's answer.
@@ -172,8 +176,11 @@ impl BrokerState {
             state.topics.open_topic(&name, record, &log_config, false)?;
         }
         state.persist()?;
-        state.groups.open(&state)?;
-        state.transactions.open(&state)?;
+        // The coordinators bind to the broker as their host (`hosts`).
+        let group_host: Arc<dyn GroupHost> = Arc::clone(&state) as Arc<dyn GroupHost>;
+        state.groups.open(&group_host)?;
+        let txn_host: Arc<dyn TxnHost> = Arc::clone(&state) as Arc<dyn TxnHost>;
+        state.transactions.open(&txn_host)?;
         Ok(state)
     }
 

@@ -21,10 +21,10 @@ use kafka_protocol::messages::{
     OffsetFetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafkalite_broker::cluster::coordination::partition_for;
 use kafkalite_broker::cluster::{
     AdminOp, BrokerNode, ClusterSnapshot, ReplicaState, TopicSnapshot, INTERNAL_OFFSETS_TOPIC,
 };
+use kafkalite_broker::coordinator::runtime::partition_for;
 use kafkalite_broker::net::Listener;
 use kafkalite_broker::{Broker, BrokerConfig};
 use kafkalite_core::error_codes as codes;

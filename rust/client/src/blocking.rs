@@ -7,11 +7,11 @@ use bytes::Bytes;
 
 use crate::client::Client;
 use crate::cluster::Metadata;
+use crate::cluster::TopicPartition;
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::fetch::FetchedPartition;
 use crate::produce::Produced;
-use crate::TopicPartition;
 
 pub struct BlockingClient {
     runtime: tokio::runtime::Runtime,

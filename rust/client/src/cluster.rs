@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use crate::address::Address;
 
+/// (topic, partition).
+pub type TopicPartition = (String, i32);
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metadata {
     /// node id -> address.

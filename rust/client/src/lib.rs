@@ -32,7 +32,7 @@ pub use address::{parse_bootstrap, Address};
 pub use batcher::{Batch, RecordBatcher};
 pub use blocking::BlockingClient;
 pub use client::Client;
-pub use cluster::{Metadata, PartitionMetadata, TopicMetadata};
+pub use cluster::{Metadata, PartitionMetadata, TopicMetadata, TopicPartition};
 pub use config::ClientConfig;
 pub use connection::Connection;
 pub use error::{Error, Result};
@@ -42,6 +42,3 @@ pub use partitioner::{murmur2, partition_for_key};
 pub use produce::Produced;
 pub use security::{ClientSecurity, SaslPlain, TlsSettings, Transport};
 pub use write_txn_markers::TxnMarker;
-
-/// (topic, partition).
-pub type TopicPartition = (String, i32);

@@ -11,8 +11,10 @@ use kafkalite_core::error_codes;
 
 use crate::address::Address;
 use crate::client::Client;
+use crate::cluster::TopicPartition;
 use crate::error::{Error, Result};
-use crate::{versions, TopicPartition};
+use crate::fetch::READ_UNCOMMITTED;
+use crate::versions;
 
 /// The timestamp that asks for the log start offset.
 pub const EARLIEST: i64 = -2;
@@ -30,11 +32,10 @@ impl Client {
         &mut self,
         wanted: &BTreeMap<TopicPartition, i64>,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
-        self.list_offsets_isolated(wanted, crate::READ_UNCOMMITTED)
-            .await
+        self.list_offsets_isolated(wanted, READ_UNCOMMITTED).await
     }
 
-    /// [`Client::list_offsets`] at an isolation level: with [`crate::READ_COMMITTED`],
+    /// [`Client::list_offsets`] at an isolation level: with [`crate::fetch::READ_COMMITTED`],
     /// [`LATEST`] is the last stable offset (the end of what committed readers may see).
     pub async fn list_offsets_isolated(
         &mut self,

@@ -12,9 +12,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::address::Address;
 use crate::client::Client;
+use crate::cluster::TopicPartition;
 use crate::error::Result;
 use crate::versions;
-use crate::TopicPartition;
 
 /// One producer's marker for some partitions of one leader.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,16 +16,11 @@
 //! - `producer_ids`: InitProducerId's id counter;
 //! - `link`: cluster mode's snapshots from the controller and leadership checks;
 //! - `admin_bridge`: metadata-changing admin requests handed to the controller side;
-//! - `coordination`: coordinators partitioned over an internal topic (groups, and
-//!   transactions alike): placement of keys, loading and unloading on leadership changes;
-//! - `internal_log`: replaying and appending to those coordinators' internal topics.
 //!
 //! Nothing here reaches back into `state`: `BrokerState` composes these parts.
 
 pub mod admin_bridge;
-pub mod coordination;
 pub mod file_store;
-pub mod internal_log;
 pub mod link;
 pub mod log_dir_placement;
 pub mod metadata_view;

@@ -10,12 +10,13 @@
 //! 4.1.1 answers a refused broker alteration.
 //!
 //! What else applies at once: connection limits, the topic defaults the `log.*` keys set
-//! (`config::live::reapply`), and the keys read at each use
+//! (`reapply_log_configs`), and the keys read at each use
 //! (`dynamic::read_at_each_use`). The rest waits for the broker's next start, and says so.
 
 use std::collections::BTreeMap;
 
-use super::dynamic::{self, hide_value, DynamicLayers, DEFAULT_ENTITY};
+use super::dynamic::{self, hide_value, DEFAULT_ENTITY};
+use super::layers::DynamicLayers;
 use super::live::{self, LiveConfig};
 use super::BrokerConfig;
 use crate::cluster::AdminOp;
@@ -24,6 +25,8 @@ use crate::net::limits::ConnectionLimits;
 use crate::state::BrokerState;
 
 const LOGGER: &str = "kafkalite.server.DynamicBrokerConfig";
+/// What Kafka logs a log-config change under.
+const LOG_CONFIG_LOGGER: &str = "kafkalite.server.DynamicLogConfig";
 
 /// Which entity a broker resource names: this broker (its id) or the cluster default ("").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,7 +164,7 @@ pub fn alter(
         reconfigure_limits(state, &config);
     }
     if logs_change {
-        live::reapply(state);
+        reapply_log_configs(state);
     }
     log_later(&touched);
     Ok(())
@@ -233,7 +236,7 @@ pub fn apply_pushed(state: &BrokerState, layers: DynamicLayers) {
     // In memory only (cluster mode): cannot fail.
     let _ = state.dynamic.set(live);
     if logs_change {
-        live::reapply(state);
+        reapply_log_configs(state);
     }
 }
 
@@ -303,4 +306,44 @@ fn invalid_config(e: anyhow::Error) -> ApiError {
         _ => format!("{e:#}"),
     };
     ApiError::new(codes::INVALID_REQUEST, message)
+}
+
+/// Re-derive the log config of every hosted partition from the current defaults and its
+/// topic's overrides; logs whose config is unchanged are left alone. Serialised with
+/// topic alterations (the admin lock) so a topic's new overrides are never undone.
+pub fn reapply_log_configs(state: &BrokerState) {
+    state.under_admin_lock(|| reapply_locked(state));
+}
+
+fn reapply_locked(state: &BrokerState) {
+    let mut changed = 0usize;
+    for name in state.topic_names() {
+        let Some(topic) = state.topic(&name) else {
+            continue;
+        };
+        let overrides = topic.configs.read().expect("lock").clone();
+        let config = match state.log_config(&overrides) {
+            Ok(config) => config,
+            Err(e) => {
+                kafkalite_core::logging::warn(
+                    LOG_CONFIG_LOGGER,
+                    &format!("{name} keeps its log config: {}", e.message),
+                );
+                continue;
+            }
+        };
+        for p in topic.hosted() {
+            let mut log = p.log.lock().expect("lock");
+            if *log.config() != config {
+                log.set_config(config.clone());
+                changed += 1;
+            }
+        }
+    }
+    if changed > 0 {
+        kafkalite_core::logging::info(
+            LOG_CONFIG_LOGGER,
+            &format!("new broker log defaults applied to {changed} hosted partition(s)"),
+        );
+    }
 }

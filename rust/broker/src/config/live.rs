@@ -3,17 +3,15 @@
 //! that follow from it. Kafka's `DynamicLogConfig`: a change to a broker synonym of a topic
 //! key (`log.retention.ms`, `log.segment.bytes`, `message.max.bytes`, `min.insync.replicas`,
 //! ...) reaches every hosted log whose topic does not override that key, at once; new
-//! topics get it too. Topic overrides keep winning (`BrokerState::log_config`).
+//! topics get it too (`config::dynamic_apply::reapply_log_configs`). Topic overrides keep
+//! winning (`BrokerState::log_config`).
 
 use std::collections::BTreeMap;
 
 use kafkalite_core::config::{BrokerSettings, ConfigError};
 use kafkalite_core::storage::LogConfig;
 
-use super::dynamic::{self, DynamicLayers};
-use crate::state::BrokerState;
-
-const LOGGER: &str = "kafkalite.server.DynamicLogConfig";
+use super::layers::{base_key, DynamicLayers};
 
 /// One consistent view: the layers, and what they make of the broker's settings.
 #[derive(Clone, Debug)]
@@ -61,49 +59,9 @@ const CONTROLLER_READS: &str = "unclean.leader.election.enable";
 /// `compression.*` is shown and checked but kafkalite keeps batches as produced.
 #[must_use]
 pub fn applies_to_logs(name: &str) -> bool {
-    dynamic::base_key(name).is_some_and(|(k, prefixed)| {
+    base_key(name).is_some_and(|(k, prefixed)| {
         !prefixed && k.synonym.is_some_and(|s| s.topic != CONTROLLER_READS)
     })
-}
-
-/// Re-derive the log config of every hosted partition from the current defaults and its
-/// topic's overrides; logs whose config is unchanged are left alone. Serialised with
-/// topic alterations (the admin lock) so a topic's new overrides are never undone.
-pub fn reapply(state: &BrokerState) {
-    state.under_admin_lock(|| reapply_locked(state));
-}
-
-fn reapply_locked(state: &BrokerState) {
-    let mut changed = 0usize;
-    for name in state.topic_names() {
-        let Some(topic) = state.topic(&name) else {
-            continue;
-        };
-        let overrides = topic.configs.read().expect("lock").clone();
-        let config = match state.log_config(&overrides) {
-            Ok(config) => config,
-            Err(e) => {
-                kafkalite_core::logging::warn(
-                    LOGGER,
-                    &format!("{name} keeps its log config: {}", e.message),
-                );
-                continue;
-            }
-        };
-        for p in topic.hosted() {
-            let mut log = p.log.lock().expect("lock");
-            if *log.config() != config {
-                log.set_config(config.clone());
-                changed += 1;
-            }
-        }
-    }
-    if changed > 0 {
-        kafkalite_core::logging::info(
-            LOGGER,
-            &format!("new broker log defaults applied to {changed} hosted partition(s)"),
-        );
-    }
 }
 
 #[cfg(test)]

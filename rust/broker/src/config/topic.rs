@@ -10,16 +10,8 @@ use std::collections::BTreeMap;
 use kafkalite_core::config::{self as schema, ConfigKey};
 
 use crate::config::live::LiveConfig;
+use crate::config::source;
 use crate::errors::{codes, ApiError};
-
-/// DescribeConfigs `config_source` values.
-pub mod source {
-    pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
-    pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
-    pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
-    pub const STATIC_BROKER_CONFIG: i8 = 4;
-    pub const DEFAULT_CONFIG: i8 = 5;
-}
 
 #[must_use]
 pub fn find(name: &str) -> Option<&'static ConfigKey> {
@@ -172,7 +164,7 @@ pub fn effective(live: &LiveConfig, overrides: &BTreeMap<String, String>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::dynamic::DynamicLayers;
+    use crate::config::layers::DynamicLayers;
 
     fn live(raw: &BTreeMap<String, String>, layers: DynamicLayers) -> LiveConfig {
         LiveConfig::derive(raw, &layers).unwrap()

@@ -8,9 +8,9 @@ use std::time::Duration;
 use kafkalite_core::config::{assignor_short_name, BrokerSettings};
 use kafkalite_core::records::Compression;
 
-use crate::cluster::internal_log::Writes;
 use crate::config::group::ConsumerTimeouts;
 use crate::config::ConfigError;
+use crate::coordinator::internal_log::Writes;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupConfig {

@@ -21,7 +21,7 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use super::consumer::member::ClassicMember;
-use super::consumer::Assignment;
+use super::consumer::topics::Assignment;
 use super::records::Reader;
 
 pub const GROUP_EPOCH: i16 = 3;

@@ -12,8 +12,8 @@ use super::consumer::heartbeat::{self, HeartbeatAnswer, HeartbeatRequest, Refusa
 use super::consumer::member::LEAVE_EPOCH;
 use super::consumer::{Assignment, ConsumerGroup, ConsumerGroupState, TopicImage};
 use super::coordinator::GroupCoordinator;
-use super::errors;
 use super::group::Group;
+use kafkalite_core::error_codes as errors;
 
 /// One member as ConsumerGroupDescribe shows it.
 #[derive(Clone, Debug)]
@@ -79,10 +79,7 @@ impl GroupCoordinator {
         // at their next one.
         let timeouts = self.broker_state().map_or_else(
             |_| self.config.consumer_timeouts(),
-            |b| {
-                b.group_configs
-                    .consumer_timeouts(group_id, &b.dynamic.live().settings)
-            },
+            |b| b.consumer_timeouts(group_id),
         );
         let joining = req.member_epoch == 0;
         let member_id = req.member_id.clone();

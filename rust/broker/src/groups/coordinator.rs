@@ -26,17 +26,19 @@ use std::time::Duration;
 use kafkalite_core::storage::clock::now_ms;
 
 use super::config::GroupConfig;
-use super::errors;
-use super::group::{Ctx, Effect, Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
+use super::group::{Group, GroupDescription, GroupState, JoinRequest, SyncRequest};
 use super::member::{JoinResult, Reply, SyncResult};
 use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::{OffsetsTopic, Write};
-use super::timers;
-use crate::cluster::coordination::Shards;
-use crate::cluster::internal_log::{self, Placement};
+use crate::cluster::topic::INTERNAL_OFFSETS_TOPIC;
 use crate::config::{BrokerConfig, ConfigError};
+use crate::coordinator::internal_log::{self, Placement};
+use crate::coordinator::runtime::Shards;
+use crate::coordinator::timers;
 use crate::errors::ApiError;
-use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::groups::host::GroupHost;
+use crate::groups::operation::{Ctx, Effect};
+use kafkalite_core::error_codes as errors;
 
 pub type GroupCell = Mutex<Group>;
 
@@ -64,7 +66,7 @@ pub struct GroupCoordinator {
     /// Offsets of open transactions, by producer id (`txn_offsets`).
     pub(super) pending_txn: Mutex<HashMap<i64, Vec<PendingTxnOffset>>>,
     /// The broker whose registry holds `__consumer_offsets` (set by `open`).
-    broker: OnceLock<Weak<BrokerState>>,
+    broker: OnceLock<Weak<dyn GroupHost>>,
     creating: Mutex<()>,
     started: AtomicBool,
     incarnations: AtomicU64,
@@ -109,7 +111,7 @@ impl GroupCoordinator {
     /// Bind to the broker (after its topics are loaded) and replay `__consumer_offsets` if
     /// it exists, expiring offsets whose retention passed while the broker was down. In
     /// cluster mode groups are loaded partition by partition as leadership arrives.
-    pub fn open(self: &Arc<Self>, broker: &Arc<BrokerState>) -> anyhow::Result<()> {
+    pub fn open(self: &Arc<Self>, broker: &Arc<dyn GroupHost>) -> anyhow::Result<()> {
         let _ = self.broker.set(Arc::downgrade(broker));
         if self.shards.is_cluster() {
             return Ok(());
@@ -457,8 +459,15 @@ impl GroupCoordinator {
         producer: Option<(i64, i16)>,
         replicated: bool,
     ) -> Result<(), ApiError> {
-        let wake = &self.broker_state()?.data_arrived;
-        store.append(group, writes, producer, replicated, now_ms(), wake)
+        let broker = self.broker_state()?;
+        store.append(
+            group,
+            writes,
+            producer,
+            replicated,
+            now_ms(),
+            broker.data_arrived(),
+        )
     }
 
     /// The `__consumer_offsets` partition of `group` (`None` before the topic exists).
@@ -469,10 +478,10 @@ impl GroupCoordinator {
 
     /// This broker's node id (once bound to the broker).
     pub(super) fn node_id(&self) -> Option<i32> {
-        self.broker_state().ok().map(|b| b.config.node_id)
+        self.broker_state().ok().map(|b| b.node_id())
     }
 
-    pub(super) fn broker_state(&self) -> Result<Arc<BrokerState>, ApiError> {
+    pub(super) fn broker_state(&self) -> Result<Arc<dyn GroupHost>, ApiError> {
         self.broker.get().and_then(Weak::upgrade).ok_or_else(|| {
             ApiError::new(
                 errors::COORDINATOR_NOT_AVAILABLE,
@@ -626,7 +635,7 @@ impl GroupCoordinator {
                 let keep = g.state != GroupState::Dead
                     && (states.is_empty() || states.iter().any(|s| s.eq_ignore_ascii_case(state)));
                 let protocol_type = if g.consumer.is_some() {
-                    super::group::CONSUMER_PROTOCOL_TYPE.to_string()
+                    super::operation::CONSUMER_PROTOCOL_TYPE.to_string()
                 } else {
                     g.protocol_type.clone().unwrap_or_default()
                 };

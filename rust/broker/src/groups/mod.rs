@@ -14,8 +14,9 @@
 //! - `records`: Kafka's key/value schemas of `__consumer_offsets`;
 //! - `offsets_topic`: appending to and replaying `__consumer_offsets`;
 //! - `placement`: in cluster mode, loading and unloading the groups of the partitions
-//!   this broker leads (`cluster::coordination`);
-//! - `timers`: session, rebalance and retention timers (tokio tasks);
+//!   this broker leads (`coordinator::runtime`);
+//! - session, rebalance and retention timers run on the coordinator runtime's
+//!   (`coordinator::timers`);
 //! - `config`: the `group.*` / `offsets.*` broker settings.
 //!
 //! On a single node this broker coordinates every group; in a cluster, the groups of the
@@ -28,13 +29,14 @@ pub mod consumer_records;
 mod consumer_requests;
 pub mod coordinator;
 pub mod group;
+pub mod host;
 pub mod member;
 mod offset_requests;
 pub mod offsets;
 pub mod offsets_topic;
+pub mod operation;
 mod placement;
 pub mod records;
-mod timers;
 pub mod txn_offsets;
 
 pub use config::GroupConfig;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use kafkalite_core::storage::clock::now_ms;
 
 use super::coordinator::{FetchedTopic, GroupCoordinator};
-use super::errors;
 use super::group::{Group, GroupState};
 use super::offsets::Committed;
 use super::offsets_topic::Write;
+use kafkalite_core::error_codes as errors;
 
 impl GroupCoordinator {
     /// OffsetCommit of already validated partitions: persisted, then visible. An error

@@ -11,19 +11,19 @@ use std::sync::Arc;
 
 use kafkalite_core::records::RecordInput;
 
-use super::consumer::persist::Written;
+use super::consumer::written::Written;
 use super::consumer_records::{self, ConsumerKey, ConsumerValue};
 use super::offsets::{Committed, Offsets, PendingTxnOffset};
 use super::records::{
     decode_group_value, decode_key, decode_offset_value, encode_group_key, encode_group_value,
     encode_offset_key, encode_offset_value, GroupRecord, RecordKey,
 };
-use crate::cluster::internal_log::{self, Entry, Placement, Writes};
 use crate::cluster::Partition;
+use crate::coordinator::internal_log::{self, Entry, Placement, Writes};
 use crate::errors::ApiError;
 
 /// Kafka's partition of a group (the placement every partitioned coordinator shares).
-pub use crate::cluster::coordination::partition_for;
+pub use crate::coordinator::runtime::partition_for;
 
 /// One record to write for a group.
 pub enum Write<'a> {

@@ -1,5 +1,5 @@
 //! The group coordinator as one partitioned coordinator of a cluster
-//! (`cluster::coordination`): a broker coordinates the groups of the `__consumer_offsets`
+//! (`coordinator::runtime`): a broker coordinates the groups of the `__consumer_offsets`
 //! partitions it leads. Gaining a partition loads its groups (committed offsets and group
 //! metadata) from the partition's log, as Kafka's `GroupMetadataManager.loadGroupsForPartition`
 //! does; losing it unloads them: they are forgotten here, and members waiting in JoinGroup
@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use super::coordinator::GroupCoordinator;
 use super::group::Group;
 use super::offsets_topic::{replay_partition, OffsetsTopic};
-use crate::cluster::coordination::{PartitionedCoordinator, Shards};
-use crate::cluster::internal_log::Placement;
+use crate::cluster::topic::INTERNAL_OFFSETS_TOPIC;
 use crate::cluster::{Partition, Topic};
-use crate::state::INTERNAL_OFFSETS_TOPIC;
+use crate::coordinator::internal_log::Placement;
+use crate::coordinator::runtime::{PartitionedCoordinator, Shards};
 
 impl PartitionedCoordinator for GroupCoordinator {
     fn topic_name(&self) -> &'static str {

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use super::coordinator::GroupCoordinator;
-use super::errors;
 use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::Write;
+use kafkalite_core::error_codes as errors;
 
 impl GroupCoordinator {
     /// TxnOffsetCommit of already validated partitions: persisted as the producer's

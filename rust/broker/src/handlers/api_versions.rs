@@ -10,8 +10,8 @@ use kafka_protocol::messages::api_versions_response::{
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use super::supported::SUPPORTED;
 use crate::errors::codes;
-use crate::handlers::SUPPORTED;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;

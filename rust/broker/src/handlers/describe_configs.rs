@@ -15,9 +15,10 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 use kafkalite_core::config::{self as schema, Type};
 
 use crate::config::group as group_configs;
-use crate::config::topic::{self as topic_configs, source, Synonym};
+use crate::config::source;
+use crate::config::topic::{self as topic_configs, Synonym};
 use crate::config::{broker_logger, client_metrics};
-use crate::config::{dynamic, dynamic_apply};
+use crate::config::{dynamic, dynamic_apply, layers};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
@@ -335,7 +336,7 @@ fn broker_entries(state: &BrokerState, name: &str) -> Result<Vec<Entry>, ApiErro
 
 /// The values `name` has in the dynamic layers and server.properties, most specific first.
 fn layer_synonyms(
-    layers: &dynamic::DynamicLayers,
+    layers: &layers::DynamicLayers,
     static_raw: &BTreeMap<String, String>,
     name: &str,
 ) -> Vec<Synonym> {
@@ -360,7 +361,7 @@ fn layer_synonyms(
 
 /// An entry for a key named in a dynamic layer or server.properties.
 fn dynamic_entry(name: &str, value: &str, source: i8, synonyms: Vec<Synonym>) -> Entry {
-    let base = dynamic::base_key(name);
+    let base = layers::base_key(name);
     Entry {
         name: name.to_string(),
         value: Some(value.to_string()),

@@ -2,7 +2,7 @@
 //! every group and every transactional id; in a cluster the coordinator of a group (key
 //! type 0) is the leader of its `__consumer_offsets` partition, and that of a
 //! transactional id (key type 1) the leader of its `__transaction_state` partition
-//! (`cluster::coordination::locate`). The first request asks the controller side to create
+//! (`coordinator::runtime::locate`). The first request asks the controller side to create
 //! the internal topic, as Kafka does, answering COORDINATOR_NOT_AVAILABLE meanwhile.
 //! Each key needs DESCRIBE on its group or transactional id first (else
 //! GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED for that key alone).
@@ -16,8 +16,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::cluster::coordination::{locate, PartitionedCoordinator};
 use crate::cluster::{AdminOp, BrokerNode};
+use crate::coordinator::runtime::{locate, PartitionedCoordinator};
 use crate::errors::{codes, ApiError};
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};

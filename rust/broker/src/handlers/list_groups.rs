@@ -11,7 +11,7 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, RequestHeader};
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::cluster::coordination::PartitionedCoordinator;
+use crate::coordinator::runtime::PartitionedCoordinator;
 use crate::groups::errors;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-pub use exposition::render;
 use requests::RequestMetrics;
 use topics::TopicMetrics;
 

@@ -54,7 +54,7 @@ async fn answer(mut stream: TcpStream, state: &BrokerState) -> std::io::Result<(
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = path.split('?').next().unwrap_or_default();
     let (status, body, kind) = if method == "GET" && (path == "/metrics" || path == "/") {
-        let text = super::render(state);
+        let text = super::exposition::render(state);
         ("200 OK", text, "text/plain; version=0.0.4; charset=utf-8")
     } else {
         (

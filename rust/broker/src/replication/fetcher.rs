@@ -32,7 +32,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{StrBytes, VersionRange};
 use kafkalite_client::{Address, ClientConfig, ClientSecurity, Connection};
 use kafkalite_core::storage::clock::now_ms;
-use kafkalite_core::storage::log::complete_batches_len;
+use kafkalite_core::storage::log::follower::complete_batches_len;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 

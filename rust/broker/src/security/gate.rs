@@ -29,14 +29,12 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::acl::{op, resource};
+use super::refusal::Refusal;
 use super::{authz, gate_cluster, gate_txn};
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::{encode, ResponseBody};
 use crate::state::BrokerState;
-
-/// A refusal to answer with, if the request is refused.
-pub type Refusal = Option<anyhow::Result<ResponseBody>>;
 
 /// The refusal to send instead of handling the request, if the principal may not make it.
 pub fn refuse(

@@ -25,7 +25,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::acl::op;
 use super::authz;
-use super::gate::Refusal;
+use super::refusal::Refusal;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::encode;

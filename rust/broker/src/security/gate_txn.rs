@@ -20,7 +20,7 @@ use kafka_protocol::protocol::Decodable;
 
 use super::acl::op;
 use super::authz;
-use super::gate::Refusal;
+use super::refusal::Refusal;
 use crate::errors::codes;
 use crate::net::RequestContext;
 use crate::response::encode;

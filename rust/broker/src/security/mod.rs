@@ -16,6 +16,7 @@ pub mod ktls;
 pub mod pkcs12;
 pub mod principal;
 pub mod quotas;
+pub mod refusal;
 pub mod sasl;
 pub mod settings;
 pub mod shared_store;

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use super::acl::{AclBinding, AclFilter};
 use super::sasl::scram::{ScramCredential, ScramMechanism};
 use crate::cluster::AdminOp;
-use crate::config::dynamic::DynamicLayers;
 use crate::config::dynamic_apply;
+use crate::config::layers::DynamicLayers;
 use crate::state::BrokerState;
 
 /// What the Python side pushes: everything the security of a broker reads from ZooKeeper,

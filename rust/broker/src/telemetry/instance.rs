@@ -4,8 +4,16 @@
 use uuid::Uuid;
 
 use super::otlp::Point;
-use super::Push;
 use crate::errors::{codes, ApiError};
+
+/// A push, as the request carries it.
+pub struct Push<'a> {
+    pub client_instance_id: Uuid,
+    pub subscription_id: i32,
+    pub terminating: bool,
+    pub compression_type: i8,
+    pub metrics: &'a [u8],
+}
 
 /// What a client's `match` selectors are tested against.
 #[derive(Clone, Debug, PartialEq, Eq)]

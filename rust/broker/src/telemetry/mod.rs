@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use uuid::Uuid;
 
-pub use instance::{ClientMeta, Instance};
+pub use instance::{ClientMeta, Instance, Push};
 
 use crate::config::client_metrics::{self, INTERVAL_MS_DEFAULT};
 use crate::config::client_metrics_store::ClientMetricsStore;
@@ -34,15 +34,6 @@ pub struct Subscription {
     pub subscription_id: i32,
     pub push_interval_ms: i32,
     pub requested_metrics: Vec<String>,
-}
-
-/// A push, as the request carries it.
-pub struct Push<'a> {
-    pub client_instance_id: Uuid,
-    pub subscription_id: i32,
-    pub terminating: bool,
-    pub compression_type: i8,
-    pub metrics: &'a [u8],
 }
 
 pub struct Telemetry {

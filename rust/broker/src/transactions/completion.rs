@@ -2,7 +2,7 @@
 //! partitions, and completing a transaction (markers, then the Complete state), which
 //! EndTxn, fencing, timeouts and loads share.
 
-use crate::cluster::internal_log::lock_blocking;
+use crate::coordinator::internal_log::lock_blocking;
 use std::sync::Arc;
 
 use kafkalite_core::error_codes as codes;
@@ -11,7 +11,7 @@ use kafkalite_core::storage::clock::now_ms;
 use super::coordinator::{Completion, TransactionCoordinator};
 use super::markers::Marker;
 use super::state::TxnStatus;
-use crate::state::BrokerState;
+use crate::transactions::host::TxnHost;
 
 impl TransactionCoordinator {
     // -----------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ impl TransactionCoordinator {
                     TxnStatus::Empty | TxnStatus::CompleteCommit | TxnStatus::CompleteAbort,
                     false,
                 ) if bump => {
-                    self.bump_epoch(&broker, &mut inner, &mut meta)?;
+                    self.bump_epoch(&*broker, &mut inner, &mut meta)?;
                     meta.status = TxnStatus::CompleteAbort;
                     meta.last_update_ms = now_ms();
                     self.persist(&meta)?;
@@ -68,7 +68,7 @@ impl TransactionCoordinator {
             }
             let marker_pid = meta.producer_id;
             if bump {
-                self.bump_epoch(&broker, &mut inner, &mut meta)?;
+                self.bump_epoch(&*broker, &mut inner, &mut meta)?;
             }
             // A new producer id (the epoch was exhausted) leaves the markers on the old one.
             let marker_epoch = if meta.producer_id == marker_pid {
@@ -93,7 +93,7 @@ impl TransactionCoordinator {
             inner.ids.insert(id.to_string(), meta);
             completion
         };
-        if !self.finish(&broker, completion) {
+        if !self.finish(&*broker, completion) {
             // Another broker took the id over mid-way: it completes the transaction.
             return Err(codes::NOT_COORDINATOR);
         }
@@ -141,7 +141,7 @@ impl TransactionCoordinator {
     /// Markers, then the Complete state (module docs). False when this broker stopped
     /// coordinating the id before the markers were all written: the state stays Prepare in
     /// the log, and the new coordinator completes it when it loads the partition.
-    pub(super) fn finish(&self, broker: &Arc<BrokerState>, c: Completion) -> bool {
+    pub(super) fn finish(&self, broker: &dyn TxnHost, c: Completion) -> bool {
         let marker = Marker {
             producer_id: c.producer_id,
             epoch: c.epoch,

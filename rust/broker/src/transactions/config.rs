@@ -8,8 +8,8 @@ use std::time::Duration;
 use kafkalite_core::config::BrokerSettings;
 use kafkalite_core::records::Compression;
 
-use crate::cluster::internal_log::Writes;
 use crate::config::ConfigError;
+use crate::coordinator::internal_log::Writes;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TxnConfig {

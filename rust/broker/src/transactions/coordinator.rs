@@ -25,7 +25,7 @@
 //! partitions it leads (`shards`, `placement`): every request first asks the shards
 //! (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), under the same lock an unload takes.
 
-use crate::cluster::internal_log::lock_blocking;
+use crate::coordinator::internal_log::lock_blocking;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
@@ -38,11 +38,12 @@ use super::config::TxnConfig;
 use super::log_topic::TxnLogTopic;
 use super::markers::{MarkerChannel, COORDINATOR_EPOCH};
 use super::state::{TxnMeta, TxnStatus};
-use crate::cluster::coordination::Shards;
-use crate::cluster::internal_log::Placement;
+use crate::cluster::topic::INTERNAL_TXN_TOPIC;
 use crate::config::{BrokerConfig, ConfigError};
+use crate::coordinator::internal_log::Placement;
+use crate::coordinator::runtime::Shards;
 use crate::errors::ApiError;
-use crate::state::{BrokerState, INTERNAL_TXN_TOPIC};
+use crate::transactions::host::TxnHost;
 
 /// Kafka moves to a new producer id once the epoch reaches this.
 const MAX_EPOCH: i16 = i16::MAX - 1;
@@ -62,7 +63,7 @@ pub struct TransactionCoordinator {
     /// Which ids this broker coordinates (all of them on a single node).
     pub(super) shards: Shards,
     pub(super) markers: MarkerChannel,
-    broker: OnceLock<Weak<BrokerState>>,
+    broker: OnceLock<Weak<dyn TxnHost>>,
     creating: Mutex<()>,
     pub(super) started: AtomicBool,
 }
@@ -113,7 +114,7 @@ impl TransactionCoordinator {
     /// Bind to the broker and replay `__transaction_state` if it exists; transactions found
     /// half-completed are completed now. In cluster mode ids are loaded partition by
     /// partition as leadership arrives (`placement`).
-    pub fn open(self: &Arc<Self>, broker: &Arc<BrokerState>) -> anyhow::Result<()> {
+    pub fn open(self: &Arc<Self>, broker: &Arc<dyn TxnHost>) -> anyhow::Result<()> {
         let _ = self.broker.set(Arc::downgrade(broker));
         if self.shards.is_cluster() {
             return Ok(());
@@ -135,7 +136,7 @@ impl TransactionCoordinator {
             Self::install(&mut inner, loaded)
         };
         for c in pending {
-            self.finish(broker, c);
+            self.finish(&**broker, c);
         }
         Ok(())
     }
@@ -182,7 +183,7 @@ impl TransactionCoordinator {
         self.shards.check(id) == codes::NONE
     }
 
-    pub(super) fn broker(&self) -> Result<Arc<BrokerState>, i16> {
+    pub(super) fn broker(&self) -> Result<Arc<dyn TxnHost>, i16> {
         self.broker
             .get()
             .and_then(Weak::upgrade)
@@ -235,7 +236,7 @@ impl TransactionCoordinator {
                 &meta.transactional_id,
                 Some(&meta.record()),
                 now_ms(),
-                &broker.data_arrived,
+                broker.data_arrived(),
             )
             .map_err(|e| {
                 logging::error(LOGGER, &format!("cannot write transaction state: {e:?}"));
@@ -315,7 +316,7 @@ impl TransactionCoordinator {
                 }
             }
             let mut meta = meta;
-            self.bump_epoch(&broker, &mut inner, &mut meta)?;
+            self.bump_epoch(&*broker, &mut inner, &mut meta)?;
             meta.timeout_ms = timeout_ms;
             meta.last_update_ms = now;
             if meta.status == TxnStatus::Ongoing {
@@ -343,7 +344,7 @@ impl TransactionCoordinator {
         };
         if let Some(c) = fence {
             let out = (c.producer_id, c.epoch);
-            self.finish(&broker, c);
+            self.finish(&*broker, c);
             return Ok(out);
         }
         Err(codes::UNKNOWN_SERVER_ERROR)
@@ -352,7 +353,7 @@ impl TransactionCoordinator {
     /// Next epoch, or a new producer id once the epoch is exhausted.
     pub(super) fn bump_epoch(
         &self,
-        broker: &BrokerState,
+        broker: &dyn TxnHost,
         inner: &mut Inner,
         meta: &mut TxnMeta,
     ) -> Result<(), i16> {

@@ -2,7 +2,7 @@
 //! a transactional id (Kafka's `abs(transactionalId.hashCode) % partitions`, the same hash
 //! as groups), appending its state, and replaying a partition (latest record per id wins;
 //! a tombstone forgets the id). The log itself is read and written through
-//! `cluster::internal_log`, as `__consumer_offsets` is.
+//! `coordinator::internal_log`, as `__consumer_offsets` is.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,9 +10,9 @@ use std::sync::Arc;
 use kafkalite_core::records::RecordInput;
 
 use super::records::{decode_key, decode_value, encode_key, encode_value, TxnRecord};
-pub use crate::cluster::coordination::partition_for;
-use crate::cluster::internal_log::{self, Entry, Placement, Writes};
 use crate::cluster::Partition;
+use crate::coordinator::internal_log::{self, Entry, Placement, Writes};
+pub use crate::coordinator::runtime::partition_for;
 use crate::errors::ApiError;
 
 pub struct TxnLogTopic {

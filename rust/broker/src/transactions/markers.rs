@@ -21,10 +21,12 @@ use kafkalite_core::error_codes as codes;
 use kafkalite_core::logging;
 use kafkalite_core::storage::clock::now_ms;
 
-use crate::cluster::internal_log;
+use crate::cluster::topic::INTERNAL_OFFSETS_TOPIC;
 use crate::cluster::Partition;
+use crate::coordinator::internal_log;
+use crate::replication::inter_broker::InterBroker;
 use crate::replication::SetupTimeout;
-use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC};
+use crate::transactions::host::TxnHost;
 
 /// The coordinator epoch of a single node (it never changes coordinator).
 pub const COORDINATOR_EPOCH: i32 = 0;
@@ -53,22 +55,22 @@ impl MarkerChannel {
     /// (`still_ours` said so) before all were written.
     pub fn write(
         &self,
-        broker: &BrokerState,
+        broker: &dyn TxnHost,
         m: &Marker,
         partitions: &BTreeSet<(String, i32)>,
         still_ours: &dyn Fn() -> bool,
     ) -> bool {
-        let Some(link) = &broker.cluster else {
+        if broker.cluster_brokers().is_none() {
             write_local_all(broker, m, partitions);
             return true;
-        };
-        let node = broker.config.node_id;
+        }
+        let node = broker.node_id();
         let mut left: BTreeSet<(String, i32)> = partitions.clone();
         let mut backoff = RETRY_BACKOFF;
         loop {
             // Where each partition is now: here, on another leader, or nowhere yet.
             let mut remote: BTreeMap<Address, Vec<(String, i32)>> = BTreeMap::new();
-            let brokers = link.info().brokers;
+            let brokers = broker.cluster_brokers().unwrap_or_default();
             for (topic, index) in left.clone() {
                 // The leader as the controller says, whether or not this broker hosts a
                 // replica of the partition (logs are opened only where replicas live).
@@ -148,7 +150,7 @@ impl MarkerChannel {
                 }
             }
             if left.is_empty() {
-                broker.data_arrived.notify_waiters();
+                broker.data_arrived().notify_waiters();
                 return true;
             }
             if !still_ours() {
@@ -161,7 +163,7 @@ impl MarkerChannel {
 
     fn send(
         &self,
-        broker: &BrokerState,
+        broker: &dyn TxnHost,
         address: &Address,
         marker: &TxnMarker,
     ) -> kafkalite_client::Result<Vec<((String, i32), i16)>> {
@@ -191,19 +193,19 @@ impl MarkerChannel {
 
 /// The broker's own requests to other brokers, as Kafka's marker channel bounds them: each
 /// by `request.timeout.ms`, connecting by `socket.connection.setup.timeout.ms`.
-fn marker_client_config(broker: &BrokerState) -> ClientConfig {
-    let settings = &broker.config.settings;
+fn marker_client_config(broker: &dyn TxnHost) -> ClientConfig {
+    let settings = &broker.broker_config().settings;
     let request_ms = u64::try_from(settings.int("request.timeout.ms")).unwrap_or(0);
     ClientConfig {
         request_timeout: Duration::from_millis(request_ms),
-        connect_timeout: Some(SetupTimeout::from_broker(&broker.config).base),
+        connect_timeout: Some(SetupTimeout::from_broker(broker.broker_config()).base),
         ..ClientConfig::default()
     }
 }
 
 /// The inter-broker listener and its TLS / SASL (cluster mode).
-fn inter_broker(broker: &BrokerState) -> Option<&crate::replication::inter_broker::InterBroker> {
-    broker.fetchers.as_ref().map(|f| &f.inter_broker)
+fn inter_broker(broker: &dyn TxnHost) -> Option<&InterBroker> {
+    broker.inter_broker()
 }
 
 /// Answers after which the same marker may succeed later (a leader that moved, a
@@ -232,7 +234,7 @@ fn give_up(m: &Marker, topic: &str, index: i32, code: i16) {
     );
 }
 
-fn write_local_all(broker: &BrokerState, m: &Marker, partitions: &BTreeSet<(String, i32)>) {
+fn write_local_all(broker: &dyn TxnHost, m: &Marker, partitions: &BTreeSet<(String, i32)>) {
     for (topic, index) in partitions {
         let Some(partition) = broker.partition(topic, *index) else {
             continue;
@@ -251,13 +253,13 @@ fn write_local_all(broker: &BrokerState, m: &Marker, partitions: &BTreeSet<(Stri
             give_up(m, topic, *index, last);
         }
     }
-    broker.data_arrived.notify_waiters();
+    broker.data_arrived().notify_waiters();
 }
 
 /// Append the marker to a partition this broker leads; in a cluster (`node`), wait until
 /// the ISR has it, as Kafka appends markers with acks=all.
 pub fn write_local(
-    broker: &BrokerState,
+    broker: &dyn TxnHost,
     partition: &Partition,
     m: &Marker,
     node: Option<i32>,
@@ -272,15 +274,13 @@ pub fn write_local(
         )
         .map_err(|e| e.kafka_code())?;
     if partition.topic == INTERNAL_OFFSETS_TOPIC {
-        broker
-            .groups
-            .complete_txn_offsets(partition.index, m.producer_id, m.commit);
+        broker.complete_txn_offsets(partition.index, m.producer_id, m.commit);
     }
     if let Some(node) = node {
         partition.advance_leader_high_watermark();
-        broker.data_arrived.notify_waiters();
+        broker.data_arrived().notify_waiters();
         // As Kafka's WriteTxnMarkers append: within `request.timeout.ms`.
-        let wait = broker.transactions.config.writes.replication_wait;
+        let wait = broker.marker_replication_wait();
         internal_log::wait_replicated(partition, node, offset + 1, wait).map_err(|e| {
             if e.code == codes::NOT_COORDINATOR {
                 codes::NOT_LEADER_OR_FOLLOWER

@@ -3,7 +3,7 @@
 //! - `coordinator`: every transactional id of this node and the protocol's state machine;
 //!   `completion`: EndTxn and completing a transaction;
 //! - `placement`: in cluster mode, loading and unloading the ids of the
-//!   `__transaction_state` partitions this broker leads (`cluster::coordination`);
+//!   `__transaction_state` partitions this broker leads (`coordinator::runtime`);
 //! - `timers`: transaction timeouts and id expiration; `queries`: what Produce and the
 //!   describe APIs ask;
 //! - `state`: one id's state (Kafka's `TransactionMetadata`); `status`: its status;
@@ -22,6 +22,7 @@
 mod completion;
 pub mod config;
 pub mod coordinator;
+pub mod host;
 pub mod log_topic;
 pub mod markers;
 mod placement;

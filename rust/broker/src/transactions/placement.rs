@@ -1,20 +1,20 @@
 //! The transaction coordinator as one partitioned coordinator of a cluster
-//! (`cluster::coordination`): a broker coordinates the transactional ids of the
+//! (`coordinator::runtime`): a broker coordinates the transactional ids of the
 //! `__transaction_state` partitions it leads. Gaining a partition loads its ids from the
 //! partition's log (Kafka's `TransactionStateManager.loadTransactionsForTxnTopicPartition`)
 //! and completes the transactions found in a Prepare state (the old coordinator logged the
 //! decision and may not have written every marker); losing it forgets them, and their
 //! clients, told NOT_COORDINATOR, find the new leader.
 
-use crate::cluster::internal_log::lock_blocking;
+use crate::coordinator::internal_log::lock_blocking;
 use std::sync::Arc;
 
 use super::coordinator::TransactionCoordinator;
 use super::log_topic::{replay_partition, TxnLogTopic};
-use crate::cluster::coordination::{PartitionedCoordinator, Shards};
-use crate::cluster::internal_log::Placement;
+use crate::cluster::topic::INTERNAL_TXN_TOPIC;
 use crate::cluster::{Partition, Topic};
-use crate::state::INTERNAL_TXN_TOPIC;
+use crate::coordinator::internal_log::Placement;
+use crate::coordinator::runtime::{PartitionedCoordinator, Shards};
 
 impl PartitionedCoordinator for TransactionCoordinator {
     fn topic_name(&self) -> &'static str {
@@ -36,7 +36,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
                     .as_ref()
                     .is_some_and(|s| s.topic_id == topic.id && s.same_partitions(&partitions));
                 if !same {
-                    let node = self.broker().map_or(-1, |b| b.config.node_id);
+                    let node = self.broker().map_or(-1, |b| b.node_id());
                     *store = Some(Arc::new(TxnLogTopic::new(
                         topic.id,
                         partitions,
@@ -79,7 +79,7 @@ impl PartitionedCoordinator for TransactionCoordinator {
         self.ensure_started();
         let Ok(broker) = self.broker() else { return };
         for c in pending {
-            self.finish(&broker, c);
+            self.finish(&*broker, c);
         }
     }
 

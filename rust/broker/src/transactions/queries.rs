@@ -1,7 +1,7 @@
 //! What other parts of the broker ask the coordinator: Produce's verification of a
 //! transactional batch, DescribeTransactions and ListTransactions.
 
-use crate::cluster::internal_log::lock_blocking;
+use crate::coordinator::internal_log::lock_blocking;
 use kafkalite_core::error_codes as codes;
 
 use super::coordinator::TransactionCoordinator;

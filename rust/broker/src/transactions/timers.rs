@@ -1,7 +1,7 @@
 //! The coordinator's background work: aborting transactions past their timeout and
 //! forgetting transactional ids idle past `transactional.id.expiration.ms`.
 
-use crate::cluster::internal_log::lock_blocking;
+use crate::coordinator::internal_log::lock_blocking;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,7 +60,7 @@ impl TransactionCoordinator {
                 let Some(mut meta) = inner.ids.get(&id).cloned() else {
                     continue;
                 };
-                if self.bump_epoch(&broker, &mut inner, &mut meta).is_err() {
+                if self.bump_epoch(&*broker, &mut inner, &mut meta).is_err() {
                     continue;
                 }
                 meta.status = TxnStatus::PrepareAbort;
@@ -98,7 +98,7 @@ impl TransactionCoordinator {
                     .collect();
                 for id in expired {
                     if let Ok(store) = self.store() {
-                        if store.append(&id, None, now, &broker.data_arrived).is_err() {
+                        if store.append(&id, None, now, broker.data_arrived()).is_err() {
                             continue;
                         }
                     }
@@ -109,7 +109,7 @@ impl TransactionCoordinator {
             }
         }
         for c in aborts {
-            self.finish(&broker, c);
+            self.finish(&*broker, c);
         }
     }
 }

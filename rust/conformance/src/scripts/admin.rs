@@ -23,7 +23,7 @@ use kafka_protocol::messages::{
     DescribeUserScramCredentialsRequest, ElectLeadersRequest, ListPartitionReassignmentsRequest,
 };
 
-use super::{create_topic, produce, text, topic, until_both, Script};
+use super::script::{create_topic, produce, text, topic, until_both, Script};
 use crate::session::Session;
 
 const SCRAM_SHA_256: i8 = 1;

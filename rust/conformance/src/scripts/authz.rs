@@ -37,9 +37,9 @@ use kafka_protocol::messages::{
     ProducerId, TxnOffsetCommitRequest, WriteTxnMarkersRequest,
 };
 
+use super::script::{create_topic, group, produce, text, topic, until_both, Script};
 use super::security::{create, creation, delete_filter, login};
 use super::transactions::{init, pid, tid};
-use super::{create_topic, group, produce, text, topic, until_both, Script};
 use crate::session::{Listener, Session, Side};
 
 const TOPIC: i8 = 2;

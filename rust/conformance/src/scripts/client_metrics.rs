@@ -9,7 +9,7 @@ use kafka_protocol::messages::{
     DescribeConfigsRequest, IncrementalAlterConfigsRequest, ListConfigResourcesRequest,
 };
 
-use super::{text, until_both, Script};
+use super::script::{text, until_both, Script};
 use crate::session::Session;
 
 const CLIENT_METRICS: i8 = 16;

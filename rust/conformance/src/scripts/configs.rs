@@ -6,7 +6,7 @@ use kafka_protocol::messages::{
     DescribeConfigsRequest, IncrementalAlterConfigsRequest,
 };
 
-use super::{create_topic, text, Script};
+use super::script::{create_topic, text, Script};
 use crate::session::Session;
 
 const TOPIC: i8 = 2;

@@ -27,7 +27,7 @@ use kafka_protocol::messages::{
 };
 
 use super::groups::{self, generation, member, sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
-use super::{create_topic, group, text, topic, Script};
+use super::script::{create_topic, group, text, topic, Script};
 use crate::session::{Session, Side};
 
 /// The version of setup heartbeats (both brokers serve it; the client names members).

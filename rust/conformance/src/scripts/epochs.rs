@@ -6,7 +6,7 @@ use kafka_protocol::messages::offset_for_leader_epoch_request::{
 };
 use kafka_protocol::messages::{ApiKey, OffsetForLeaderEpochRequest};
 
-use super::{create_topic, produce, topic, Script};
+use super::script::{create_topic, produce, topic, Script};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {

@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Encodable;
 
-use super::{group, text, Script};
+use super::script::{group, text, Script};
 use crate::session::{Answer, Session, Side};
 
 pub const JOIN_SETUP_V: i16 = 5;

@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
 };
 
 use super::groups::{generation, join_stable, leave, member};
-use super::{create_topic, group, text, topic, Script};
+use super::script::{create_topic, group, text, topic, Script};
 use crate::session::{Session, Side};
 
 const COMMIT_SETUP_V: i16 = 7;

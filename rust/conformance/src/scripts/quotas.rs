@@ -5,7 +5,7 @@ use kafka_protocol::messages::alter_client_quotas_request::{EntityData, EntryDat
 use kafka_protocol::messages::describe_client_quotas_request::ComponentData;
 use kafka_protocol::messages::{AlterClientQuotasRequest, ApiKey, DescribeClientQuotasRequest};
 
-use super::{text, until_both, Script};
+use super::script::{text, until_both, Script};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {

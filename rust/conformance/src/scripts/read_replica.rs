@@ -15,7 +15,7 @@ use kafka_protocol::messages::{
     ApiKey, BrokerId, DescribeConfigsRequest, FetchRequest, IncrementalAlterConfigsRequest,
 };
 
-use super::{create_topic, produce, text, topic, with_fetch_ids, Script};
+use super::script::{create_topic, produce, text, topic, with_fetch_ids, Script};
 use crate::session::Session;
 
 /// The rack both brokers of a conformance run are in.

@@ -6,7 +6,7 @@ use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, InitProducerIdRequest, ListOffsetsRequest, ProduceRequest,
 };
 
-use super::{
+use super::script::{
     batch, create_topic, produce, produce_request, topic, with_fetch_ids, with_produce_ids, Script,
 };
 use crate::session::Session;

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
     SaslHandshakeRequest,
 };
 
-use super::{text, until_both, Script};
+use super::script::{text, until_both, Script};
 use crate::session::{Listener, Session};
 
 const TOPIC: i8 = 2;

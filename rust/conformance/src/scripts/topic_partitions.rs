@@ -3,7 +3,7 @@
 use kafka_protocol::messages::describe_topic_partitions_request::{Cursor, TopicRequest};
 use kafka_protocol::messages::{ApiKey, DescribeTopicPartitionsRequest};
 
-use super::{create_topic, topic, Script};
+use super::script::{create_topic, topic, Script};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {

@@ -10,7 +10,7 @@ use kafka_protocol::messages::{
     DescribeClusterRequest, MetadataRequest,
 };
 
-use super::{create_topic, text, topic, Script};
+use super::script::{create_topic, text, topic, Script};
 use crate::session::Session;
 
 pub fn scripts() -> Vec<Script> {

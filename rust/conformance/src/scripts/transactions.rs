@@ -25,7 +25,7 @@ use kafka_protocol::messages::{
     TxnOffsetCommitRequest, WriteTxnMarkersRequest,
 };
 
-use super::{create_topic, group, produce, text, topic, Script};
+use super::script::{create_topic, group, produce, text, topic, Script};
 use crate::session::{Session, Side};
 
 pub fn scripts() -> Vec<Script> {

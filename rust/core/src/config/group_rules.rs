@@ -2,7 +2,7 @@
 //! order and with the words of Kafka 4.1's `GroupCoordinatorConfig` (which refuses to
 //! start on the first broken rule), plus the assignor names kafkalite has.
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Short names of the built-in server assignors, and the class names Kafka also accepts.
 pub const CONSUMER_ASSIGNORS: &[(&str, &str)] = &[

@@ -5,7 +5,9 @@
 //! exists.
 
 mod broker_keys;
+mod error;
 mod group_rules;
+mod keys;
 pub mod schema;
 mod server_rules;
 mod settings;
@@ -15,133 +17,13 @@ mod topic_keys;
 mod value;
 
 pub use broker_keys::{is_internal, BROKER_KEYS, GROUP_PROTOCOLS, RACK_AWARE_REPLICA_SELECTOR};
+pub use error::ConfigError;
 pub use group_rules::{assignor_short_name, CONSUMER_ASSIGNORS};
+pub use keys::{
+    broker_key, broker_synonyms, check_broker, default_value, is_sensitive, to_topic_unit,
+    topic_key,
+};
 pub use schema::{Check, ConfigKey, Default, TopicSynonym, Type, Update};
 pub use settings::BrokerSettings;
 pub use topic_keys::{CLEANUP_POLICIES, TIMESTAMP_TYPES, TOPIC_KEYS};
 pub use value::{normalize, Reason};
-
-/// A bad value for a known key, named with the key and the value as given.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("Invalid value {value} for configuration {key}: {reason}")]
-pub struct ConfigError {
-    pub key: String,
-    pub value: String,
-    pub reason: String,
-}
-
-impl ConfigError {
-    pub fn new(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
-        ConfigError {
-            key: key.into(),
-            value: value.into(),
-            reason: reason.into(),
-        }
-    }
-}
-
-impl From<ConfigError> for crate::Error {
-    fn from(e: ConfigError) -> Self {
-        crate::Error::InvalidConfig {
-            key: e.key,
-            value: e.value,
-            reason: e.reason,
-        }
-    }
-}
-
-fn find(table: &'static [ConfigKey], name: &str) -> Option<&'static ConfigKey> {
-    // The tables are sorted by name (a unit test holds them to it).
-    table
-        .binary_search_by(|k| k.name.cmp(name))
-        .ok()
-        .map(|i| &table[i])
-}
-
-#[must_use]
-pub fn broker_key(name: &str) -> Option<&'static ConfigKey> {
-    find(BROKER_KEYS, name)
-}
-
-#[must_use]
-pub fn topic_key(name: &str) -> Option<&'static ConfigKey> {
-    find(TOPIC_KEYS, name)
-}
-
-/// Broker keys that set a topic key's default, most specific first (`log.retention.ms`,
-/// then `.minutes`, then `.hours`), as Kafka lists synonyms.
-#[must_use]
-pub fn broker_synonyms(topic: &str) -> Vec<&'static ConfigKey> {
-    let mut keys: Vec<_> = BROKER_KEYS
-        .iter()
-        .filter(|k| k.synonym.is_some_and(|s| s.topic == topic))
-        .collect();
-    keys.sort_by_key(|k| k.synonym.map_or(1, |s| s.unit));
-    keys
-}
-
-/// A broker value in its topic key's unit: `log.retention.hours=2` is `retention.ms=7200000`.
-/// -1 ("no limit") stays -1 whatever the unit.
-pub fn to_topic_unit(broker: &ConfigKey, value: &str) -> Result<String, Reason> {
-    let unit = broker.synonym.map_or(1, |s| s.unit);
-    if unit == 1 {
-        return Ok(value.to_string());
-    }
-    let n: i64 = value
-        .trim()
-        .parse()
-        .map_err(|_| "not an integer".to_string())?;
-    if n == -1 {
-        return Ok("-1".into());
-    }
-    n.checked_mul(unit)
-        .map(|ms| ms.to_string())
-        .ok_or_else(|| "too large".to_string())
-}
-
-/// A key's schema default as text; `None` where Kafka's default is null.
-#[must_use]
-pub fn default_value(key: &ConfigKey) -> Option<String> {
-    match key.default {
-        Default::None => None,
-        Default::Value(v) => Some(v.to_string()),
-        Default::SameAs(other) => broker_key(other).and_then(default_value),
-        Default::FromBroker => broker_synonyms(key.name).into_iter().find_map(|b| {
-            default_value(b).map(|v| to_topic_unit(b, &v).expect("schema defaults scale"))
-        }),
-    }
-}
-
-/// Check a broker key's value: its own type and validator, then, for a topic synonym, the
-/// topic key's validator on the value in the topic's unit. Returns the value as stored.
-pub fn check_broker(key: &ConfigKey, value: &str) -> Result<String, ConfigError> {
-    let bad = |reason: Reason| ConfigError::new(key.name, value, reason);
-    let stored = normalize(key, value).map_err(bad)?;
-    if let Some(synonym) = key.synonym {
-        let topic = topic_key(synonym.topic).expect("synonyms name topic keys");
-        let scaled = to_topic_unit(key, &stored).map_err(bad)?;
-        normalize(topic, &scaled).map_err(|reason| {
-            if synonym.unit == 1 {
-                bad(reason)
-            } else {
-                bad(format!("{reason} (as {}={scaled})", topic.name))
-            }
-        })?;
-    }
-    Ok(stored)
-}
-
-/// Kafka's `PASSWORD` keys, and for keys outside the schema (listener-prefixed security
-/// settings) anything whose name says it holds a secret: their values are never echoed.
-#[must_use]
-pub fn is_sensitive(name: &str) -> bool {
-    match broker_key(name) {
-        Some(k) => k.sensitive(),
-        None => {
-            name.contains("password")
-                || name.contains("secret")
-                || name.ends_with("jaas.config")
-                || name.ends_with("keystore.key")
-        }
-    }
-}

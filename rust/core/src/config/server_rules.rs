@@ -1,7 +1,7 @@
 //! Rules Kafka 4.1's `KafkaConfig` checks across keys (or on a list's items) when the
 //! broker starts, with its words; the first broken one refuses the config.
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// `value(key)` reads an integer key, `list(key)` a list key's items, as the settings hold
 /// them (given, or the schema default).

@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::schema::{Default, Type};
-use super::{broker_key, broker_synonyms, check_broker, default_value, to_topic_unit};
-use super::{topic_key, value::list_items, ConfigError, ConfigKey};
+use super::error::ConfigError;
+use super::keys::{
+    broker_key, broker_synonyms, check_broker, default_value, to_topic_unit, topic_key,
+};
+use super::schema::{ConfigKey, Default, Type};
+use super::value::list_items;
 
 /// Prefix of Kafka's per-listener overrides (`listener.name.internal.ssl.keystore.location`);
 /// their suffix is a key of its own, so they are known.

@@ -1,5 +1,5 @@
 use crate::error::{Error, Result};
-use crate::records::Compression;
+use crate::records::compression::Compression;
 
 /// Bytes before `batchLength` is counted: baseOffset (8) + batchLength (4).
 pub const LOG_OVERHEAD: usize = 12;

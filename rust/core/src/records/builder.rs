@@ -7,10 +7,32 @@
 
 use crate::error::{Error, Result};
 use crate::records::batch::{write_crc, BatchHeader, BATCH_HEADER_LEN, LOG_OVERHEAD, MAGIC_V2};
-use crate::records::compression::compress;
-use crate::records::encode::BatchProducer;
+use crate::records::compression::{compress, Compression};
 use crate::records::varint::{varint_len, varlong_len, write_varint, write_varlong};
-use crate::records::Compression;
+
+/// The idempotent producer a batch is stamped with: its producer id and epoch (from
+/// InitProducerId) and the sequence number of the batch's first record.
+/// [`BatchProducer::NONE`] (all -1) is a batch of no idempotent producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchProducer {
+    pub id: i64,
+    pub epoch: i16,
+    pub base_sequence: i32,
+}
+
+impl BatchProducer {
+    pub const NONE: BatchProducer = BatchProducer {
+        id: -1,
+        epoch: -1,
+        base_sequence: -1,
+    };
+}
+
+impl Default for BatchProducer {
+    fn default() -> Self {
+        BatchProducer::NONE
+    }
+}
 
 /// One record header, borrowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,33 +2,9 @@
 //! broker's own control and offset records).
 
 use crate::error::Result;
-use crate::records::builder::{BatchBuilder, HeaderRef};
+use crate::records::builder::{BatchBuilder, BatchProducer, HeaderRef};
+use crate::records::compression::Compression;
 use crate::records::record::RecordInput;
-use crate::records::Compression;
-
-/// The idempotent producer a batch is stamped with: its producer id and epoch (from
-/// InitProducerId) and the sequence number of the batch's first record.
-/// [`BatchProducer::NONE`] (all -1) is a batch of no idempotent producer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BatchProducer {
-    pub id: i64,
-    pub epoch: i16,
-    pub base_sequence: i32,
-}
-
-impl BatchProducer {
-    pub const NONE: BatchProducer = BatchProducer {
-        id: -1,
-        epoch: -1,
-        base_sequence: -1,
-    };
-}
-
-impl Default for BatchProducer {
-    fn default() -> Self {
-        BatchProducer::NONE
-    }
-}
 
 /// Build one RecordBatch v2 (CreateTime, producer id -1, CRC filled) at `base_offset`.
 ///

@@ -23,9 +23,9 @@ pub use batch::{
     validate_batches_deferring_crc, BatchHeader, BatchInfo, TimestampType, BATCH_HEADER_LEN,
     LOG_OVERHEAD,
 };
-pub use builder::{BatchBuilder, HeaderRef};
+pub use builder::{BatchBuilder, BatchProducer, HeaderRef};
 pub use compression::Compression;
-pub use encode::{encode_batch, encode_producer_batch, BatchProducer};
+pub use encode::{encode_batch, encode_producer_batch};
 pub use record::{decode_records, visit_records, Header, Record, RecordInput, RecordRef};
 pub use record_check::{
     check_batches, check_records_of, validate_records, RecordRules, DEFAULT_MAX_DECOMPRESSED_BYTES,

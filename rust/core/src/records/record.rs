@@ -7,9 +7,9 @@ use crate::error::{Error, Result};
 use crate::records::batch::{
     batch_bytes, BatchHeader, TimestampType, BATCH_HEADER_LEN, MIN_RECORD_LEN,
 };
+use crate::records::compression::Compression;
 use crate::records::compression::{decompress, MAX_DECOMPRESSED_LEN};
 use crate::records::varint::{read_varint, read_varlong};
-use crate::records::Compression;
 
 /// Smallest encoded header: key length and value length, one byte each.
 const MIN_HEADER_LEN: usize = 2;

@@ -20,9 +20,9 @@ use std::io::Read;
 use crate::error::{Error, Result};
 use crate::records::batch::{check_batch_crcs, BatchHeader, BatchInfo, BATCH_HEADER_LEN};
 use crate::records::compression::decoder;
+use crate::records::compression::Compression;
 use crate::records::varint::{read_varint, read_varlong};
 use crate::records::xerial::OverLimit;
-use crate::records::Compression;
 
 /// Default ceiling on a batch's inflated records: the largest legitimate batch (Kafka's
 /// `message.max.bytes` default of 1 MiB, compressed 100x and more by zstd or gzip on

@@ -1,7 +1,8 @@
 use super::*;
 use crate::records::batch::LOG_OVERHEAD;
+use crate::records::builder::BatchProducer;
 use crate::records::compression::compress;
-use crate::records::encode::{encode_batch, encode_producer_batch, encode_records, BatchProducer};
+use crate::records::encode::{encode_batch, encode_producer_batch, encode_records};
 use crate::records::test_util::{largest_allocation_during, raw_batch, sample_records, RawBatch};
 use crate::records::validate_batch;
 use crate::records::varint::write_varint;

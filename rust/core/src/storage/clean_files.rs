@@ -7,7 +7,7 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::storage::remove_if_exists;
+use crate::storage::files::remove_if_exists;
 use crate::storage::scan::scan_valid;
 use crate::storage::segment::file_stem;
 

@@ -12,7 +12,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::storage::write_atomically;
+use crate::storage::files::write_atomically;
 
 pub const DAMAGE_FILE: &str = "damaged-batches";
 
@@ -169,7 +169,7 @@ impl DamageLog {
 
     fn save(&self) -> io::Result<()> {
         if self.entries.is_empty() {
-            return crate::storage::remove_if_exists(&self.path);
+            return crate::storage::files::remove_if_exists(&self.path);
         }
         let text: String = self.entries.iter().map(|d| d.line() + "\n").collect();
         write_atomically(&self.path, &text)

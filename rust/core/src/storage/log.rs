@@ -21,9 +21,9 @@ use crate::storage::clock::now_ms;
 use crate::storage::config::LogConfig;
 use crate::storage::damage::{Damage, DamageAction, DamageLog};
 use crate::storage::dir_failure;
+use crate::storage::files::{remove_if_exists, write_atomically};
 use crate::storage::scrubber::ScrubTarget;
 use crate::storage::segment::{Segment, WrittenBatch};
-use crate::storage::{remove_if_exists, write_atomically};
 
 /// Written on a clean close: `<next offset> <active segment size>`. Its presence at open
 /// means no batch needs re-validating; it is removed as soon as the log is open again.
@@ -75,8 +75,7 @@ impl RecoveryPoint {
 }
 
 #[path = "log_follower.rs"]
-mod follower;
-pub use follower::complete_batches_len;
+pub mod follower;
 
 pub struct PartitionLog {
     dir: PathBuf,

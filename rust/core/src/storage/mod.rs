@@ -12,6 +12,7 @@ pub mod damage;
 mod dir_failure;
 pub mod dir_lock;
 mod entry_file;
+mod files;
 pub mod leader_epoch_cache;
 pub mod log;
 pub mod offset_index;
@@ -33,22 +34,6 @@ pub use leader_epoch_cache::{EpochEntry, LeaderEpochCache};
 pub use log::{AppendInfo, PartitionLog, ReadSlice};
 pub use producer_state::{ProducerStateTable, Verdict};
 pub use txn_index::{AbortedTxn, TxnIndex};
-
-/// Deleting what is already gone is not an error here (recovery and retention both tidy).
-pub(crate) fn remove_if_exists(path: &std::path::Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
-}
-
-/// Small state files (checkpoints, the log start, damage marks) are replaced whole, so a
-/// crash leaves either the old text or the new one, never a torn mix.
-pub(crate) fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}
 
 #[cfg(test)]
 mod damage_tests;

@@ -36,7 +36,7 @@ use std::os::unix::fs::FileExt;
 
 use crate::error::{Error, Result};
 use crate::records::{BatchHeader, BATCH_HEADER_LEN};
-use crate::storage::PartitionLog;
+use crate::storage::log::PartitionLog;
 
 /// Kafka keeps the metadata of this many recent batches per producer (the producer's
 /// `max.in.flight.requests.per.connection` may not exceed it with idempotence on).

@@ -13,8 +13,8 @@ use crate::io::{Appender, Reservation};
 use crate::records::{decode_records, BatchHeader};
 use crate::storage::config::LogConfig;
 use crate::storage::damage::{Damage, DamageAction};
+use crate::storage::files::remove_if_exists;
 use crate::storage::offset_index::OffsetIndex;
-use crate::storage::remove_if_exists;
 use crate::storage::scan::{
     read_batch_at, read_header_at, read_prefix, scan_valid, HeaderWindow, ScanEnd,
 };

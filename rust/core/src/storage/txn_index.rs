@@ -30,9 +30,10 @@ use crate::records::batch::{crc32c, ATTR_CONTROL, ATTR_TRANSACTIONAL};
 use crate::records::{
     decode_records, encode_producer_batch, BatchHeader, BatchProducer, Compression, RecordInput,
 };
+use crate::storage::files::remove_if_exists;
+use crate::storage::log::PartitionLog;
 use crate::storage::producer_state::{rebuild_start, replay_headers};
 use crate::storage::segment::file_stem;
-use crate::storage::{remove_if_exists, PartitionLog};
 
 pub const TXN_INDEX_SUFFIX: &str = ".txnindex";
 /// Bytes of one `AbortedTxn` entry.

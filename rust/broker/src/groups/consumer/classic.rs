@@ -21,9 +21,10 @@ use super::member::{ClassicMember, ConsumerMember, Subscription};
 use super::reconcile::{MemberState, Progress};
 use super::topics::{Assignment, TopicImage};
 use crate::groups::consumer_protocol::{self, encode_assignment, parse_subscription};
-use crate::groups::errors;
-use crate::groups::group::{Ctx, Effect, JoinRequest, SyncRequest, CONSUMER_PROTOCOL_TYPE};
+use crate::groups::group::{JoinRequest, SyncRequest};
 use crate::groups::member::{JoinResult, SyncResult};
+use crate::groups::operation::{Ctx, Effect, CONSUMER_PROTOCOL_TYPE};
+use kafkalite_core::error_codes as errors;
 
 impl ConsumerGroup {
     /// JoinGroup of a classic member.

@@ -2,7 +2,7 @@
 //! member epoch stands where the classic protocol has the generation.
 
 use super::group::ConsumerGroup;
-use crate::groups::errors;
+use kafkalite_core::error_codes as errors;
 
 impl ConsumerGroup {
     /// OffsetCommit (`epoch` is the request's generation id or member epoch). A commit

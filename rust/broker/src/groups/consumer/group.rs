@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use super::assignor::{Assignor, MemberSpec};
 use super::member::ConsumerMember;
-use super::persist::{ConsumerWrite, Touched, Written};
 use super::reconcile::{MemberState, Progress};
 use super::topics::{Assignment, TopicImage};
+use super::written::{ConsumerWrite, Touched, Written};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConsumerGroupState {
@@ -187,7 +187,7 @@ impl ConsumerGroup {
     /// embedded consumer protocol, with a protocol every classic member supports.
     #[must_use]
     pub fn supports_classic_protocols(&self, protocol_type: &str, protocols: &[&str]) -> bool {
-        if protocol_type != crate::groups::group::CONSUMER_PROTOCOL_TYPE {
+        if protocol_type != crate::groups::operation::CONSUMER_PROTOCOL_TYPE {
             return false;
         }
         if self.members.is_empty() {

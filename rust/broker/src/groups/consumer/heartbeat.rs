@@ -15,8 +15,8 @@ use super::member::{
 use super::reconcile::{reconcile, MemberState, Progress};
 use super::topics::{is_subset, Assignment, TopicImage};
 use crate::config::group::ConsumerTimeouts;
-use crate::groups::errors;
-use crate::groups::group::{Ctx, Effect};
+use crate::groups::operation::{Ctx, Effect};
+use kafkalite_core::error_codes as errors;
 
 /// From v1 the client makes up its member id (KIP-1082), so it must send one.
 const CLIENT_MEMBER_ID_VERSION: i16 = 1;

@@ -20,6 +20,7 @@ pub mod member;
 pub mod persist;
 pub mod reconcile;
 pub mod topics;
+pub mod written;
 
 pub use assignor::Assignor;
 pub use group::{ConsumerGroup, ConsumerGroupState};

@@ -8,12 +8,12 @@ use std::sync::atomic::AtomicU64;
 use uuid::Uuid;
 
 use super::heartbeat::{validate, HeartbeatAnswer, HeartbeatRequest};
-use super::persist::Written;
+use super::written::Written;
 use super::{Assignment, ConsumerGroup, ConsumerGroupState, TopicImage};
 use crate::groups::config::GroupConfig;
 use crate::groups::consumer_records::{decode_key, decode_value, encode_key, encode_value};
-use crate::groups::errors;
-use crate::groups::group::Ctx;
+use crate::groups::operation::Ctx;
+use kafkalite_core::error_codes as errors;
 
 const T: Uuid = Uuid::from_u128(42);
 

@@ -4,9 +4,10 @@
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use super::{timeout, Ctx, Effect, Group, GroupState, JoinRequest, NEW_MEMBER_JOIN_TIMEOUT};
-use crate::groups::errors;
+use super::{timeout, Group, GroupState, JoinRequest, NEW_MEMBER_JOIN_TIMEOUT};
 use crate::groups::member::{JoinResult, Member, Reply, SyncResult};
+use crate::groups::operation::{Ctx, Effect};
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     pub fn join(&mut self, req: JoinRequest, cx: &mut Ctx) -> Reply<JoinResult> {

@@ -15,8 +15,7 @@
 
 use tokio::time::Instant;
 
-use super::CONSUMER_PROTOCOL_TYPE;
-use super::{timeout, Ctx, Effect, Group, GroupState, JoinRequest, SyncRequest};
+use super::{timeout, Group, GroupState, JoinRequest, SyncRequest};
 use crate::groups::consumer::classic::{metadata_for, owned_ids};
 use crate::groups::consumer::member::{ClassicMember, ConsumerMember, Subscription};
 use crate::groups::consumer::reconcile::{MemberState, Progress};
@@ -24,8 +23,10 @@ use crate::groups::consumer::{ConsumerGroup, Deadline, Refusal, TopicImage};
 use crate::groups::consumer_protocol::{
     encode_assignment, parse_assignment, parse_subscription, version_of,
 };
-use crate::groups::errors;
 use crate::groups::member::{JoinResult, Member, Reply, SyncResult};
+use crate::groups::operation::CONSUMER_PROTOCOL_TYPE;
+use crate::groups::operation::{Ctx, Effect};
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     /// The consumer group, if the id is one with members (classic requests go to it).

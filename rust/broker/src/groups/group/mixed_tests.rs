@@ -9,12 +9,16 @@ use bytes::{BufMut, Bytes, BytesMut};
 use uuid::Uuid;
 
 use super::*;
+use tokio::time::Instant;
+
+use crate::groups::config::GroupConfig;
 use crate::groups::config::MigrationPolicy;
 use crate::groups::consumer::heartbeat::HeartbeatRequest;
-use crate::groups::consumer::persist::Written;
+use crate::groups::consumer::written::Written;
 use crate::groups::consumer::{Assignment, TopicImage};
 use crate::groups::consumer_protocol::{encode_assignment, parse_assignment};
 use crate::groups::member::{JoinResult, Reply, SyncResult};
+use crate::groups::operation::Effect;
 use crate::groups::records::{GroupRecord, MemberRecord};
 
 const T: Uuid = Uuid::from_u128(42);

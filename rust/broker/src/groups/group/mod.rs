@@ -28,23 +28,20 @@ mod requests;
 mod snapshot;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::time::Instant;
 
-use crate::groups::config::GroupConfig;
-use crate::groups::consumer::persist::ConsumerWrite;
+use crate::groups::consumer::written::ConsumerWrite;
 use crate::groups::consumer::ConsumerGroup;
-use crate::groups::errors;
 use crate::groups::member::Member;
 use crate::groups::offsets::Offsets;
+use crate::groups::operation::{Ctx, CONSUMER_PROTOCOL_TYPE};
+use kafkalite_core::error_codes as errors;
 
 /// How long a new member may wait in its first JoinGroup (Kafka's
 /// `group.new.member.join.timeout`), since it cannot heartbeat before it has an id.
 pub const NEW_MEMBER_JOIN_TIMEOUT: Duration = Duration::from_secs(300);
-pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupState {
@@ -66,75 +63,6 @@ impl GroupState {
             GroupState::Stable => "Stable",
             GroupState::Dead => "Dead",
         }
-    }
-}
-
-/// The first rebalance of an empty group: wait `delay_ms`, and again (up to `remaining_ms`
-/// in all) while new members keep arriving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InitialDelay {
-    pub configured_ms: i64,
-    pub delay_ms: i64,
-    pub remaining_ms: i64,
-}
-
-/// What a state change asks the coordinator to do.
-#[derive(Debug)]
-pub enum Effect {
-    /// Complete the join phase `epoch` after `delay` (unless it completes earlier).
-    JoinTimer {
-        epoch: u64,
-        delay: Duration,
-        initial: Option<InitialDelay>,
-    },
-    /// Members that have not sent SyncGroup for `generation` by then are removed.
-    SyncTimer { generation: i32, delay: Duration },
-    /// Expire the member if its heartbeat deadline passes.
-    WatchMember {
-        member_id: String,
-        incarnation: u64,
-        deadline: Instant,
-    },
-    /// Forget a member id handed out with MEMBER_ID_REQUIRED if it does not rejoin in time.
-    WatchPending {
-        member_id: String,
-        incarnation: u64,
-        timeout: Duration,
-    },
-    /// Write the group's metadata record.
-    StoreGroup,
-    /// Expire a consumer-protocol member whose session runs out.
-    ConsumerSession {
-        member_id: String,
-        incarnation: u64,
-        deadline: Instant,
-    },
-    /// Remove a consumer-protocol member that has not revoked its partitions by then.
-    ConsumerRevocation {
-        member_id: String,
-        incarnation: u64,
-        delay: Duration,
-    },
-    /// Remove a classic member of a consumer group that has not rejoined or synced in time.
-    ConsumerClassicDeadline {
-        member_id: String,
-        incarnation: u64,
-        deadline: Instant,
-    },
-}
-
-/// The clock, settings and effect list of one operation.
-pub struct Ctx<'a> {
-    pub now: Instant,
-    pub now_ms: i64,
-    pub config: &'a GroupConfig,
-    pub incarnations: &'a AtomicU64,
-    pub effects: Vec<Effect>,
-}
-
-impl Ctx<'_> {
-    pub(crate) fn incarnation(&self) -> u64 {
-        self.incarnations.fetch_add(1, Ordering::Relaxed)
     }
 }
 

@@ -4,9 +4,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use bytes::Bytes;
 
-use super::{Group, GroupState, CONSUMER_PROTOCOL_TYPE};
-use crate::groups::errors;
+use super::{Group, GroupState};
 use crate::groups::member::{JoinResult, JoinedMember};
+use crate::groups::operation::CONSUMER_PROTOCOL_TYPE;
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     pub(super) fn supports_protocols(

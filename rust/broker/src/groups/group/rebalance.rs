@@ -6,9 +6,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::{timeout, Ctx, Effect, Group, GroupState, InitialDelay};
-use crate::groups::errors;
+use super::{timeout, Group, GroupState};
 use crate::groups::member::{JoinResult, Member, SyncResult};
+use crate::groups::operation::{Ctx, Effect, InitialDelay};
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     pub(super) fn maybe_prepare_rebalance(&mut self, cx: &mut Ctx) {

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use super::{timeout, Ctx, Effect, Group, GroupState, SyncRequest, CONSUMER_PROTOCOL_TYPE};
-use crate::groups::errors;
+use super::{timeout, Group, GroupState, SyncRequest};
 use crate::groups::member::{Reply, SyncResult};
 use crate::groups::offsets::RetentionBase;
+use crate::groups::operation::{Ctx, Effect, CONSUMER_PROTOCOL_TYPE};
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     pub fn sync(&mut self, req: SyncRequest, cx: &mut Ctx) -> Reply<SyncResult> {

@@ -3,13 +3,14 @@
 
 use bytes::Bytes;
 
-use super::{timeout, Ctx, Effect, Group, GroupDescription, GroupState, MemberDescription};
-use crate::groups::consumer::persist::Written;
+use super::{timeout, Group, GroupDescription, GroupState, MemberDescription};
+use crate::groups::consumer::written::Written;
 use crate::groups::consumer::{ConsumerGroup, TopicImage};
-use crate::groups::errors;
 use crate::groups::member::{JoinResult, Member, SyncResult};
 use crate::groups::offsets::Offsets;
+use crate::groups::operation::{Ctx, Effect};
 use crate::groups::records::{GroupRecord, MemberRecord};
+use kafkalite_core::error_codes as errors;
 
 impl Group {
     #[must_use]

@@ -7,7 +7,11 @@ use tokio::sync::oneshot;
 
 use super::protocol::subscription_topics;
 use super::*;
+use tokio::time::Instant;
+
+use crate::groups::config::GroupConfig;
 use crate::groups::member::{JoinResult, Reply, SyncResult};
+use crate::groups::operation::Effect;
 use crate::groups::records::GroupRecord;
 
 struct Harness {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use mutation::{Buckets, MutationQuota};
+use mutation::{Buckets, MutationQuota, MutationSource};
 use rate::{Rate, Windows};
 use store::QuotaStore;
 
@@ -108,7 +108,13 @@ impl ClientQuotas {
         client_id: &'a str,
         strict: bool,
     ) -> MutationQuota<'a> {
-        MutationQuota::new(self, user, client_id, strict)
+        let source = MutationSource {
+            store: &self.store,
+            windows: self.windows,
+            buckets: &self.mutations,
+            started: self.started,
+        };
+        MutationQuota::new(source, user, client_id, strict)
     }
 
     /// Take back `value` (a throttled fetch sends no data, so it is not counted).

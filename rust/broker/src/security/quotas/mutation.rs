@@ -11,10 +11,11 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Instant;
 
 use super::entity::CONTROLLER_MUTATION_RATE;
 use super::rate::Windows;
-use super::ClientQuotas;
+use super::store::QuotaStore;
 use crate::errors::{codes, ApiError};
 
 /// Buckets of sensors idle this long are forgotten (Kafka: an hour).
@@ -58,9 +59,18 @@ impl TokenBucket {
 #[derive(Default)]
 pub(super) struct Buckets(Mutex<HashMap<(String, String), TokenBucket>>);
 
+/// What a request's quota takes from its broker's `ClientQuotas`.
+pub(super) struct MutationSource<'a> {
+    pub store: &'a QuotaStore,
+    pub windows: Windows,
+    pub buckets: &'a Buckets,
+    /// The quotas' clock: ms since this instant.
+    pub started: Instant,
+}
+
 /// One request's use of the quota (Kafka's `ControllerMutationQuota`).
 pub struct MutationQuota<'a> {
-    quotas: &'a ClientQuotas,
+    quotas: MutationSource<'a>,
     user: &'a str,
     client_id: &'a str,
     strict: bool,
@@ -69,7 +79,7 @@ pub struct MutationQuota<'a> {
 
 impl<'a> MutationQuota<'a> {
     pub(super) fn new(
-        quotas: &'a ClientQuotas,
+        quotas: MutationSource<'a>,
         user: &'a str,
         client_id: &'a str,
         strict: bool,
@@ -86,17 +96,17 @@ impl<'a> MutationQuota<'a> {
     /// Take `partitions` mutations: THROTTLING_QUOTA_EXCEEDED when a strict quota is
     /// already used up (nothing is taken then).
     pub fn record(&mut self, partitions: i64) -> Result<(), ApiError> {
-        let quotas = self.quotas;
+        let quotas = &self.quotas;
         let Some(m) = quotas
             .store
             .matching(CONTROLLER_MUTATION_RATE, self.user, self.client_id)
         else {
             return Ok(());
         };
-        let now = quotas.now_ms();
+        let now = i64::try_from(quotas.started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let burst = burst(quotas.windows, m.limit);
         let mut buckets = quotas
-            .mutations
+            .buckets
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -138,6 +148,7 @@ mod tests {
     use super::*;
     use crate::security::quotas::entity::{QuotaEntity, CLIENT_ID};
     use crate::security::quotas::store::QuotaStore;
+    use crate::security::quotas::ClientQuotas;
 
     fn quotas(rate: f64) -> ClientQuotas {
         let q = ClientQuotas::new(

@@ -36,9 +36,9 @@ use crate::error::{Error, Result};
 use crate::storage::batch_filter::FilterCounts;
 use crate::storage::clean_files::{remove_segment_files, suffixed_path, sync_dir, SWAP_SUFFIX};
 use crate::storage::config::LogConfig;
+use crate::storage::files::remove_if_exists;
 use crate::storage::log::PartitionLog;
 use crate::storage::offset_map::DEFAULT_MAX_ENTRIES;
-use crate::storage::remove_if_exists;
 use crate::storage::segment::Segment;
 
 mod chunk_io;

@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use kafkalite_core::error_codes as codes;
 
-use super::metadata_view::BrokerNode;
-use super::partition::Partition;
-use super::topics::Topic;
+use crate::cluster::metadata_view::BrokerNode;
+use crate::cluster::partition::Partition;
+use crate::cluster::topic::Topic;
 use crate::errors::ApiError;
 
 /// Kafka's partition of a key: `Utils.abs(key.hashCode()) % partitions`, with Java's

@@ -1,5 +1,5 @@
-//! Timers as tokio tasks, for the coordinator: the join phase's deadline (rebalance
-//! timeout, or the delayed first rebalance), the sync phase's deadline, each member's
+//! Timers as tokio tasks, for a coordinator: the group coordinator's join phase deadline
+//! (rebalance timeout, or the delayed first rebalance), sync phase deadline, each member's
 //! session expiry, and the periodic offset-retention check.
 //!
 //! A timer holds its owner weakly and what it fires holds a token (join epoch, generation,
@@ -21,7 +21,7 @@ fn spawn(task: impl Future<Output = ()> + Send + 'static) {
 }
 
 /// Run `fire` once after `delay`, if `owner` still lives.
-pub(super) fn after<T: Send + Sync + 'static>(
+pub fn after<T: Send + Sync + 'static>(
     owner: Weak<T>,
     delay: Duration,
     fire: impl FnOnce(&Arc<T>) + Send + 'static,
@@ -36,7 +36,7 @@ pub(super) fn after<T: Send + Sync + 'static>(
 
 /// Run `fire` at `deadline`, and again at each deadline it returns, until it returns
 /// `None` or `owner` is gone (a member's session: each heartbeat moves its deadline).
-pub(super) fn until_done<T: Send + Sync + 'static>(
+pub fn until_done<T: Send + Sync + 'static>(
     owner: Weak<T>,
     deadline: Instant,
     fire: impl Fn(&Arc<T>) -> Option<Instant> + Send + 'static,
@@ -57,7 +57,7 @@ pub(super) fn until_done<T: Send + Sync + 'static>(
 }
 
 /// Run `f` every `interval` for as long as `owner` lives.
-pub(super) fn every<T: Send + Sync + 'static>(
+pub fn every<T: Send + Sync + 'static>(
     owner: Weak<T>,
     interval: Duration,
     f: impl Fn(&Arc<T>) + Send + 'static,

@@ -23,7 +23,7 @@ use kafkalite_core::storage::txn_index::{
     control_type, transactional_batch, CONTROL_ABORT, CONTROL_COMMIT,
 };
 
-use super::partition::Partition;
+use crate::cluster::partition::Partition;
 use crate::errors::ApiError;
 
 /// How a coordinator writes its internal topic, as Kafka's coordinators do.
