@@ -166,26 +166,58 @@ def test_daemon_serves_kcat_stops_on_sigterm_and_keeps_data(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (["--override", "num.partitions=lots"], "num.partitions=lots"),
-        (["--override", "num.partitions=3 # three"], "num.partitions=3 # three"),
-        (["--override", "auto.create.topics.enable=maybe"], "auto.create.topics.enable=maybe"),
-        (["--listeners", "127.0.0.1:9092"], "listeners=127.0.0.1:9092"),
+        (
+            ["--override", "num.partitions=lots"],
+            "Invalid value lots for configuration num.partitions",
+        ),
+        (
+            ["--override", "num.partitions=3 # three"],
+            "Invalid value 3 # three for configuration num.partitions",
+        ),
+        (
+            ["--override", "auto.create.topics.enable=maybe"],
+            "Invalid value maybe for configuration auto.create.topics.enable",
+        ),
+        (
+            ["--listeners", "127.0.0.1:9092"],
+            "Invalid value 127.0.0.1:9092 for configuration listeners",
+        ),
         # A TLS listener without a keystore.
-        (["--listeners", "SSL://127.0.0.1:9093"], "ssl.keystore.location=null"),
-        (["--override", "log.retention.ms=soon"], "log.retention.ms=soon"),
-        (["--override", "log.retention.hours=-7"], "log.retention.hours=-7"),
-        (["--override", "node.id=-1"], "node.id=-1"),
-        (["--override", "log.segment.bytes=1"], "log.segment.bytes=1"),
-        (["--override", "log.cleanup.policy=shred"], "log.cleanup.policy=shred"),
-        (["--override", "log.message.timestamp.type=Now"], "log.message.timestamp.type=Now"),
+        (
+            ["--listeners", "SSL://127.0.0.1:9093"],
+            "Invalid value null for configuration ssl.keystore.location",
+        ),
+        (
+            ["--override", "log.retention.ms=soon"],
+            "Invalid value soon for configuration log.retention.ms",
+        ),
+        (
+            ["--override", "log.retention.hours=-7"],
+            "Invalid value -7 for configuration log.retention.hours",
+        ),
+        (["--override", "node.id=-1"], "Invalid value -1 for configuration node.id"),
+        (
+            ["--override", "log.segment.bytes=1"],
+            "Invalid value 1 for configuration log.segment.bytes",
+        ),
+        (
+            ["--override", "log.cleanup.policy=shred"],
+            "Invalid value shred for configuration log.cleanup.policy",
+        ),
+        (
+            ["--override", "log.message.timestamp.type=Now"],
+            "Invalid value Now for configuration log.message.timestamp.type",
+        ),
         (
             ["--override", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"],
-            "advertised.listeners=PLAINTEXT://0.0.0.0:9092",
+            "Invalid value PLAINTEXT://0.0.0.0:9092 for configuration advertised.listeners",
         ),
         (["--override", "no-equals-sign"], "no-equals-sign"),
     ],
 )
 def test_config_errors_name_the_key_and_value(tmp_path: Path, args: list[str], named: str) -> None:
+    """In Kafka's words (its ConfigException), so a search for the message finds Kafka's
+    answers."""
     result = run("broker", "--log-dirs", str(tmp_path), *args, timeout=20)
     assert result.returncode == 2
     assert named in result.stderr

@@ -100,10 +100,13 @@ def test_fixed_port_and_config_listeners(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("config", "named"),
     [
-        ({"num.partitions": "many"}, "num.partitions=many"),
+        ({"num.partitions": "many"}, "Invalid value many for configuration num.partitions"),
         # A TLS listener without a keystore.
-        ({"listeners": "SSL://127.0.0.1:0"}, "ssl.keystore.location=null"),
-        ({"log.retention.hours": -5}, "log.retention.hours=-5"),
+        (
+            {"listeners": "SSL://127.0.0.1:0"},
+            "Invalid value null for configuration ssl.keystore.location",
+        ),
+        ({"log.retention.hours": -5}, "Invalid value -5 for configuration log.retention.hours"),
     ],
 )
 def test_config_error_names_key_and_value_and_leaves_nothing_behind(

@@ -144,7 +144,9 @@ def test_compaction_config_is_validated(log_dir: Path) -> None:
         ("delete.retention.ms", "-5"),
         ("max.compaction.lag.ms", "0"),
     ]:
-        with pytest.raises(errors.InvalidConfigError, match=f"{key}={value}") as info:
+        with pytest.raises(
+            errors.InvalidConfigError, match=f"Invalid value {value} for configuration {key}"
+        ) as info:
             _core.PartitionLog(log_dir, {key: value})
         assert info.value.error_code == 40
     _core.PartitionLog(log_dir, {"cleanup.policy": "delete,compact"}).close()

@@ -81,7 +81,9 @@ def test_bad_input_gets_clear_errors_and_the_log_stays_usable(log_dir: Path) -> 
 
 
 def test_invalid_config_names_key_and_value(log_dir: Path) -> None:
-    with pytest.raises(errors.InvalidConfigError, match=r"retention\.ms=soon"):
+    with pytest.raises(
+        errors.InvalidConfigError, match=r"Invalid value soon for configuration retention\.ms"
+    ):
         _core.PartitionLog(log_dir, {"retention.ms": "soon"})
 
 
