@@ -111,12 +111,19 @@ RESTART_TIMEOUT_S = 900.0
 
 class KafkaCluster:
     """N KRaft nodes, each broker and controller (a static quorum of all N), Kafka's
-    defaults otherwise (replication factors of its internal topics follow N)."""
+    defaults otherwise (replication factors of its internal topics follow N).
+    ``overrides`` are keys for one node, by node id (1..N), over those."""
 
     name = "kafka"
     note = ""
 
-    def __init__(self, data_dir: Path, brokers: int, version: str = KAFKA_VERSION):
+    def __init__(
+        self,
+        data_dir: Path,
+        brokers: int,
+        version: str = KAFKA_VERSION,
+        overrides: Mapping[int, Mapping[str, str]] | None = None,
+    ):
         self.data_dir = data_dir
         self.libs = kafka_ref.ensure_jars(version)
         self.ports = [free_port() for _ in range(brokers)]
@@ -138,6 +145,7 @@ class KafkaCluster:
                     "share.coordinator.state.topic.replication.factor": rf,
                 }
             )
+            props.update((overrides or {}).get(i + 1, {}))
             self.nodes.append(_KafkaNode(self, i + 1, props))
         self.settings = {
             "version": version,
