@@ -82,7 +82,7 @@ SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 def broker_settings(replicas: int) -> dict[str, str]:
     """The keys every broker gets (trivup's server.properties and default scenario)."""
-    return {
+    keys = {
         "authorizer.class.name": AUTHORIZER,
         "allow.everyone.if.no.acl.found": "true",
         "num.partitions": "4",
@@ -90,6 +90,14 @@ def broker_settings(replicas: int) -> dict[str, str]:
         "auto.create.topics.enable": "true",
         "replica.selector.class": SELECTOR,
     }
+    if replicas > 1:
+        # KRaft's StandardAuthorizer refuses everyone but super users until it has loaded
+        # the metadata log, so a quorum of several controllers, whose requests to one
+        # another come from User:ANONYMOUS on a PLAINTEXT listener, never forms without
+        # this (Kafka's nodes exit). trivup ran ZooKeeper-mode Kafka, which did not need
+        # it; kafkalite gets the same key.
+        keys["super.users"] = "User:ANONYMOUS"
+    return keys
 
 
 def rack_settings(brokers: int) -> dict[int, dict[str, str]]:
@@ -203,7 +211,9 @@ def run(bootstrap: str, work: Path, tests: list[str], timeout_s: int = 5400) -> 
     with log.open("w") as out:
         try:
             subprocess.run(
-                [str(runner), *RUNNER_ARGS],
+                # Line-buffered: a failed test leaves threads behind, and the runner's
+                # exit check then aborts, which would lose a buffered summary.
+                ["stdbuf", "-oL", "-eL", str(runner), *RUNNER_ARGS],
                 cwd=runner.parent,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -223,17 +233,22 @@ FAILED_AT = re.compile(r'^### Test "(\d{4}_[^" ]+)[^"]*" failed at .*: ###$')
 RXBYTES = re.compile(
     r"rxbytes for replica on broker (\d+): (\d+)( \(leader\))?( \(preferred replica\))?"
 )
+ENDED = re.compile(
+    r"^================= Test (\d{4}_\S+) (PASSED|FAILED|SKIPPED) =================$"
+)
 STATES = {"PASSED": PASS, "FAILED": FAIL, "SKIPPED": SKIP, "RUNNING": FAIL}
 
 
 def parse(output: str, tests: list[str]) -> dict[str, Outcome]:
     """Each test's outcome from the runner's summary table (the test's name, state and
-    its first failure or skip reason), with the failure messages it printed. A test that
-    started without a summary row (the runner crashed or was killed) failed."""
+    its first failure or skip reason), with the failure messages it printed. Without a
+    summary (the runner aborted or was killed) a test's own end line says; a test that
+    started and never ended failed."""
     lines = [ANSI.sub("", line).rstrip() for line in output.splitlines()]
     said: dict[str, list[str]] = {}
     failures: dict[str, list[str]] = {}
     started: list[str] = []
+    ended: dict[str, str] = {}
     pending: str | None = None
     for line in lines:
         if pending is not None:
@@ -248,6 +263,8 @@ def parse(output: str, tests: list[str]) -> dict[str, Outcome]:
             said.setdefault(name, []).append(text)
             if text.startswith("================= Running test "):
                 started.append(name)
+            elif m := ENDED.match(text):
+                ended[m.group(1)] = m.group(2)
     results: dict[str, Outcome] = {}
     for line in lines:
         m = SUMMARY_ROW.match(line)
@@ -262,9 +279,19 @@ def parse(output: str, tests: list[str]) -> dict[str, Outcome]:
             reason = ["still running when the runner ended", *reason]
         results[name] = Outcome(outcome, reason[:FAILURE_LINES_MAX] if outcome != PASS else [])
     for name in started:
-        if name not in results:
-            tail = [t for t in said.get(name, [])][-6:]
-            results[name] = Outcome(FAIL, ["no summary row: the runner ended first", *tail])
+        if name in results:
+            continue
+        state = ended.get(name)
+        if state == "PASSED":
+            results[name] = Outcome(PASS)
+        elif state is not None:
+            why = failures.get(name) or [t for t in said.get(name, []) if "SKIPPING" in t]
+            results[name] = Outcome(STATES[state], why[:FAILURE_LINES_MAX])
+        elif name in failures:  # a failure ends its test's thread at once
+            results[name] = Outcome(FAIL, failures[name][:FAILURE_LINES_MAX])
+        else:
+            tail = said.get(name, [])[-6:]
+            results[name] = Outcome(FAIL, ["never ended: the runner stopped first", *tail])
     if not results:
         tail = [line for line in lines if line][-8:]
         raise SuiteError("test-runner ran no test:\n" + "\n".join(tail))

@@ -59,8 +59,33 @@ def test_a_test_cut_short_fails_with_its_last_lines() -> None:
     )
     got = parse(out, ["0081"])
     assert got["0081_admin"].outcome == FAIL
-    assert got["0081_admin"].lines[0] == "no summary row: the runner ended first"
+    assert got["0081_admin"].lines[0] == "never ended: the runner stopped first"
     assert got["0081_admin"].lines[-1] == "Call DescribeAcls"
+
+
+def test_without_a_summary_each_test_s_end_line_counts() -> None:
+    # A failed test leaves threads behind; the runner's exit check then aborts.
+    out = (
+        say("0067_empty_topic", 0, "================= Running test 0067_empty_topic ===")
+        + say(
+            "0067_empty_topic",
+            5,
+            f"{Z}================= Test 0067_empty_topic PASSED ================={Z}",
+        )
+        + say("0081_admin", 0, "================= Running test 0081_admin ===")
+        + f'{R}### Test "0081_admin (do_test_CreatePartitions:491)" failed at 0081-admin.c:629:'
+        "do_test_CreatePartitions() at Sat Nov 28 20:28:38 2026: ###\n"
+        "Test assertion failed: CreatePartitions failed: Broker: Invalid replica assignment\n"
+        # No end line: a failure ends the test's thread at once.
+         + f'{R}### Test "<MAIN>" failed at test.c:1946:test_wait_exit() at now: ###\n'
+        "5 thread(s) still active in librdkafka\n"
+    )
+    got = parse(out, ["0067", "0081"])
+    assert got["0067_empty_topic"].outcome == PASS
+    assert got["0081_admin"].outcome == FAIL
+    assert got["0081_admin"].lines == [
+        "Test assertion failed: CreatePartitions failed: Broker: Invalid replica assignment"
+    ]
 
 
 def test_no_test_at_all_is_a_suite_error() -> None:

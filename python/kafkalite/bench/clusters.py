@@ -13,6 +13,7 @@ KRaft controller) and ``process_pids()`` (every process the system runs, ZooKeep
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -176,7 +177,10 @@ class KafkaCluster:
     def stop(self) -> None:
         for n in self.nodes:
             if (pid := n.pid()) is not None:
-                os.kill(pid, signal.SIGCONT)  # a paused node would not see its SIGTERM
+                # A paused node would not see its SIGTERM; one that exited (and was
+                # reaped by wait_ready's check) is gone already.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
         for n in self.nodes:
             n.stop()
 
