@@ -76,9 +76,9 @@ def run_librdkafka(args: argparse.Namespace, work: Path) -> None:
     """Single nodes (kafkalite, kafka) write librdkafka.json; 3-broker clusters
     (--cluster: kafkalite-cluster, kafka-cluster) librdkafka-cluster.json."""
     librdkafka.build()  # before any broker starts: a fetch or build error stops here
-    default = librdkafka.CLUSTER_TESTS if args.cluster else librdkafka.QUICK_TESTS
+    default = librdkafka.CLUSTER_TESTS if args.cluster else None
     tests = [t.strip() for t in args.run.split(",") if t.strip()] if args.run else default
-    bad = [t for t in tests if not (len(t) == 4 and t.isdigit())]
+    bad = [t for t in tests or [] if not (len(t) == 4 and t.isdigit())]
     if bad:
         raise SuiteError(f"--run takes test numbers (e.g. 0067,0081), not {', '.join(bad)}")
     replicas = CLUSTER_BROKERS if args.cluster else 1
@@ -91,8 +91,10 @@ def run_librdkafka(args: argparse.Namespace, work: Path) -> None:
         "source": f"npm {librdkafka.NPM_PACKAGE}@{librdkafka.NPM_VERSION} (its "
         f"deps/librdkafka: librdkafka {librdkafka.VERSION} with tests/), built with "
         f"./configure {' '.join(librdkafka.CONFIGURE_ARGS)}; tests/test-runner "
-        f"{' '.join(librdkafka.RUNNER_ARGS)}, TEST_KAFKA_VERSION=4.4.0, "
-        f"test.timeout.multiplier={librdkafka.TIMEOUT_MULTIPLIER}",
+        f"{' '.join(librdkafka.RUNNER_ARGS)}, TEST_KAFKA_VERSION="
+        f"{librdkafka.TEST_KAFKA_VERSION}, test.timeout.multiplier="
+        f"{librdkafka.TIMEOUT_MULTIPLIER}, KAFKA_PATH with Kafka "
+        f"{librdkafka.TEST_KAFKA_VERSION}'s kafka-topics.sh",
         "command": librdkafka.command(tests, args.cluster),
         "patch": "",
     }
