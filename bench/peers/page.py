@@ -67,6 +67,15 @@ def suite_section(name: str, data: dict) -> str:
             f"| {run['duration_s']} s |"
         )
     out.append("")
+    out.append("<details><summary>Broker settings</summary>")
+    out.append("")
+    for kind in kinds:
+        keys = data["runs"][kind].get("settings", {})
+        listed = ", ".join(f"`{k}={v}`" for k, v in sorted(keys.items()))
+        out.append(f"- {data['runs'][kind]['broker']}: {listed or 'defaults'}")
+    out.append("")
+    out.append("</details>")
+    out.append("")
     verdicts = compare(runs)
     summary = ", ".join(f"{len(v)} {k}" for k, v in verdicts.items())
     out.append(f"Tests: {summary}.")
