@@ -94,7 +94,7 @@ def run_librdkafka(args: argparse.Namespace, work: Path) -> None:
         f"{' '.join(librdkafka.RUNNER_ARGS)}, TEST_KAFKA_VERSION="
         f"{librdkafka.TEST_KAFKA_VERSION}, test.timeout.multiplier="
         f"{librdkafka.TIMEOUT_MULTIPLIER}, KAFKA_PATH with Kafka "
-        f"{librdkafka.TEST_KAFKA_VERSION}'s kafka-topics.sh",
+        f"{librdkafka.TEST_KAFKA_VERSION}'s kafka-topics.sh, kafka-acls.sh, kafka-configs.sh",
         "command": librdkafka.command(tests, args.cluster),
         "patch": "",
     }

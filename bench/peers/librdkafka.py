@@ -10,7 +10,7 @@ zlib, zstd and lz4 from Debian, snappy and the rest bundled; no Kerberos, no lib
 then ``tests/``'s Makefile builds ``test-runner``. No patch: the runner reads the broker
 from ``test.conf`` (``RDKAFKA_TEST_CONF``), the broker version from
 ``TEST_KAFKA_VERSION``, the tests from ``TESTS``, and Kafka's tools from ``KAFKA_PATH``
-(here a ``kafka-topics.sh`` running Kafka 4.4.0's own TopicCommand).
+(here scripts running Kafka 4.4.0's own TopicCommand, AclCommand, ConfigCommand).
 
 Both brokers get what librdkafka's own cluster tooling (trivup, ``cluster_testing.py``,
 ``scenarios/default.json``) gives Kafka: an ACL authorizer that allows everything without
@@ -163,26 +163,34 @@ def build() -> Path:
         return runner
 
 
+# Kafka's scripts the tests call through KAFKA_PATH, and the classes they run.
+KAFKA_SCRIPTS = {
+    "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
+    "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
+    "kafka-configs.sh": "org.apache.kafka.tools.ConfigCommand",
+    "kafka-run-class.sh": "",  # the class is its first argument
+}
+
+
 def kafka_path() -> Path:
-    """What the runner's KAFKA_PATH names: a directory whose ``bin/kafka-topics.sh`` runs
-    Kafka 4.4.0's TopicCommand (from the jars the harness already runs Kafka from), as
-    a Kafka distribution's script would. A few tests (0052, 0045) alter or delete topics
-    with it; against either broker alike."""
+    """What the runner's KAFKA_PATH names: a directory whose ``bin/`` scripts run Kafka
+    4.4.0's own tools (from the jars the harness already runs Kafka from), as a Kafka
+    distribution's scripts would. Tests alter and delete topics (0045, 0052) and add
+    ACLs (0109, 0115, 0119) with them, against either broker alike."""
     from kafkalite.bench import kafka_ref
 
     libs = kafka_ref.ensure_jars(TEST_KAFKA_VERSION)
-    script = home() / "kafka" / "bin" / "kafka-topics.sh"
-    script.parent.mkdir(parents=True, exist_ok=True)
+    bin_dir = home() / "kafka" / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
     heap = " ".join(kafka_ref.TOOLS_HEAP_OPTS)
-    text = (
-        "#!/bin/sh\n"
-        f"exec java {heap} -cp '{kafka_ref.classpath(libs)}' "
-        'org.apache.kafka.tools.TopicCommand "$@"\n'
-    )
-    if not script.exists() or script.read_text() != text:
-        script.write_text(text)
-        script.chmod(0o755)
-    return script.parent.parent
+    for name, main in KAFKA_SCRIPTS.items():
+        script = bin_dir / name
+        text = f"#!/bin/sh\nexec java {heap} -cp '{kafka_ref.classpath(libs)}' {main} \"$@\"\n"
+        text = text.replace("  ", " ")
+        if not script.exists() or script.read_text() != text:
+            script.write_text(text)
+            script.chmod(0o755)
+    return bin_dir.parent
 
 
 def command(tests: list[str] | None, cluster: bool) -> str:
