@@ -6,8 +6,11 @@ GitHub's release tarballs are not reachable here; npm's ``@confluentinc/kafka-ja
 package (npm checks the registry's integrity hash; the tarball's SHA-1 is pinned here
 too), only ``deps/librdkafka`` is unpacked, into the cache, and built there: librdkafka
 with Debian's -dev packages (``./configure --install-deps`` needs the network; OpenSSL,
-zlib, zstd and lz4 from Debian, snappy and the rest bundled; no Kerberos, no libcurl),
-then ``tests/``'s Makefile builds ``test-runner``. No patch: the runner reads the broker
+zlib, zstd and lz4 from Debian, snappy and the rest bundled; no Kerberos, no libcurl;
+rapidjson-dev for the tests that read statistics, 0101 among them), then ``tests/``'s
+Makefile builds ``test-runner``. Not in CI: npm, g++ and those packages are this
+command's own needs (``apt-get install npm libssl-dev zlib1g-dev libzstd-dev liblz4-dev
+rapidjson-dev``). No patch: the runner reads the broker
 from ``test.conf`` (``RDKAFKA_TEST_CONF``), the broker version from
 ``TEST_KAFKA_VERSION``, the tests from ``TESTS``, and Kafka's tools from ``KAFKA_PATH``
 (here scripts running Kafka 4.4.0's own TopicCommand, AclCommand, ConfigCommand).
@@ -159,6 +162,12 @@ def build() -> Path:
         nice = ["nice", "-n", "10"]
         if not (src / "Makefile.config").exists():
             run_step([*nice, "./configure", *CONFIGURE_ARGS], cwd=src, timeout=600)
+        if "#define WITH_RAPIDJSON 1" not in (src / "config.h").read_text():
+            (src / "Makefile.config").unlink()  # configure again once it is installed
+            raise SuiteError(
+                "rapidjson is missing (apt-get install rapidjson-dev): without it 0101 "
+                "(fetch from follower) compiles to a skip"
+            )
         run_step([*nice, "make", "-j2", "libs"], cwd=src, timeout=3600)
         run_step([*nice, "make", "-j2", "test-runner"], cwd=src / "tests", timeout=3600)
         if not runner.exists():
