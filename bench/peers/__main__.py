@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cluster",
         action="store_true",
-        help="librdkafka: its cluster tests (0067, 0081, 0101) on 3 brokers "
+        help="librdkafka: its cluster tests (0067, 0081, 0101, 0103) on 3 brokers "
         "(default brokers: kafkalite-cluster,kafka-cluster)",
     )
     parser.add_argument("--records", type=int, help="franz-go: KGO_TEST_RECORDS")

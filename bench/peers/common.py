@@ -174,14 +174,7 @@ def _kafka_cluster(
     keys = {**CLUSTER_SETTINGS, **KAFKA_CLUSTER_ONLY, **extra}
     nodes = {i: {**keys, **per_broker.get(i, {})} for i in range(1, CLUSTER_BROKERS + 1)}
     cluster = KafkaCluster(data, CLUSTER_BROKERS, version=KAFKA_VERSION, overrides=nodes)
-    try:
-        cluster.start()
-    except RuntimeError as e:
-        # A node once exited at start, silently (a port taken between choosing it and
-        # binding it, most likely): one more try, on new ports.
-        print(f"  Kafka cluster did not start ({str(e)[:200]}); trying again", flush=True)
-        cluster = KafkaCluster(data, CLUSTER_BROKERS, version=KAFKA_VERSION, overrides=nodes)
-        cluster.start()
+    cluster.start()
     try:
         yield cluster.bootstrap
     finally:
