@@ -8,10 +8,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.peers import franz_go, page, pysuite
-from bench.peers.common import BROKERS, FAIL, PASS, REPO, SKIP, SuiteError, broker, compare, save
+from bench.peers import franz_go, librdkafka, page, pysuite
+from bench.peers.common import (
+    BROKERS,
+    CLUSTER_BROKERS,
+    FAIL,
+    PASS,
+    REPO,
+    SKIP,
+    SuiteError,
+    broker,
+    compare,
+    save,
+)
 
-SUITES = ("franz-go", *pysuite.SUITES)
+SUITES = ("franz-go", "librdkafka", *pysuite.SUITES)
 
 
 def run_franz_go(args: argparse.Namespace, work: Path) -> None:
@@ -61,11 +72,56 @@ def run_python(args: argparse.Namespace, work: Path) -> None:
         print(f"  -> {path}", flush=True)
 
 
+def run_librdkafka(args: argparse.Namespace, work: Path) -> None:
+    """Single nodes (kafkalite, kafka) write librdkafka.json; 3-broker clusters
+    (--cluster: kafkalite-cluster, kafka-cluster) librdkafka-cluster.json."""
+    librdkafka.build()  # before any broker starts: a fetch or build error stops here
+    default = librdkafka.CLUSTER_TESTS if args.cluster else None
+    tests = [t.strip() for t in args.run.split(",") if t.strip()] if args.run else default
+    bad = [t for t in tests or [] if not (len(t) == 4 and t.isdigit())]
+    if bad:
+        raise SuiteError(f"--run takes test numbers (e.g. 0067,0081), not {', '.join(bad)}")
+    replicas = CLUSTER_BROKERS if args.cluster else 1
+    extra = librdkafka.broker_settings(replicas)
+    racks = librdkafka.rack_settings(replicas)
+    suite = "librdkafka-cluster" if args.cluster else "librdkafka"
+    meta = {
+        "suite": suite,
+        "version": librdkafka.VERSION,
+        "source": f"npm {librdkafka.NPM_PACKAGE}@{librdkafka.NPM_VERSION} (its "
+        f"deps/librdkafka: librdkafka {librdkafka.VERSION} with tests/), built with "
+        f"./configure {' '.join(librdkafka.CONFIGURE_ARGS)}; tests/test-runner "
+        f"{' '.join(librdkafka.RUNNER_ARGS)}, TEST_KAFKA_VERSION="
+        f"{librdkafka.TEST_KAFKA_VERSION}, test.timeout.multiplier="
+        f"{librdkafka.TIMEOUT_MULTIPLIER}, KAFKA_PATH with Kafka "
+        f"{librdkafka.TEST_KAFKA_VERSION}'s kafka-topics.sh, kafka-acls.sh, kafka-configs.sh",
+        "command": librdkafka.command(tests, args.cluster),
+        "patch": "",
+    }
+    for kind in args.brokers:
+        print(f"librdkafka {librdkafka.VERSION} against {BROKERS[kind]} ...", flush=True)
+        started = time.monotonic()
+        with broker(kind, work, extra, racks) as bootstrap:
+            results = librdkafka.run(bootstrap, work / f"librdkafka-{kind}", tests)
+        took = time.monotonic() - started
+        settings = {**_settings(kind), **extra, "broker.rack": "RACK<broker id>"}
+        path = save(suite, meta, kind, results, took, settings)
+        _summary(kind, results, took)
+        print(f"  -> {path}", flush=True)
+
+
 def _settings(kind: str) -> dict[str, str]:
-    from bench.peers.common import KAFKA_ONLY, SETTINGS
+    from bench.peers.common import (
+        CLUSTER_SETTINGS,
+        KAFKA_CLUSTER_ONLY,
+        KAFKA_ONLY,
+        SETTINGS,
+    )
 
     listeners = {"advertised.listeners": "PLAINTEXT://<its loopback address>"}
-    return {**SETTINGS, **listeners, **(KAFKA_ONLY if kind == "kafka" else {})}
+    base = CLUSTER_SETTINGS if kind.endswith("-cluster") else SETTINGS
+    own = {"kafka": KAFKA_ONLY, "kafka-cluster": KAFKA_CLUSTER_ONLY}.get(kind, {})
+    return {**base, **listeners, **own}
 
 
 def _summary(kind: str, tests: dict, took: float) -> None:
@@ -86,11 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("suite", choices=[*SUITES, "page"], help="a suite, or only the page")
     parser.add_argument(
         "--brokers",
-        default="kafkalite,kafka",
-        help=f"comma-separated, of {', '.join(BROKERS)} (default: kafkalite,kafka)",
+        help=f"comma-separated, of {', '.join(BROKERS)} (default: kafkalite,kafka; "
+        "with --cluster kafkalite-cluster,kafka-cluster)",
     )
     parser.add_argument(
-        "--run", help="only tests matching this (go test -run; pytest -k for Python suites)"
+        "--run",
+        help="only tests matching this (go test -run; pytest -k for Python suites; "
+        "librdkafka: test numbers, e.g. 0067,0081)",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="librdkafka: its cluster tests (0067, 0081, 0101, 0103) on 3 brokers "
+        "(default brokers: kafkalite-cluster,kafka-cluster)",
     )
     parser.add_argument("--records", type=int, help="franz-go: KGO_TEST_RECORDS")
     parser.add_argument("--work", type=Path, help="scratch dir for broker data and logs")
@@ -103,13 +167,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.build_only:
         try:
-            print(
-                franz_go.build() if args.suite == "franz-go" else pysuite.SUITES[args.suite].build()
-            )
+            if args.suite == "franz-go":
+                print(franz_go.build())
+            elif args.suite == "librdkafka":
+                print(librdkafka.build())
+            else:
+                print(pysuite.SUITES[args.suite].build())
         except SuiteError as e:
             print(f"{args.suite}: {e}", file=sys.stderr)
             return 2
         return 0
+    if args.cluster and args.suite != "librdkafka":
+        parser.error("--cluster is librdkafka's (its cluster tests)")
+    if args.brokers is None:
+        args.brokers = "kafkalite-cluster,kafka-cluster" if args.cluster else "kafkalite,kafka"
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     unknown = [b for b in args.brokers if b not in BROKERS]
     if unknown:
@@ -117,13 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix=f"peers-{args.suite}-"))
     print(f"work dir (broker data, logs, raw results): {work}", flush=True)
     try:
-        (run_franz_go if args.suite == "franz-go" else run_python)(args, work)
+        runner = {"franz-go": run_franz_go, "librdkafka": run_librdkafka}
+        runner.get(args.suite, run_python)(args, work)
     except SuiteError as e:
         print(f"{args.suite}: {e}", file=sys.stderr)
         return 2
     from bench.peers.common import load, runs_of
 
-    verdicts = compare(runs_of(load(args.suite)))
+    suite = "librdkafka-cluster" if args.cluster else args.suite
+    verdicts = compare(runs_of(load(suite)))
     print(", ".join(f"{len(v)} {k}" for k, v in verdicts.items()))
     for name in verdicts["differs"]:
         print(f"  differs: {name}")

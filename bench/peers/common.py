@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +38,19 @@ BROKERS = {
     "kafkalite": "kafkalite (single node)",
     "kafkalite-cluster": "kafkalite (Cluster(brokers=3))",
     "kafka": f"Apache Kafka {KAFKA_VERSION} (KRaft single node)",
+    "kafka-cluster": f"Apache Kafka {KAFKA_VERSION} (KRaft, 3 nodes)",
+}
+CLUSTER_BROKERS = 3
+# A 3-broker cluster's internal topics are replicated as Kafka's defaults would have them.
+CLUSTER_SETTINGS = {
+    **SETTINGS,
+    "offsets.topic.replication.factor": "3",
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.min.isr": "2",
+}
+KAFKA_CLUSTER_ONLY = {
+    "share.coordinator.state.topic.replication.factor": "3",
+    "share.coordinator.state.topic.min.isr": "2",
 }
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -99,23 +112,36 @@ def apply_patch(suite: str, tree: Path) -> Path | None:
 
 
 @contextmanager
-def broker(kind: str, work: Path) -> Iterator[str]:
-    """Start one broker of `kind` (see BROKERS) with SETTINGS on loopback; yields its
-    bootstrap address and stops it afterwards."""
+def broker(
+    kind: str,
+    work: Path,
+    extra: Mapping[str, str] | None = None,
+    per_broker: Mapping[int, Mapping[str, str]] | None = None,
+) -> Iterator[str]:
+    """Start a broker (or cluster) of `kind` (see BROKERS) with SETTINGS (CLUSTER_SETTINGS
+    for a cluster) on loopback; yields its bootstrap address and stops it afterwards.
+    `extra` are a suite's keys for every broker, `per_broker` its keys for one broker
+    by id (a single node is broker 1)."""
     from kafkalite.bench import systems
 
+    extra = dict(extra or {})
+    per_broker = {i: dict(keys) for i, keys in (per_broker or {}).items()}
     data = work / kind / "data"
     shutil.rmtree(data.parent, ignore_errors=True)
     data.parent.mkdir(parents=True)
     if kind == "kafkalite":
-        lite = systems.Kafkalite(data, overrides=SETTINGS)
+        lite = systems.Kafkalite(data, overrides={**SETTINGS, **extra, **per_broker.get(1, {})})
         # As Kafka's server.properties has it (a suite may read where the key came from).
         lite.overrides["advertised.listeners"] = f"PLAINTEXT://{lite.bootstrap}"
         proc: systems.BrokerProcess = lite
     elif kind == "kafka":
-        proc = systems.Kafka(data, version=KAFKA_VERSION, overrides={**SETTINGS, **KAFKA_ONLY})
+        overrides = {**SETTINGS, **KAFKA_ONLY, **extra, **per_broker.get(1, {})}
+        proc = systems.Kafka(data, version=KAFKA_VERSION, overrides=overrides)
     elif kind == "kafkalite-cluster":
-        yield from _cluster(data)
+        yield from _cluster(data, extra, per_broker)
+        return
+    elif kind == "kafka-cluster":
+        yield from _kafka_cluster(data, extra, per_broker)
         return
     else:
         raise ValueError(f"unknown broker {kind!r} (known: {', '.join(BROKERS)})")
@@ -126,17 +152,33 @@ def broker(kind: str, work: Path) -> Iterator[str]:
         proc.stop()
 
 
-def _cluster(data: Path) -> Iterator[str]:
+def _cluster(
+    data: Path, extra: dict[str, str], per_broker: dict[int, dict[str, str]]
+) -> Iterator[str]:
     from kafkalite.cluster import Cluster
 
-    overrides = {
-        **SETTINGS,
-        "offsets.topic.replication.factor": "3",
-        "transaction.state.log.replication.factor": "3",
-        "transaction.state.log.min.isr": "2",
-    }
-    with Cluster(brokers=3, overrides=overrides, data_dir=data) as cluster:
+    with Cluster(
+        brokers=CLUSTER_BROKERS,
+        overrides={**CLUSTER_SETTINGS, **extra},
+        broker_overrides=per_broker,
+        data_dir=data,
+    ) as cluster:
         yield cluster.bootstrap_servers
+
+
+def _kafka_cluster(
+    data: Path, extra: dict[str, str], per_broker: dict[int, dict[str, str]]
+) -> Iterator[str]:
+    from kafkalite.bench.clusters import KafkaCluster
+
+    keys = {**CLUSTER_SETTINGS, **KAFKA_CLUSTER_ONLY, **extra}
+    nodes = {i: {**keys, **per_broker.get(i, {})} for i in range(1, CLUSTER_BROKERS + 1)}
+    cluster = KafkaCluster(data, CLUSTER_BROKERS, version=KAFKA_VERSION, overrides=nodes)
+    cluster.start()
+    try:
+        yield cluster.bootstrap
+    finally:
+        cluster.stop()
 
 
 def compare(runs: dict[str, dict[str, Outcome]]) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.peers.common import BROKERS, FAIL, PASS, RESULTS, SKIP, Outcome, compare, runs_of
 
-ORDER = ["franz-go", "aiokafka", "kafka-python", "quixstreams", "librdkafka"]
+ORDER = ["franz-go", "aiokafka", "kafka-python", "quixstreams", "librdkafka", "librdkafka-cluster"]
 
 HEADER = """# Other projects' test suites against kafkalite and Apache Kafka
 
@@ -31,9 +31,6 @@ NOT_RUN = {
     "other reachable registry (PyPI, npm, crates.io, Maven Central, the Go module proxy, "
     "Debian) ships them",
     "Quix Streams 3.25.0": "PyPI has only wheels of it (no sdist), without its tests",
-    "librdkafka v2.15.0": "npm's @confluentinc/kafka-javascript@1.10.0 bundles librdkafka "
-    "2.15.0's source with its tests/ (deps/librdkafka); building and running them is not "
-    "written yet",
 }
 
 
@@ -70,6 +67,15 @@ def suite_section(name: str, data: dict) -> str:
             f"| {run['duration_s']} s |"
         )
     out.append("")
+    out.append("<details><summary>Broker settings</summary>")
+    out.append("")
+    for kind in kinds:
+        keys = data["runs"][kind].get("settings", {})
+        listed = ", ".join(f"`{k}={v}`" for k, v in sorted(keys.items()))
+        out.append(f"- {data['runs'][kind]['broker']}: {listed or 'defaults'}")
+    out.append("")
+    out.append("</details>")
+    out.append("")
     verdicts = compare(runs)
     summary = ", ".join(f"{len(v)} {k}" for k, v in verdicts.items())
     out.append(f"Tests: {summary}.")
@@ -80,18 +86,30 @@ def suite_section(name: str, data: dict) -> str:
             continue
         out.append(f"### {verdict.capitalize()}")
         out.append("")
-        out.append("| test | " + " | ".join(kinds) + " | failure (or skip) lines |")
+        out.append("| test | " + " | ".join(kinds) + " | failure (or skip, or checked) lines |")
         out.append("|---|" + "---|" * len(kinds) + "---|")
         for test in names:
             cells = [_cell(runs[k].get(test)) for k in kinds]
             why = "<br>".join(
                 f"**{k}**: {_lines(runs[k].get(test))}"
                 for k in kinds
-                if runs[k].get(test) is not None
-                and runs[k][test].outcome in (FAIL, SKIP)
-                and runs[k][test].lines
+                if runs[k].get(test) is not None and runs[k][test].lines
             )
             out.append(f"| {test} | " + " | ".join(cells) + f" | {why} |")
+        out.append("")
+    evidence = [
+        (test, k, runs[k][test].lines)
+        for test in verdicts["passed on all"]
+        for k in kinds
+        if runs[k][test].lines
+    ]
+    if evidence:
+        out.append("### Passed, with what the harness checked")
+        out.append("")
+        out.append("| test | broker | lines |")
+        out.append("|---|---|---|")
+        for test, k, lines in evidence:
+            out.append(f"| {test} | {k} | {_lines(Outcome(PASS, lines))} |")
         out.append("")
     for verdict in ("skipped on all", "passed on all"):
         names = verdicts[verdict]

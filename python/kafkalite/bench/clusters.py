@@ -13,6 +13,7 @@ KRaft controller) and ``process_pids()`` (every process the system runs, ZooKeep
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -111,12 +112,19 @@ RESTART_TIMEOUT_S = 900.0
 
 class KafkaCluster:
     """N KRaft nodes, each broker and controller (a static quorum of all N), Kafka's
-    defaults otherwise (replication factors of its internal topics follow N)."""
+    defaults otherwise (replication factors of its internal topics follow N).
+    ``overrides`` are keys for one node, by node id (1..N), over those."""
 
     name = "kafka"
     note = ""
 
-    def __init__(self, data_dir: Path, brokers: int, version: str = KAFKA_VERSION):
+    def __init__(
+        self,
+        data_dir: Path,
+        brokers: int,
+        version: str = KAFKA_VERSION,
+        overrides: Mapping[int, Mapping[str, str]] | None = None,
+    ):
         self.data_dir = data_dir
         self.libs = kafka_ref.ensure_jars(version)
         self.ports = [free_port() for _ in range(brokers)]
@@ -138,6 +146,7 @@ class KafkaCluster:
                     "share.coordinator.state.topic.replication.factor": rf,
                 }
             )
+            props.update((overrides or {}).get(i + 1, {}))
             self.nodes.append(_KafkaNode(self, i + 1, props))
         self.settings = {
             "version": version,
@@ -168,7 +177,10 @@ class KafkaCluster:
     def stop(self) -> None:
         for n in self.nodes:
             if (pid := n.pid()) is not None:
-                os.kill(pid, signal.SIGCONT)  # a paused node would not see its SIGTERM
+                # A paused node would not see its SIGTERM; one that exited (and was
+                # reaped by wait_ready's check) is gone already.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
         for n in self.nodes:
             n.stop()
 
