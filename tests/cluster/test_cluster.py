@@ -411,3 +411,27 @@ def test_the_readme_cluster_example_runs_as_written() -> None:
     bootstrap, controller = done.stdout.split()
     assert len(bootstrap.split(",")) == 3
     assert int(controller) in (1, 2, 3)
+
+
+def test_create_partitions_places_added_partitions_as_the_client_says(
+    kafkalite_cluster: Cluster,
+) -> None:
+    # librdkafka's test 0081 grows topics with its own replica lists for the new
+    # partitions and then checks Metadata for them, as Kafka's controller honours them.
+    c = kafkalite_cluster
+    bootstrap = c.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    create(bootstrap, "placed", 1, 2)
+    settled([bootstrap], "placed", 1)
+    grow = NewPartitions("placed", 3, replica_assignment=[[3, 1], [2, 3]])
+    admin.create_partitions([grow], operation_timeout=30)["placed"].result(30)
+    parts = settled([b.bootstrap_servers for b in c.brokers], "placed", 3)
+    assert (parts[1].replicas, parts[2].replicas) == ([3, 1], [2, 3])
+
+    unknown = NewPartitions("placed", 4, replica_assignment=[[3, 9]])
+    with pytest.raises(KafkaException, match="Unknown broker"):
+        admin.create_partitions([unknown], operation_timeout=30)["placed"].result(30)
+    wrong_factor = NewPartitions("placed", 4, replica_assignment=[[1]])
+    with pytest.raises(KafkaException, match="same number of replicas"):
+        admin.create_partitions([wrong_factor], operation_timeout=30)["placed"].result(30)
+    assert len(partitions(bootstrap, "placed")) == 3

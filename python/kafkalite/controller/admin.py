@@ -326,18 +326,24 @@ class AdminHandler(
         if total == current:
             raise AdminError("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
         live = self._live()
-        # As AdminZkClient.addPartitions: same replication factor, starting where
-        # partition 0's first replica sits in the broker list.
-        first = assignment[0][0]
-        ordered = sorted(live)
-        start = ordered.index(first) if first in ordered else -1
-        added = assign(
-            total - current,
-            len(assignment[0]),
-            live,
-            start_index=start,
-            start_partition=current,
-        )
+        if op.get("assignments"):
+            # The client's own placement of the added partitions: known brokers, and
+            # the topic's replication factor (AdminZkClient.addPartitions checks both).
+            added = {current + i: list(r) for i, r in enumerate(op["assignments"])}
+            check_manual({**assignment, **added}, set(live))
+        else:
+            # As AdminZkClient.addPartitions: same replication factor, starting where
+            # partition 0's first replica sits in the broker list.
+            first = assignment[0][0]
+            ordered = sorted(live)
+            start = ordered.index(first) if first in ordered else -1
+            added = assign(
+                total - current,
+                len(assignment[0]),
+                live,
+                start_index=start,
+                start_partition=current,
+            )
         if op["validate_only"]:
             return
         assert topic_id is not None

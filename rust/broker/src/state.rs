@@ -463,28 +463,34 @@ impl BrokerState {
             .collect()
     }
 
-    /// Grow topics, each `(name, total, validate_only)` as `create_partitions`; in cluster
-    /// mode asked of the controller together, each answered within `wait_ms` on its own.
+    /// Grow topics, each `(name, total, assignments, validate_only)` as
+    /// `create_partitions` (`assignments`: the added partitions' replicas, empty for the
+    /// controller to place them; a single node has checked they name only itself); in
+    /// cluster mode asked of the controller together, each answered within `wait_ms` on its
+    /// own.
     pub fn create_partitions_all(
         &self,
-        grows: Vec<(String, i32, bool)>,
+        grows: Vec<(String, i32, Vec<Vec<i32>>, bool)>,
         wait_ms: u64,
     ) -> Vec<Result<(), ApiError>> {
         if self.cluster.is_none() {
             return grows
                 .iter()
-                .map(|(name, total, validate_only)| {
+                .map(|(name, total, _, validate_only)| {
                     self.create_partitions(name, *total, *validate_only)
                 })
                 .collect();
         }
         let ops = grows
             .into_iter()
-            .map(|(name, total, validate_only)| AdminOp::CreatePartitions {
-                name,
-                total,
-                validate_only,
-            })
+            .map(
+                |(name, total, assignments, validate_only)| AdminOp::CreatePartitions {
+                    name,
+                    total,
+                    assignments,
+                    validate_only,
+                },
+            )
             .collect();
         self.ask_controller_all(ops, wait_ms)
             .into_iter()
@@ -503,6 +509,7 @@ impl BrokerState {
             return self.ask_controller(AdminOp::CreatePartitions {
                 name: name.to_string(),
                 total,
+                assignments: Vec::new(),
                 validate_only,
             });
         }

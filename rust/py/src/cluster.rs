@@ -104,11 +104,13 @@ pub fn op_dict<'py>(py: Python<'py>, op: AdminOp) -> PyResult<Bound<'py, PyDict>
         AdminOp::CreatePartitions {
             name,
             total,
+            assignments,
             validate_only,
         } => {
             d.set_item("op", "create_partitions")?;
             d.set_item("name", name)?;
             d.set_item("total", total)?;
+            d.set_item("assignments", assignments)?;
             d.set_item("validate_only", validate_only)?;
         }
         AdminOp::AlterConfigs {

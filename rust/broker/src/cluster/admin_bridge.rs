@@ -29,9 +29,12 @@ pub enum AdminOp {
     DeleteTopic {
         name: String,
     },
+    /// `assignments` are the added partitions' replicas, in partition order (empty: the
+    /// controller places them).
     CreatePartitions {
         name: String,
         total: i32,
+        assignments: Vec<Vec<i32>>,
         validate_only: bool,
     },
     AlterConfigs {

@@ -63,7 +63,20 @@ pub async fn handle(
         .iter()
         .zip(&checked)
         .filter(|(_, c)| c.is_ok())
-        .map(|(t, _)| (t.name.0.to_string(), t.count, request.validate_only))
+        .map(|(t, _)| {
+            let assignments = t
+                .assignments
+                .iter()
+                .flatten()
+                .map(|a| a.broker_ids.iter().map(|b| b.0).collect())
+                .collect();
+            (
+                t.name.0.to_string(),
+                t.count,
+                assignments,
+                request.validate_only,
+            )
+        })
         .collect();
     let mut grown = state
         .create_partitions_all(grows, admin_wait_for(request.timeout_ms))
@@ -129,8 +142,12 @@ fn check(
                 ),
             ));
         }
-        for a in assignments {
-            check_replicas(state, &a.broker_ids)?;
+        // A single node checks them itself; a cluster's controller checks them against
+        // the registered brokers (as Kafka's does).
+        if state.cluster.is_none() {
+            for a in assignments {
+                check_replicas(state, &a.broker_ids)?;
+            }
         }
     }
     let added = i64::from(t.count) - i64::from(topic.partition_count());
