@@ -163,7 +163,8 @@ def test_java_console_tools_with_pkcs12_client_stores(
         ({"ssl.truststore.password": "wrong"}, "ssl.truststore.password"),
         (
             {"ssl.keystore.type": "JKS"},
-            r"invalid config ssl\.keystore\.type.*JKS stores are not supported",
+            r"Invalid value JKS for configuration ssl\.keystore\.type: JKS stores are not "
+            "supported",
         ),
         ({"listener.name.ssl.ssl.truststore.type": "JKS"}, "listener.name.ssl.ssl.truststore"),
         ({"ssl.keystore.password": ""}, "ssl.keystore"),

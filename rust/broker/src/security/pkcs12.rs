@@ -16,7 +16,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use super::settings::ListenerKeys;
 
 fn bad(keys: &ListenerKeys<'_>, key: &str, reason: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("invalid config {}: {reason}", keys.source_of(key))
+    keys.refused(key, reason)
 }
 
 /// The file at `<prefix>.location` and the passwords to try on it.

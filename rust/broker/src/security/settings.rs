@@ -76,6 +76,18 @@ impl<'a> ListenerKeys<'a> {
             .or_else(|| self.get(key))
     }
 
+    /// A refused setting, worded for `typed_config_error` (`invalid config KEY=VALUE:
+    /// REASON`): the key a value came from and the value as Kafka shows one (a password
+    /// `[hidden]`, an unset key `null`).
+    pub fn refused(&self, key: &str, reason: impl std::fmt::Display) -> anyhow::Error {
+        let value = if key.ends_with(".password") {
+            "[hidden]".to_string()
+        } else {
+            self.get(key).unwrap_or_else(|| "null".into())
+        };
+        anyhow::anyhow!("invalid config {}={value}: {reason}", self.source_of(key))
+    }
+
     /// The name of the key a value came from, for error messages.
     #[must_use]
     pub fn source_of(&self, key: &str) -> String {

@@ -29,7 +29,7 @@ pub enum ClientAuth {
 
 /// A failure naming the key (with its listener prefix, if that is where it came from).
 fn bad(keys: &ListenerKeys<'_>, key: &str, reason: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("invalid config {}: {reason}", keys.source_of(key))
+    keys.refused(key, reason)
 }
 
 fn read_pem_source(keys: &ListenerKeys<'_>, location_key: &str) -> anyhow::Result<Vec<u8>> {
