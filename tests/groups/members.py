@@ -145,7 +145,12 @@ class SteadyProducer:
         self.sent: set[str] = set()
         self._partitions = partitions
         self._stop = threading.Event()
-        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        # Idempotent: a write acknowledged as the broker stops is retried after its restart,
+        # and only idempotence keeps that retry from being a second copy the consumers
+        # would count as read twice (a CI run saw one).
+        self._producer = Producer(
+            {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        )
         self._topic = topic
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
