@@ -125,8 +125,8 @@ class MetadataCache:
             self.controller = None
             self._load_cluster_id()
             self._apply({znodes.BROKER_IDS, znodes.CONTROLLER, znodes.TOPICS, znodes.DELETE_TOPICS})
-            self._watch_new()
             self.generation += 1
+        self.watch_new()
 
     def refresh(self, defer_new: bool = False) -> bool:
         """Re-read what changed since the last call. True when the cache changed.
@@ -146,9 +146,8 @@ class MetadataCache:
             except BaseException:
                 self.mark(dirty)
                 raise
-            if not defer_new:
-                self._watch_new()
-            return self.generation != before
+            changed = self.generation != before
+        return (self.watch_new() or changed) if not defer_new else changed
 
     def watch_new(self) -> bool:
         """Read and watch the states of the partitions ``refresh`` left, without holding
@@ -174,15 +173,6 @@ class MetadataCache:
             # A state missing then and here now was read by a refresh meanwhile: kept.
             self._put_read(paths, got, drop_missing=False)
             return self.generation != before
-
-    def _watch_new(self) -> None:
-        keys = {k for k in self._unwatched if k[0] in self.topics}
-        self._unwatched.clear()
-        try:
-            self._load_states(keys, True)
-        except BaseException:
-            self._unwatched |= keys
-            raise
 
     def _load_cluster_id(self) -> None:
         try:

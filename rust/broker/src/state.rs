@@ -316,6 +316,14 @@ impl BrokerState {
         self.ask_controller_within(op, ADMIN_WAIT_MS)
     }
 
+    /// `ask_controller_all` for operations whose answer carries no data.
+    fn ask_controller_done(&self, ops: Vec<AdminOp>, wait_ms: u64) -> Vec<Result<(), ApiError>> {
+        self.ask_controller_all(ops, wait_ms)
+            .into_iter()
+            .map(|answer| answer.map(|_| ()))
+            .collect()
+    }
+
     /// Several operations asked together (`AdminBridge::call_all`), each answered on its
     /// own, waiting at most `wait_ms` for all of them.
     pub fn ask_controller_all(
@@ -457,10 +465,7 @@ impl BrokerState {
             .into_iter()
             .map(|name| AdminOp::DeleteTopic { name })
             .collect();
-        self.ask_controller_all(ops, wait_ms)
-            .into_iter()
-            .map(|answer| answer.map(|_| ()))
-            .collect()
+        self.ask_controller_done(ops, wait_ms)
     }
 
     /// Grow topics, each `(name, total, assignments, validate_only)` as
@@ -492,10 +497,7 @@ impl BrokerState {
                 },
             )
             .collect();
-        self.ask_controller_all(ops, wait_ms)
-            .into_iter()
-            .map(|answer| answer.map(|_| ()))
-            .collect()
+        self.ask_controller_done(ops, wait_ms)
     }
 
     /// Grow a topic to `total` partitions.
