@@ -41,7 +41,12 @@ class Waiting(Protocol):
     snapshot the broker has, or with REQUEST_TIMED_OUT."""
 
     def wait_for(
-        self, request_id: int, done: Callable[[], bool], timeout_s: float, what: str
+        self,
+        request_id: int,
+        done: Callable[[], bool],
+        timeout_s: float,
+        what: str,
+        at_commit: bool = False,
     ) -> None: ...
 
     @property
@@ -100,12 +105,12 @@ class AdminHandler(
             return None
         return 0, "" if answer is None else json.dumps(answer)
 
-    def _answer_when(self, done: Callable[[], bool], what: str) -> object:
+    def _answer_when(self, done: Callable[[], bool], what: str, at_commit: bool = False) -> object:
         """Answer once ``done`` holds: by a waiter when there is a node, else here."""
         if self.node is None:
             self._wait(done, what)
             return None
-        self.node.wait_for(self.request_id, done, CONTROLLER_WAIT_S, what)
+        self.node.wait_for(self.request_id, done, CONTROLLER_WAIT_S, what, at_commit)
         return WAITING
 
     def _live(self) -> dict[int, str | None]:
@@ -169,7 +174,9 @@ class AdminHandler(
             self.zk.create(znodes.topic_path(name), znodes.topic_json(assignment, uuid.uuid4()))
         except NodeExistsError:
             raise AdminError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.") from None
-        return self._answer_when(self._elected_check(name, len(assignment)), "elect leaders")
+        return self._answer_when(
+            self._elected_check(name, len(assignment)), "elect leaders", at_commit=True
+        )
 
     def create_topics(
         self, batch: list[tuple[int, dict[str, Any]]]
@@ -250,11 +257,15 @@ class AdminHandler(
                     self.request_id = request_id
                     answers.append((request_id, self.handle(op)))
                     continue
+                # Answered once the controller has written every partition's leader and
+                # ISR (Kafka's controller answers at commit; the brokers then create the
+                # logs and show the topic, as Kafka's do).
                 self.node.wait_for(
                     request_id,
                     self._elected_check(op["name"], len(assignment)),
                     CONTROLLER_WAIT_S,
                     "elect leaders",
+                    at_commit=True,
                 )
                 answers.append((request_id, None))
         return answers

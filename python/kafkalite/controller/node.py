@@ -98,12 +98,16 @@ def connect_zookeeper(connect: str, session_ms: int, connection_ms: int) -> Kazo
 @dataclass
 class _Waiter:
     """An admin request answered once ``done`` holds in a snapshot pushed to the Rust
-    broker (its next Metadata request sees what was done), or timed out at ``deadline``."""
+    broker (its next Metadata request sees what was done), or timed out at ``deadline``.
+    ``at_commit``: answered as soon as ``done`` holds in the cache, before the push (as
+    Kafka's controller answers CreateTopics once its records are committed, while the
+    brokers create the logs)."""
 
     request_id: int
     done: Callable[[], bool]
     deadline: float
     what: str
+    at_commit: bool = False
 
 
 class ClusterNode:
@@ -422,6 +426,11 @@ class ClusterNode:
                 if generation != self._pushed_generation:
                     arguments = cache.snapshot_arguments()
                 satisfied = [w for w in waiters if w.done()]
+            committed = [w for w in satisfied if w.at_commit]
+            if committed:
+                self._answer_waiters(committed, committed)
+                waiters = [w for w in waiters if not w.at_commit or w not in committed]
+                satisfied = [w for w in satisfied if not w.at_commit]
             if arguments is not None:
                 started = time.monotonic()
                 if self.server is not None:
@@ -457,11 +466,17 @@ class ClusterNode:
                 self.server.apply_group_configs(json.dumps(groups))
 
     def wait_for(
-        self, request_id: int, done: Callable[[], bool], timeout_s: float, what: str
+        self,
+        request_id: int,
+        done: Callable[[], bool],
+        timeout_s: float,
+        what: str,
+        at_commit: bool = False,
     ) -> None:
-        """Answer admin request ``request_id`` once ``done`` shows in a pushed snapshot,
-        REQUEST_TIMED_OUT after ``timeout_s``; the admin loop goes on meanwhile."""
-        waiter = _Waiter(request_id, done, time.monotonic() + timeout_s, what)
+        """Answer admin request ``request_id`` once ``done`` shows in a pushed snapshot
+        (``at_commit``: in the cache), REQUEST_TIMED_OUT after ``timeout_s``; the admin
+        loop goes on meanwhile."""
+        waiter = _Waiter(request_id, done, time.monotonic() + timeout_s, what, at_commit)
         with self._waiters_lock:
             self._waiters.append(waiter)
         self._push_wanted.set()
