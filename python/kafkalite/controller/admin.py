@@ -327,6 +327,12 @@ class AdminHandler(
             raise AdminError("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
         live = self._live()
         if op.get("assignments"):
+            if len(op["assignments"]) != total - current:
+                raise AdminError(
+                    "INVALID_REPLICA_ASSIGNMENT",
+                    f"Attempted to add {total - current} additional partition(s), but only "
+                    f"{len(op['assignments'])} assignment(s) were specified.",
+                )
             # The client's own placement of the added partitions: known brokers, and
             # the topic's replication factor (AdminZkClient.addPartitions checks both).
             added = {current + i: list(r) for i, r in enumerate(op["assignments"])}

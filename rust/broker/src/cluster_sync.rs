@@ -4,7 +4,9 @@
 //! partitions whose replica list names it; a partition whose replica moved away (a
 //! reassignment) has its log closed and its dir retired, as the topics that are gone do.
 //! Topic config overrides are applied. Pushing a whole snapshot rather than deltas keeps
-//! the binding one call and makes it idempotent.
+//! the binding one call and makes it idempotent. A new topic shows in Metadata before its
+//! logs here are created (`Placement::Later`), as a Kafka broker publishes a metadata
+//! image before creating its logs.
 //!
 //! `__consumer_offsets` and `__transaction_state` are among those topics; once the snapshot
 //! is in, the group and transaction coordinators follow their leaders
@@ -12,18 +14,28 @@
 //! and unloads that of the partitions it lost.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use crate::cluster::partition_dirs;
 use crate::cluster::{
-    ClusterInfo, ClusterSnapshot, Placement, ReplicaState, TopicRecord, TopicRegistry,
+    ClusterInfo, ClusterSnapshot, Partition, Placement, ReplicaState, TopicRecord, TopicRegistry,
 };
 use crate::coordinator::runtime::follow_leadership;
 use crate::errors::{codes, ApiError};
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 
+/// Logs of new replicas opened within the snapshot's own apply; more are opened by a
+/// background thread, so the next snapshot (a leader change, the rest of a large topic)
+/// is not held up behind thousands of dir creations.
+const HOSTED_INLINE: usize = 100;
+/// Logs opened per hold of the admin lock (their dir fsyncs batched), so snapshots and
+/// admin requests interleave with a long run of them.
+const HOSTED_PER_LOCK: usize = 50;
+
 impl BrokerState {
     /// Make this broker's topics and partitions what `snapshot` says.
-    pub fn apply_snapshot(&self, snapshot: ClusterSnapshot) -> Result<(), ApiError> {
+    pub fn apply_snapshot(self: &Arc<Self>, snapshot: ClusterSnapshot) -> Result<(), ApiError> {
         let Some(link) = &self.cluster else {
             return Err(ApiError::new(
                 codes::INVALID_REQUEST,
@@ -33,7 +45,10 @@ impl BrokerState {
         let node = self.config.node_id;
         let mut deleted = Vec::new();
         let mut changed = false;
-        // The new partitions' dir fsyncs run together at the end, not one by one.
+        // Every topic and partition as the controller has it first, so Metadata shows them
+        // at once; the logs of new replicas here are opened after (dir creation is what
+        // takes the time when a request creates thousands), as Kafka's brokers publish a
+        // metadata image before creating its logs.
         partition_dirs::with_batched_syncs(|| -> Result<(), ApiError> {
             let _guard = self.admin_lock();
             let wanted: BTreeSet<&str> = snapshot.topics.iter().map(|t| t.name.as_str()).collect();
@@ -52,10 +67,12 @@ impl BrokerState {
                 let count = t.partitions.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
                 let replicas: HashMap<i32, &ReplicaState> =
                     t.partitions.iter().map(|(i, r)| (*i, r)).collect();
-                // A replica is hosted here when its replica list names this broker.
+                // A replica is hosted here when its replica list names this broker; the
+                // logs of new ones are opened later.
                 let placement = |index: i32| match replicas.get(&index) {
-                    Some(r) if !r.replicas.contains(&node) => Placement::Elsewhere((*r).clone()),
-                    _ => Placement::Here,
+                    Some(r) if r.replicas.contains(&node) => Placement::Later((*r).clone()),
+                    Some(r) => Placement::Elsewhere((*r).clone()),
+                    None => Placement::Here,
                 };
                 let topic = match self.topics.get(&t.name) {
                     Some(existing) if existing.id == t.id => existing,
@@ -93,40 +110,16 @@ impl BrokerState {
                 }
                 for (index, replica) in &t.partitions {
                     let here = replica.replicas.contains(&node);
-                    let partition = match (topic.partition(*index), here) {
-                        (Some(p), true) => p,
-                        (None, true) => match self.topics.host(&topic, *index, &log_config) {
-                            Ok(p) => p,
-                            Err(e) => {
-                                // One unreadable log must not keep the rest of the
-                                // cluster from this broker; the next snapshot retries.
-                                kafkalite_core::logging::error(
-                                    "kafkalite.cluster.ClusterSync",
-                                    &format!("cannot host {}-{index}: {}", t.name, e.message),
-                                );
-                                TopicRegistry::set_elsewhere_state(&topic, *index, replica.clone());
-                                continue;
-                            }
-                        },
+                    match (topic.partition(*index), here) {
+                        (Some(partition), true) => self.take_replica_state(&partition, replica),
                         (Some(_), false) => {
                             changed = true;
                             self.topics.unhost(&topic, *index, replica.clone());
-                            continue;
                         }
-                        (None, false) => {
+                        // Placed here and not open yet: the controller's word until it is.
+                        (None, _) => {
                             TopicRegistry::set_elsewhere_state(&topic, *index, replica.clone());
-                            continue;
                         }
-                    };
-                    let before = partition.replica_state();
-                    if before != *replica {
-                        self.metrics.isr_changed(node, &before, replica);
-                        partition.set_replica_state(replica.clone());
-                    }
-                    // A shrunk ISR may let the high watermark move (a sole replica's follows
-                    // its log end).
-                    if replica.leader == node && partition.advance_leader_high_watermark() {
-                        self.data_arrived.notify_waiters();
                     }
                 }
             }
@@ -138,12 +131,105 @@ impl BrokerState {
             Ok(())
         })?;
         // The topic file lists this broker's topics, so a restart keeps their dirs (it
-        // removes dirs no stored topic owns) until the controller's view arrives; written
-        // once the new dirs are durable, as it is the commit point.
+        // removes dirs no stored topic owns) until the controller's view arrives.
         if changed || !deleted.is_empty() {
             let _guard = self.admin_lock();
             self.persist_after_snapshot()?;
         }
+        let (_, more) = self.host_awaiting_logs(HOSTED_INLINE);
+        self.follow_hosted(&deleted);
+        if more {
+            self.host_in_background();
+        }
+        Ok(())
+    }
+
+    /// Open the logs of up to `limit` partitions placed here later, then persist the
+    /// topic file: how many opened, and whether more await.
+    fn host_awaiting_logs(&self, limit: usize) -> (usize, bool) {
+        let Some(link) = &self.cluster else {
+            return (0, false);
+        };
+        let node = self.config.node_id;
+        let awaiting = self.topics.awaiting_logs(node);
+        let mut hosted = 0;
+        for chunk in awaiting[..limit.min(awaiting.len())].chunks(HOSTED_PER_LOCK) {
+            partition_dirs::with_batched_syncs(|| {
+                let _guard = self.admin_lock();
+                if link.closing.load(Ordering::SeqCst) {
+                    return;
+                }
+                for (topic, index) in chunk {
+                    let log_config = self
+                        .log_config(&topic.configs.read().expect("lock"))
+                        .unwrap_or_else(|_| self.dynamic.live().log_defaults.clone());
+                    match self.topics.host_awaiting(topic, *index, node, &log_config) {
+                        Some(Ok((partition, said))) => {
+                            hosted += 1;
+                            self.take_replica_state(&partition, &said);
+                        }
+                        // One unreadable log must not keep the rest of the cluster from
+                        // this broker; the next snapshot retries.
+                        Some(Err(e)) => kafkalite_core::logging::error(
+                            "kafkalite.cluster.ClusterSync",
+                            &format!("cannot host {}-{index}: {}", topic.name, e.message),
+                        ),
+                        None => {}
+                    }
+                }
+            });
+        }
+        if hosted > 0 {
+            let _guard = self.admin_lock();
+            if let Err(e) = self.persist_after_snapshot() {
+                kafkalite_core::logging::error(
+                    "kafkalite.cluster.ClusterSync",
+                    &format!("cannot persist the topic file: {}", e.message),
+                );
+            }
+        }
+        (hosted, awaiting.len() > limit)
+    }
+
+    /// Open the rest of the awaiting logs on a thread of their own (one at a time), for
+    /// as long as that makes progress.
+    fn host_in_background(self: &Arc<Self>) {
+        let Some(link) = &self.cluster else {
+            return;
+        };
+        if link.hosting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let state = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("kafkalite-open-logs".into())
+            .spawn(move || {
+                let link = state.cluster.as_ref().expect("cluster mode");
+                loop {
+                    let (hosted, _) = state.host_awaiting_logs(usize::MAX);
+                    state.follow_hosted(&[]);
+                    link.hosting.store(false, Ordering::SeqCst);
+                    // A snapshot that came meanwhile left its partitions to this thread.
+                    let more = hosted > 0
+                        && !link.closing.load(Ordering::SeqCst)
+                        && !state.topics.awaiting_logs(state.config.node_id).is_empty();
+                    if !more || link.hosting.swap(true, Ordering::SeqCst) {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            link.hosting.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// What follows the partitions hosted here: fetchers, coordinators, and the committed
+    /// offsets of `deleted` topics.
+    fn follow_hosted(&self, deleted: &[String]) {
+        let Some(link) = &self.cluster else {
+            return;
+        };
+        let node = self.config.node_id;
         // Start fetching what this broker now follows, stop what it now leads.
         if let Some(fetchers) = &self.fetchers {
             fetchers.sync(node, &self.topics, link);
@@ -165,9 +251,23 @@ impl BrokerState {
             link.runtime.get().cloned(),
         );
         for name in deleted {
-            self.groups.topic_deleted(&name);
+            self.groups.topic_deleted(name);
         }
-        Ok(())
+    }
+
+    /// Take the controller's word on a replica hosted here.
+    fn take_replica_state(&self, partition: &Partition, replica: &ReplicaState) {
+        let before = partition.replica_state();
+        if before != *replica {
+            self.metrics
+                .isr_changed(self.config.node_id, &before, replica);
+            partition.set_replica_state(replica.clone());
+        }
+        // A shrunk ISR may let the high watermark move (a sole replica's follows its log
+        // end).
+        if replica.leader == self.config.node_id && partition.advance_leader_high_watermark() {
+            self.data_arrived.notify_waiters();
+        }
     }
 }
 

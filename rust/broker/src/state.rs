@@ -619,6 +619,11 @@ impl BrokerState {
     pub fn close(&self) -> anyhow::Result<()> {
         // On a full disk persisting can fail; the logs still close (indexes, clean-shutdown
         // markers) as far as they can, and the first error is returned.
+        if let Some(link) = &self.cluster {
+            let _guard = self.admin_lock();
+            link.closing
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let persisted = self.persist();
         let closed = self.topics.close();
         persisted?;

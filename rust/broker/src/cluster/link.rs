@@ -44,6 +44,11 @@ pub struct ClusterLink {
     /// The broker's runtime, once it runs: coordinators load partitions inside it (their
     /// timers are tokio tasks) while snapshots arrive on a Python thread.
     pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+    /// A background thread is opening the logs of partitions placed here later
+    /// (`cluster_sync`); one at a time.
+    pub hosting: std::sync::atomic::AtomicBool,
+    /// Set (under the admin lock) once the broker closes its logs: no log opens after.
+    pub closing: std::sync::atomic::AtomicBool,
 }
 
 impl ClusterLink {
@@ -57,6 +62,8 @@ impl ClusterLink {
             }),
             admin: AdminBridge::default(),
             runtime: std::sync::OnceLock::new(),
+            hosting: std::sync::atomic::AtomicBool::new(false),
+            closing: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

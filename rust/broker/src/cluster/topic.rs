@@ -46,6 +46,11 @@ impl Slot {
 pub enum Placement {
     Here,
     Elsewhere(ReplicaState),
+    /// Here, but its log is opened later (`TopicRegistry::host`): until then the slot
+    /// holds the controller's word, so Metadata shows the partition at once while clients
+    /// reading or writing it are told NOT_LEADER_OR_FOLLOWER, as Kafka's brokers publish a
+    /// metadata image before creating its logs. Any dir of it is left for `host` to recover.
+    Later(ReplicaState),
 }
 
 pub struct Topic {

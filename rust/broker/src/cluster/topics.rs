@@ -212,6 +212,18 @@ impl TopicRegistry {
         index: i32,
         log_config: &LogConfig,
     ) -> Result<Arc<Partition>, ApiError> {
+        self.host_as(topic, index, log_config, None)
+    }
+
+    /// `host`, the partition taking replica state `said` before anyone sees it (Metadata
+    /// must not show a new log's default state in between).
+    fn host_as(
+        &self,
+        topic: &Topic,
+        index: i32,
+        log_config: &LogConfig,
+        said: Option<ReplicaState>,
+    ) -> Result<Arc<Partition>, ApiError> {
         // Counted before the slots' lock: counting reads every topic's slots.
         let mut counts = self.partitions_per_dir();
         let mut slots = topic.slots.write().expect("lock");
@@ -229,8 +241,62 @@ impl TopicRegistry {
         }
         let partition =
             self.open_partition(&topic.name, topic.id, index, log_config, false, &mut counts)?;
+        if let Some(said) = said {
+            partition.set_replica_state(said);
+        }
         *slot = Slot::Hosted(Arc::clone(&partition));
         Ok(partition)
+    }
+
+    /// The partitions placed here whose logs are not open yet (`Placement::Later`): slots
+    /// holding the controller's word with a replica list that names `node`.
+    pub fn awaiting_logs(&self, node: i32) -> Vec<(Arc<Topic>, i32)> {
+        let mut awaiting = Vec::new();
+        for topic in self.all() {
+            let slots = topic.slots.read().expect("lock");
+            let indexes: Vec<i32> = slots
+                .iter()
+                .zip(0..)
+                .filter(
+                    |(slot, _)| matches!(slot, Slot::Elsewhere(r) if r.replicas.contains(&node)),
+                )
+                .map(|(_, index)| index)
+                .collect();
+            drop(slots);
+            awaiting.extend(indexes.into_iter().map(|i| (Arc::clone(&topic), i)));
+        }
+        awaiting
+    }
+
+    /// Open the log of partition `index` of `topic` if it still awaits one here (the topic
+    /// still registered, the slot's replica list naming `node`): the partition and the
+    /// controller's word on it.
+    pub fn host_awaiting(
+        &self,
+        topic: &Arc<Topic>,
+        index: i32,
+        node: i32,
+        log_config: &LogConfig,
+    ) -> Option<Result<(Arc<Partition>, ReplicaState), ApiError>> {
+        if !self
+            .get(&topic.name)
+            .is_some_and(|t| Arc::ptr_eq(&t, topic))
+        {
+            return None;
+        }
+        let said = match topic
+            .slots
+            .read()
+            .expect("lock")
+            .get(usize::try_from(index).ok()?)
+        {
+            Some(Slot::Elsewhere(r)) if r.replicas.contains(&node) => r.clone(),
+            _ => return None,
+        };
+        Some(
+            self.host_as(topic, index, log_config, Some(said.clone()))
+                .map(|p| (p, said)),
+        )
     }
 
     /// Stop hosting partition `index` of `topic` (the controller moved its replica to
@@ -397,6 +463,7 @@ impl TopicRegistry {
                     Self::retire_dirs(topic, index, copies);
                     Ok(Slot::Elsewhere(replica))
                 }
+                Placement::Later(replica) => Ok(Slot::Elsewhere(replica)),
             })
             .collect()
     }
@@ -532,6 +599,69 @@ mod tests {
             registry.remove("t").err().unwrap().code,
             codes::UNKNOWN_TOPIC_OR_PARTITION
         );
+    }
+
+    #[test]
+    fn partitions_placed_later_show_first_and_keep_their_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry =
+            TopicRegistry::new(vec![dir.path().to_path_buf()], ReplicaState::single_node(1));
+        let config = LogConfig::default();
+        let rec = record(2);
+        let id = rec.id;
+        let topic = registry.open_topic("t", rec, &config, true).unwrap();
+        let p1 = topic.partition(1).unwrap();
+        let batch = kafkalite_core::records::encode_batch(
+            &[kafkalite_core::records::RecordInput {
+                timestamp: 1,
+                key: None,
+                value: Some(b"v".to_vec()),
+                headers: Vec::new(),
+            }],
+            kafkalite_core::records::Compression::None,
+            0,
+        )
+        .unwrap();
+        p1.append(&batch, 1).unwrap();
+        p1.log.lock().unwrap().close().unwrap();
+        drop(p1);
+        registry.remove("t").unwrap();
+        drop(topic);
+
+        // Reopened as a snapshot opens a topic: every slot shows the controller's word
+        // and no dir is made or retired until `host`.
+        let said = ReplicaState {
+            leader: 1,
+            leader_epoch: 4,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+        };
+        let reopened = registry
+            .open_topic_placed(
+                "t",
+                TopicRecord {
+                    id,
+                    partitions: 3,
+                    configs: BTreeMap::new(),
+                },
+                &config,
+                false,
+                &|_| Placement::Later(said.clone()),
+            )
+            .unwrap();
+        assert!(reopened.hosted().is_empty());
+        assert_eq!(reopened.replica_states(), vec![said.clone(); 3]);
+        assert_eq!(
+            reopened.hosted_or_code(0, 1, 4).err(),
+            Some(codes::NOT_LEADER_OR_FOLLOWER)
+        );
+        assert!(dir.path().join("t-1").is_dir(), "the data is kept");
+        assert!(!dir.path().join("t-2").exists(), "nothing made yet");
+
+        let p1 = registry.host(&reopened, 1, &config).unwrap();
+        assert_eq!(p1.log_end_offset(), 1, "recovered");
+        registry.host(&reopened, 2, &config).unwrap();
+        assert!(dir.path().join("t-2").is_dir());
     }
 
     #[test]
