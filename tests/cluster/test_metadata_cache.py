@@ -31,6 +31,16 @@ class CountingClient(KazooClient):  # type: ignore[misc]
         self.reads += 1
         return super().get_children(path, *args, **kwargs)
 
+    def get_children_async(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return super().get_children_async(path, *args, **kwargs)
+
+    def exists_async(self, path: str, watch: Any = None) -> Any:
+        self.existence_checks += 1
+        return super().exists_async(path, watch=watch)
+
+    existence_checks = 0
+
 
 @pytest.fixture(scope="module")
 def zk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeeper]:
@@ -126,6 +136,46 @@ def test_topics_partitions_configs_and_brokers_follow_zookeeper(zk: CountingClie
     cache.refresh()
     assert "t" not in cache.topics and not any(k[0] == "t" for k in cache.states)
     assert 3 not in cache.brokers
+
+
+def test_partitions_created_after_their_topic_are_learnt_through_one_list(
+    zk: CountingClient,
+) -> None:
+    """A broker learns a topic before the controller has created its partitions' states:
+    it watches the topic's partition list, not each partition (a round trip per topic,
+    not per partition), and reads each state once the controller has made it."""
+    cache, woken = make_cache(zk)
+    add_topic(zk, "fresh", 300, with_states=False)
+    cache.barrier()
+    cache.refresh()
+    assert "fresh" in cache.topics and not cache.elected("fresh", range(300))
+    checks, reads = zk.existence_checks, zk.reads
+    # As the controller creates them: each partition's znode with its state, in one
+    # transaction.
+    base = znodes.partitions_path("fresh")
+    tx = zk.transaction()
+    tx.create(base, b"")
+    for p in range(300):
+        tx.create(f"{base}/{p}", b"")
+        tx.create(
+            znodes.partition_state_path("fresh", p),
+            znodes.state_json(znodes.LeaderAndIsr(2, 0, [1, 2, 3], 1)),
+        )
+    assert all(r is True or isinstance(r, str) for r in tx.commit())
+    wait_for(woken.is_set, timeout=5)
+    cache.barrier()
+    cache.refresh()
+    assert cache.elected("fresh", range(300))
+    assert zk.existence_checks == checks, "no partition was checked for on its own"
+    assert zk.reads - reads == 1 + 300, "the list, then each state once"
+    # The states read are watched: a leader change is seen.
+    woken.clear()
+    path = znodes.partition_state_path("fresh", 299)
+    zk.set(path, znodes.state_json(znodes.LeaderAndIsr(3, 1, [3], 1)), version=0)
+    wait_for(woken.is_set, timeout=5)
+    cache.barrier()
+    cache.refresh()
+    assert cache.states[("fresh", 299)].state.leader == 3
 
 
 def test_a_new_session_reloads_everything(zk: CountingClient, tmp_path: Path) -> None:

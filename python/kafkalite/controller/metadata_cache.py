@@ -49,6 +49,14 @@ class PartitionState:
     version: int
 
 
+def partitions_topic(path: str) -> str | None:
+    """``/brokers/topics/<t>/partitions`` -> t."""
+    parts = path.split("/")
+    if len(parts) == 5 and parts[4] == "partitions":
+        return parts[3]
+    return None
+
+
 def state_key(path: str) -> PartitionKey | None:
     """``/brokers/topics/<t>/partitions/<p>/state`` -> (t, p)."""
     parts = path.split("/")
@@ -162,9 +170,17 @@ class MetadataCache:
         if not keys:
             return False
         try:
-            paths = {znodes.partition_state_path(t, p): (t, p) for t, p in keys}
-            got = self._get_all([p for p, k in paths.items() if k in written])
-            got.update(self._get_new([p for p, k in paths.items() if k not in written]))
+            # The others' states are read where their partition's znode is there: the
+            # controller creates it together with the state, and one watched list per
+            # topic tells (a round trip per topic rather than a watched exists per
+            # partition); the list's watch brings the rest.
+            unknown = keys - written
+            lists = self._get_children_all({znodes.partitions_path(t) for t, _p in unknown})
+            there = {
+                (t, p) for t, p in unknown if str(p) in (lists.get(znodes.partitions_path(t)) or ())
+            }
+            paths = {znodes.partition_state_path(t, p): (t, p) for t, p in written | there}
+            got = self._get_all(list(paths))
         except BaseException:
             with self.lock:
                 self._unwatched |= keys
@@ -185,6 +201,7 @@ class MetadataCache:
         topics_dirty: set[str] = set()
         configs_dirty: set[str] = set()
         states_dirty: set[PartitionKey] = set()
+        lists_dirty: set[str] = set()
         topic_prefix = znodes.TOPICS + "/"
         config_prefix = znodes.CONFIG_TOPICS + "/"
         for path in dirty:
@@ -192,6 +209,8 @@ class MetadataCache:
                 rest = path[len(topic_prefix) :]
                 if "/" not in rest:
                     topics_dirty.add(rest)
+                elif (listed := partitions_topic(path)) is not None:
+                    lists_dirty.add(listed)
                 else:
                     key = state_key(path)
                     if key is not None:
@@ -217,7 +236,22 @@ class MetadataCache:
         topics_dirty = {t for t in topics_dirty if not t.startswith(".")}
         new_partitions = self._load_topics(topics_dirty, configs_dirty)
         self._unwatched |= new_partitions - states_dirty
+        states_dirty |= self._listed_unknown(lists_dirty - topics_dirty)
         self._load_states({k for k in states_dirty if k[0] in self.topics})
+
+    def _listed_unknown(self, topics: set[str]) -> set[PartitionKey]:
+        """The partitions of ``topics`` whose znodes are listed now (the lists read again,
+        re-arming their watches) and whose states the cache lacks."""
+        topics = {t for t in topics if t in self.topics}
+        lists = self._get_children_all({znodes.partitions_path(t) for t in topics})
+        found: set[PartitionKey] = set()
+        for t in topics:
+            assignment = self.topics[t].znode.assignment
+            for child in lists.get(znodes.partitions_path(t)) or ():
+                key = (t, int(child)) if child.isdigit() else None
+                if key is not None and key[1] in assignment and key not in self.states:
+                    found.add(key)
+        return found
 
     def _load_controller(self) -> None:
         got = self._get_all([znodes.CONTROLLER])[znodes.CONTROLLER]
@@ -293,11 +327,9 @@ class MetadataCache:
                 self.generation += 1
         return new
 
-    def _load_states(self, keys: set[PartitionKey], new: bool = False) -> None:
-        """``new``: partitions just learnt of, whose states mostly do not exist yet."""
+    def _load_states(self, keys: set[PartitionKey]) -> None:
         paths = {znodes.partition_state_path(t, p): (t, p) for t, p in keys}
-        got = self._get_new(list(paths)) if new else self._get_all(list(paths))
-        self._put_read(paths, got)
+        self._put_read(paths, self._get_all(list(paths)))
 
     def _put_read(
         self,
@@ -335,13 +367,22 @@ class MetadataCache:
         with self.lock:
             self._load_states(set(keys))
 
-    def _get_new(self, paths: list[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
-        """``_get_all`` for znodes that mostly do not exist yet: a watched exists first (one
-        request each instead of a failed get and then an exists), a get for those there."""
-        pending = [(p, self.zk.exists_async(p, watch=self._watched)) for p in paths]
-        there = [p for p, result in pending if result.get() is not None]
-        out: dict[str, tuple[bytes, ZnodeStat] | None] = dict.fromkeys(paths)
-        out.update(self._get_all(there))
+    def _get_children_all(self, paths: set[str]) -> dict[str, list[str] | None]:
+        """Pipelined watched child lists; a missing znode is watched for its creation."""
+        pending = [(p, self.zk.get_children_async(p, watch=self._watched)) for p in paths]
+        out: dict[str, list[str] | None] = {}
+        missing: list[str] = []
+        for path, result in pending:
+            try:
+                out[path] = list(result.get())
+            except NoNodeError:
+                out[path] = None
+                missing.append(path)
+        exists = [(p, self.zk.exists_async(p, watch=self._watched)) for p in missing]
+        for path, result in exists:
+            if result.get() is not None:
+                # Created in between: read it on the next pass.
+                self.mark([path])
         return out
 
     def _get_all(

@@ -59,8 +59,12 @@ def topic_path(topic: str) -> str:
     return f"{TOPICS}/{topic}"
 
 
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
 def partition_state_path(topic: str, partition: int) -> str:
-    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+    return f"{partitions_path(topic)}/{partition}/state"
 
 
 def topic_config_path(topic: str) -> str:
