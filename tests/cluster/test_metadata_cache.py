@@ -27,10 +27,7 @@ class CountingClient(KazooClient):  # type: ignore[misc]
         self.reads += 1
         return super().get_async(path, watch=watch)
 
-    def get_children(self, path: str, *args: Any, **kwargs: Any) -> Any:
-        self.reads += 1
-        return super().get_children(path, *args, **kwargs)
-
+    # kazoo's get_children is get_children_async waited for.
     def get_children_async(self, path: str, *args: Any, **kwargs: Any) -> Any:
         self.reads += 1
         return super().get_children_async(path, *args, **kwargs)
@@ -176,6 +173,47 @@ def test_partitions_created_after_their_topic_are_learnt_through_one_list(
     cache.barrier()
     cache.refresh()
     assert cache.states[("fresh", 299)].state.leader == 3
+
+
+def test_states_the_controller_announces_are_learnt_with_one_read(zk: CountingClient) -> None:
+    """The controller lists the states it creates in a ``NEW_STATES`` child of the same
+    transaction: a broker takes them all with one read, then arms their watches."""
+    zk.ensure_path(znodes.NEW_STATES)
+    cache, woken = make_cache(zk)
+    add_topic(zk, "announced", 300, with_states=False)
+    cache.barrier()
+    cache.refresh()
+    topic_id = cache.topics["announced"].znode.topic_id
+    state = znodes.LeaderAndIsr(2, 0, [1, 2, 3], 1)
+    base = znodes.partitions_path("announced")
+    tx = zk.transaction()
+    tx.create(base, b"")
+    for p in range(300):
+        tx.create(f"{base}/{p}", b"")
+        tx.create(znodes.partition_state_path("announced", p), znodes.state_json(state))
+    entries = [("announced", topic_id, p, state) for p in range(300)]
+    tx.create(
+        f"{znodes.NEW_STATES}/{znodes.NEW_STATES_PREFIX}",
+        znodes.new_states_json(entries),
+        sequence=True,
+    )
+    assert not any(isinstance(r, Exception) for r in tx.commit())
+    reads = zk.reads
+    cache.barrier()
+    cache.refresh(defer_new=True)
+    assert cache.elected("announced", range(300))
+    assert cache.states[("announced", 7)].state == state
+    # The list of announcements, the one announced, the topic's partition list.
+    assert zk.reads - reads == 3
+    # Then each state's watch is armed: a leader change is seen.
+    cache.watch_new()
+    woken.clear()
+    path = znodes.partition_state_path("announced", 5)
+    zk.set(path, znodes.state_json(znodes.LeaderAndIsr(3, 1, [3], 1)), version=0)
+    wait_for(woken.is_set, timeout=5)
+    cache.barrier()
+    cache.refresh()
+    assert cache.states[("announced", 5)].state.leader == 3
 
 
 def test_a_new_session_reloads_everything(zk: CountingClient, tmp_path: Path) -> None:

@@ -123,6 +123,9 @@ class Controller:
         # reads the ISR its leaders write), a pass only checks the rebalance timer.
         self._again = True
         self._seen_generation = -1
+        # Made by every broker at start; here too for a ZooKeeper a broker of an earlier
+        # kafkalite set up (without it every new partition's transaction would fail).
+        zk.ensure_path(znodes.NEW_STATES)
 
     def watch(self, _event: Any) -> None:
         """Called by ZooKeeper when a request znode the controller reads changes."""
@@ -220,6 +223,7 @@ class Controller:
         parent left by an earlier attempt) leaves the rest to ``_write``'s general path."""
         with self.cache.lock:
             started = {t for t, _p in self.cache.states}
+            topic_ids = {t: e.znode.topic_id for t, e in self.cache.topics.items()}
         ops: list[tuple[str, bytes, _Write | None]] = []
         for w in creates:
             topic, p = w.key
@@ -239,6 +243,15 @@ class Controller:
             tx.check(znodes.CONTROLLER_EPOCH, self.term.epoch_zk_version)
             for path, data, _w in chunk:
                 tx.create(path, data)
+            # The same states in one znode for the brokers (znodes.NEW_STATES).
+            created = [w for _p, _d, w in chunk if w is not None]
+            tx.create(
+                f"{znodes.NEW_STATES}/{znodes.NEW_STATES_PREFIX}",
+                znodes.new_states_json(
+                    [(w.key[0], topic_ids.get(w.key[0]), w.key[1], w.state) for w in created]
+                ),
+                sequence=True,
+            )
             pending.append(tx.commit_async())
         done: list[_Write] = []
         fenced = False
@@ -252,9 +265,21 @@ class Controller:
                 if written is not None:
                     self.cache.put_state(written.key, written.state, 0)
                     done.append(written)
+            self._forget_new_states(results[-1])
         if fenced:
             raise Fenced(f"controller epoch {self.term.epoch} is stale")
         return done
+
+    def _forget_new_states(self, created: object) -> None:
+        """Delete the ``NEW_STATES`` child ``NEW_STATES_KEPT`` before the one just created
+        (not waited for: one left behind is deleted by nobody and harms nobody)."""
+        name = str(created).rsplit("/", 1)[-1]
+        seq = znodes.new_states_sequence(name)
+        if seq is None or seq < znodes.NEW_STATES_KEPT:
+            return
+        old = seq - znodes.NEW_STATES_KEPT
+        digits = len(name) - len(znodes.NEW_STATES_PREFIX)
+        self.zk.delete_async(f"{znodes.NEW_STATES}/{znodes.NEW_STATES_PREFIX}{old:0{digits}d}")
 
     def _write(self, writes: list[_Write]) -> None:
         done = self._create_fresh([w for w in writes if w.version < 0])

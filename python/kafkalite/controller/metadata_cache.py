@@ -92,6 +92,8 @@ class MetadataCache:
         # controller's ``refresh(defer_new=True)`` leaves them to ``watch_new``, so it
         # decides (and creates those states) before that round trip per partition.
         self._unwatched: set[PartitionKey] = set()
+        # The newest ``NEW_STATES`` child read (or there at the last reload).
+        self._new_states_seen = -1
 
     # -- watches ---------------------------------------------------------------------
 
@@ -132,6 +134,8 @@ class MetadataCache:
             self.delete_requests.clear()
             self.controller = None
             self._load_cluster_id()
+            # Those there now are older than the states read below.
+            self._new_states_seen = max(self._new_states_children(), default=-1)
             self._apply({znodes.BROKER_IDS, znodes.CONTROLLER, znodes.TOPICS, znodes.DELETE_TOPICS})
             self.generation += 1
         self.watch_new()
@@ -236,8 +240,49 @@ class MetadataCache:
         topics_dirty = {t for t in topics_dirty if not t.startswith(".")}
         new_partitions = self._load_topics(topics_dirty, configs_dirty)
         self._unwatched |= new_partitions - states_dirty
+        if znodes.NEW_STATES in dirty:
+            self._load_new_states()
         states_dirty |= self._listed_unknown(lists_dirty - topics_dirty)
         self._load_states({k for k in states_dirty if k[0] in self.topics})
+
+    def _new_states_children(self) -> list[int]:
+        """The sequence numbers of ``NEW_STATES``' children, the list watched."""
+        try:
+            names = self.zk.get_children(znodes.NEW_STATES, watch=self._watched)
+        except NoNodeError:
+            if self.zk.exists(znodes.NEW_STATES, watch=self._watched) is not None:
+                self.mark([znodes.NEW_STATES])
+            return []
+        return [s for s in map(znodes.new_states_sequence, names) if s is not None]
+
+    def _load_new_states(self) -> None:
+        """The states the controller has created since the last read, each taken at
+        version 0 when its topic (same id) is known and its state is not; their watches
+        are armed by ``watch_new`` (after a snapshot with them can be pushed)."""
+        fresh = sorted(s for s in self._new_states_children() if s > self._new_states_seen)
+        if not fresh:
+            return
+        paths = [f"{znodes.NEW_STATES}/{znodes.NEW_STATES_PREFIX}{s:010d}" for s in fresh]
+        got = self._get_all(paths, watch=False)
+        self._new_states_seen = fresh[-1]
+        for path in paths:
+            read = got[path]
+            if read is None:
+                continue  # deleted by the controller meanwhile: the states are read instead
+            for t, tid, p, state in znodes.parse_new_states(read[0]):
+                entry = self.topics.get(t)
+                key = (t, p)
+                if (
+                    entry is None
+                    or entry.znode.topic_id is None
+                    or znodes.topic_id_string(entry.znode.topic_id) != tid
+                    or p not in entry.znode.assignment
+                    or key in self.states
+                ):
+                    continue
+                self.states[key] = PartitionState(state, 0)
+                self._unwatched.add(key)
+                self.generation += 1
 
     def _listed_unknown(self, topics: set[str]) -> set[PartitionKey]:
         """The partitions of ``topics`` whose znodes are listed now (the lists read again,

@@ -168,7 +168,7 @@ class ClusterNode:
         zk = connect_zookeeper(connect, self.session_ms, self.connection_ms)
         self.zk = zk
         try:
-            for path in znodes.PERSISTENT_PATHS:
+            for path in (*znodes.PERSISTENT_PATHS, znodes.NEW_STATES):
                 zk.ensure_path(path)
             try:
                 zk.create(

@@ -22,6 +22,15 @@ PREFERRED_ELECTION = "/admin/preferred_replica_election"
 # controller's event queue; here every request reaches the controller through ZooKeeper.
 UNCLEAN_ELECTION = "/admin/unclean_leader_election"
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+# kafkalite's own, as Kafka's /isr_change_notification: the states the controller has just
+# created for new partitions, a sequential child per transaction, so every broker learns a
+# large topic's leaders with one read rather than one per partition (Kafka's ZooKeeper-mode
+# controller sent them to the brokers in one UpdateMetadata request).
+NEW_STATES = "/admin/new_partition_states"
+NEW_STATES_PREFIX = "batch_"
+# How many of those the controller keeps; a broker further behind reads the states
+# themselves.
+NEW_STATES_KEPT = 64
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CLUSTER_ID = "/cluster/id"
 
@@ -274,6 +283,35 @@ def state_json(s: LeaderAndIsr) -> bytes:
 def parse_state(data: bytes) -> LeaderAndIsr:
     d = json.loads(data)
     return LeaderAndIsr(d["leader"], d["leader_epoch"], list(d["isr"]), d["controller_epoch"])
+
+
+def new_states_json(entries: Sequence[tuple[str, uuid.UUID | None, int, LeaderAndIsr]]) -> bytes:
+    """A ``NEW_STATES`` child: (topic, topic id, partition, state) for each new partition,
+    every state at znode version 0 (created in the same transaction)."""
+    return _dump(
+        {
+            "version": 1,
+            "partitions": [
+                [t, None if tid is None else topic_id_string(tid), p, json.loads(state_json(s))]
+                for t, tid, p, s in entries
+            ],
+        }
+    )
+
+
+def parse_new_states(data: bytes) -> list[tuple[str, str | None, int, LeaderAndIsr]]:
+    return [
+        (t, tid, int(p), parse_state(json.dumps(s).encode()))
+        for t, tid, p, s in json.loads(data)["partitions"]
+    ]
+
+
+def new_states_sequence(name: str) -> int | None:
+    """``batch_0000000042`` -> 42."""
+    if not name.startswith(NEW_STATES_PREFIX):
+        return None
+    digits = name[len(NEW_STATES_PREFIX) :]
+    return int(digits) if digits.isdigit() else None
 
 
 def config_json(configs: dict[str, str]) -> bytes:
