@@ -344,6 +344,7 @@ class ClusterNode:
         cache.refresh(defer_new=True)
         try:
             self._decide(zk, cache, me)
+            self._answer_committed()
         finally:
             if cache.watch_new():
                 self._push_wanted.set()
@@ -492,10 +493,23 @@ class ClusterNode:
             for w in waiters
             if now >= w.deadline and all(w is not d for d in satisfied)
         ]
+        # Claimed first: the push loop and the admin loop both answer waiters.
+        with self._waiters_lock:
+            outcomes = [o for o in outcomes if any(o[0] is w for w in self._waiters)]
+            self._waiters = [w for w in self._waiters if all(w is not o[0] for o in outcomes)]
         for w, code, message in outcomes:
             server.complete_admin_request(w.request_id, code, message)
+
+    def _answer_committed(self) -> None:
+        """Answer the waiters answered at commit whose condition the cache shows now (the
+        controller's writes, or states just read), not after the next snapshot push."""
         with self._waiters_lock:
-            self._waiters = [w for w in self._waiters if all(w is not o[0] for o in outcomes)]
+            waiting = [w for w in self._waiters if w.at_commit]
+        if not waiting or self.cache is None:
+            return
+        with self.cache.lock:
+            done = [w for w in waiting if w.done()]
+        self._answer_waiters(done, done)
 
     def _watch_liveness(self) -> None:
         """The controller watches every other broker; the others watch the controller."""
