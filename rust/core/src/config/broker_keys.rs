@@ -170,7 +170,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("controller.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly), // not read
     key("controller.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly), // not read
     key("controller.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly), // not read
-    key("cordoned.log.dirs", List, Value(""), Any, PerBroker), // not read
+    // Read by DescribeLogDirs v5 (IsCordoned); placement does not avoid cordoned dirs yet.
+    key("cordoned.log.dirs", List, Value(""), Any, PerBroker),
     key("create.topic.policy.class.name", Class, Null, Any, ReadOnly), // not read
     key("default.replication.factor", Int, Value("1"), AtLeast(1), ReadOnly),
     key("delegation.token.expiry.check.interval.ms", Long, Value("3600000"), AtLeast(1), ReadOnly), // not read
