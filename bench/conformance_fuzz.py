@@ -2,7 +2,7 @@
 
     python bench/conformance_fuzz.py --minutes 10 [--compare-every 10] [--out DIR]
 
-Starts kafkalite's daemon and Apache Kafka 4.1.1 side by side (the conformance runner's
+Starts kafkalite's daemon and Apache Kafka 4.4.0 side by side (the conformance runner's
 brokers and settings), records the requests of the quick conformance scripts, then mutates
 them for the given time: every mutated frame goes to kafkalite, every Nth also to Kafka.
 Saved cases (kafkalite crashed, hung, or accepted what Kafka refused) go to

@@ -99,7 +99,7 @@ def test_an_unscripted_api_is_pending_until_a_script_plays_it() -> None:
 
 
 def test_an_api_kafka_does_not_advertise_fails_unless_an_unscripted_entry_says_why() -> None:
-    """Kafka 4.1.1 serves the client telemetry APIs only with a receiver plugin: kafkalite
+    """Kafka 4.4.0 serves the client telemetry APIs only with a receiver plugin: kafkalite
     advertising one Kafka does not fails the range check unless the allowlist's unscripted
     entry for it gives the reason; a wider range than Kafka's fails either way."""
     missing = {"api": "PushTelemetry", "kafkalite": [0, 0], "kafka": None}

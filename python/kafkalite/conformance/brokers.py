@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kafkalite.bench.systems import Kafka, Kafkalite, free_port
 
-KAFKA_VERSION = "4.1.1"
+KAFKA_VERSION = "4.4.0"
 
 # Settings both brokers run with, so a difference is the broker's, not its config's.
 # Kafka's defaults otherwise; kafkalite's defaults are Kafka's for these keys but the two

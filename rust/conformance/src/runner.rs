@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, InitProducerIdRequest,
+    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, InitProducerIdRequest, MetadataRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 use serde::Serialize;
 
 use crate::normalize::{MESSAGE_PARTS, RULES};
 use crate::scripts;
-use crate::session::{Exchange, Injection, Seed, Session, KAFKA, KAFKALITE};
+use crate::session::{Exchange, Injection, Seed, Session, Side, KAFKA, KAFKALITE};
 
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -56,9 +56,43 @@ pub struct Report {
 
 type Ranges = BTreeMap<String, (i16, i16)>;
 
+/// The highest ApiVersions version played: the ranges are read from its answers.
+const API_VERSIONS_MAX: i16 = 5;
+
+/// Keep each side's cluster id and node id in its vars, from a Metadata answer
+/// (uncompared: the ids differ).
+fn learn_identities(s: &mut Session) {
+    let request = MetadataRequest::default().with_topics(Some(vec![]));
+    for side in 0..2 {
+        if let Ok(r) = s.call_unrecorded(side, &request, 12) {
+            let vars = &mut s.sides[side].vars;
+            if let Some(cluster) = &r.cluster_id {
+                vars.insert("cluster_id".into(), cluster.to_string());
+            }
+            if let Some(b) = r.brokers.first() {
+                vars.insert("node_id".into(), b.node_id.0.to_string());
+            }
+        }
+    }
+}
+
+/// `side`'s (cluster id, node id) as `learn_identities` kept them.
+fn identity(side: &Side) -> (Option<StrBytes>, i32) {
+    let cluster = side
+        .vars
+        .get("cluster_id")
+        .map(|c| StrBytes::from_string(c.clone()));
+    let node = side
+        .vars
+        .get("node_id")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(-1);
+    (cluster, node)
+}
+
 fn api_versions(s: &mut Session) -> Result<[Ranges; 2], String> {
     let mut ranges: [Ranges; 2] = [Ranges::new(), Ranges::new()];
-    for v in 0..=4 {
+    for v in 0..=API_VERSIONS_MAX {
         let request = if v >= 3 {
             ApiVersionsRequest::default()
                 .with_client_software_name(StrBytes::from_static_str("kafkalite-conformance"))
@@ -77,12 +111,34 @@ fn api_versions(s: &mut Session) -> Result<[Ranges; 2], String> {
                 bad.clone()
             });
         }
+        if v >= 5 {
+            // KIP-1242: the cluster and node the client means to reach; both or neither
+            // (INVALID_REQUEST), and a stale pair is REBOOTSTRAP_REQUIRED.
+            learn_identities(s);
+            let aimed = |cluster: Option<StrBytes>, node: i32| {
+                request.clone().with_cluster_id(cluster).with_node_id(node)
+            };
+            let r = aimed(Some(StrBytes::from_static_str("conformance-cluster")), -1);
+            let _ = s.play("a cluster id without a node id", v, |_| r.clone());
+            let r = aimed(None, 1);
+            let _ = s.play("a node id without a cluster id", v, |_| r.clone());
+            let r = aimed(Some(StrBytes::from_static_str("conformance-cluster")), 1);
+            let _ = s.play("another cluster", v, |_| r.clone());
+            let _ = s.play("this cluster and node", v, |side| {
+                let (cluster, node) = identity(side);
+                aimed(cluster, node)
+            });
+            let _ = s.play("this cluster, another node", v, |side| {
+                let (cluster, node) = identity(side);
+                aimed(cluster, node + 1000)
+            });
+        }
         let answers = s.play("ranges", v, |_| request.clone());
-        if v == 4 {
+        if v == API_VERSIONS_MAX {
             for (side, answer) in answers.iter().enumerate() {
                 let response = answer
                     .as_ref()
-                    .map_err(|e| format!("ApiVersions v4: {e}"))?;
+                    .map_err(|e| format!("ApiVersions v{API_VERSIONS_MAX}: {e}"))?;
                 for k in &response.api_keys {
                     let name = ApiKey::try_from(k.api_key)
                         .map(|a| format!("{a:?}"))

@@ -171,12 +171,20 @@ impl Partition {
     /// Write a COMMIT or ABORT marker for `producer_id`'s transaction (the coordinator's
     /// WriteTxnMarkers). Takes `producers` itself, so a marker never slips between a
     /// producer's verified batch and its append. Returns the marker's offset.
+    ///
+    /// The producer epoch check follows the marker's transaction version (WriteTxnMarkers
+    /// v2, KIP-1228), as Kafka 4.4's: before 2 an epoch older than the partition's is
+    /// INVALID_PRODUCER_EPOCH; from 2 (the coordinator bumps the epoch as it ends each
+    /// transaction) the epoch must also be newer than the partition's, but for a retry of a
+    /// marker already written (the same epoch with no transaction of the producer open
+    /// here, or the epoch at its maximum).
     pub fn append_marker(
         &self,
         producer_id: i64,
         producer_epoch: i16,
         commit: bool,
         coordinator_epoch: i32,
+        transaction_version: i8,
         now_ms: i64,
     ) -> kafkalite_core::Result<i64> {
         let batch = marker_batch(
@@ -195,13 +203,28 @@ impl Partition {
                 "marker of coordinator epoch {coordinator_epoch} for producer {producer_id} is older than the last one"
             )));
         }
-        if producers
-            .get(producer_id)
-            .is_some_and(|e| e.epoch > producer_epoch)
-        {
-            return Err(kafkalite_core::Error::InvalidProducerEpoch(format!(
-                "marker epoch {producer_epoch} of producer {producer_id} is older than the partition's"
-            )));
+        if let Some(current) = producers.get(producer_id).map(|e| e.epoch) {
+            let stale = if transaction_version >= 2 {
+                let open = || {
+                    self.ongoing_transactions()
+                        .iter()
+                        .any(|(id, _)| *id == producer_id)
+                };
+                producer_epoch < current
+                    || (producer_epoch == current && producer_epoch != i16::MAX && open())
+            } else {
+                producer_epoch < current
+            };
+            if stale {
+                let than = if transaction_version >= 2 {
+                    "not newer than"
+                } else {
+                    "older than"
+                };
+                return Err(kafkalite_core::Error::InvalidProducerEpoch(format!(
+                    "marker epoch {producer_epoch} of producer {producer_id} is {than} the partition's ({current})"
+                )));
+            }
         }
         let mut log = self.log.lock().expect("lock");
         // Stamped like a leader's data batch: followers' epoch caches learn from it.
@@ -481,6 +504,39 @@ mod tests {
 
     fn open(dir: &std::path::Path, replica: ReplicaState) -> Partition {
         Partition::open("t", 0, dir.to_path_buf(), LogConfig::default(), replica).unwrap()
+    }
+
+    #[test]
+    fn a_transaction_version_2_marker_needs_a_newer_epoch_but_for_a_retry() {
+        use kafkalite_core::storage::txn_index::transactional_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path(), ReplicaState::single_node(1));
+        let invalid = |r: kafkalite_core::Result<i64>| {
+            matches!(r, Err(kafkalite_core::Error::InvalidProducerEpoch(_)))
+        };
+        // A legacy marker at epoch 5, then a transaction of epoch 5 left open.
+        p.append_marker(7, 5, true, 0, 0, 1_000).unwrap();
+        let records = [RecordInput {
+            timestamp: 1_000,
+            key: None,
+            value: Some(vec![1]),
+            headers: Vec::new(),
+        }];
+        let data = transactional_batch(&records, 7, 5, Compression::None).unwrap();
+        p.append(&data, 1_000).unwrap();
+        assert_eq!(p.ongoing_transactions().len(), 1);
+        // Transaction version 2: the coordinator bumped the epoch as it ended the
+        // transaction, so the same epoch with the transaction open is refused...
+        assert!(invalid(p.append_marker(7, 5, false, 0, 2, 1_000)));
+        assert!(invalid(p.append_marker(7, 4, false, 0, 2, 1_000)));
+        // ... while a legacy marker at the same epoch ends it.
+        p.append_marker(7, 5, false, 0, 0, 1_000).unwrap();
+        // A retry of a written marker (no transaction open) is written again.
+        p.append_marker(7, 6, true, 0, 2, 1_000).unwrap();
+        p.append_marker(7, 6, true, 0, 2, 1_000).unwrap();
+        assert!(invalid(p.append_marker(7, 5, true, 0, 2, 1_000)));
+        assert!(invalid(p.append_marker(7, 5, true, 0, 0, 1_000)));
+        assert!(p.ongoing_transactions().is_empty());
     }
 
     #[test]

@@ -12,18 +12,60 @@ use super::offsets::{Committed, PendingTxnOffset};
 use super::offsets_topic::Write;
 use kafkalite_core::error_codes as errors;
 
+/// Who commits a TxnOffsetCommit: the consumer's group metadata as the producer sent it.
+#[derive(Clone, Debug)]
+pub struct TxnCommitter {
+    /// The generation (classic protocol) or member epoch (consumer protocol); -1 for a
+    /// producer not in the group.
+    pub generation: i32,
+    pub member_id: String,
+    pub instance: Option<String>,
+    /// The request's version: from 6 (KIP-1319) a member of a group that does not exist
+    /// is GROUP_ID_NOT_FOUND and a stale member epoch STALE_MEMBER_EPOCH; before, both
+    /// are ILLEGAL_GENERATION.
+    pub api_version: i16,
+}
+
 impl GroupCoordinator {
     /// TxnOffsetCommit of already validated partitions: persisted as the producer's
-    /// transactional batch, then held until the transaction ends. The group is created if
-    /// it does not exist (Kafka does the same).
+    /// transactional batch, then held until the transaction ends. The committer is checked
+    /// as Kafka's group coordinator checks a transactional commit (`TxnCommitter`;
+    /// `Group::validate_txn_commit`): a group that does not exist is created for a
+    /// committer outside it (generation -1), as Kafka does.
     pub fn txn_offset_commit(
         self: &Arc<Self>,
         group_id: &str,
+        committer: &TxnCommitter,
         producer_id: i64,
         producer_epoch: i16,
         commits: Vec<(String, i32, Committed)>,
     ) -> Result<(), i16> {
-        self.with_group(group_id, true, |_, _| {
+        let v6 = committer.api_version >= 6;
+        let checked = |g: &super::group::Group| {
+            let verdict = match &g.consumer {
+                Some(cg) => cg.validate_txn_commit(
+                    &committer.member_id,
+                    committer.instance.as_deref(),
+                    committer.generation,
+                ),
+                None => g.validate_txn_commit(
+                    committer.generation,
+                    &committer.member_id,
+                    committer.instance.as_deref(),
+                ),
+            };
+            verdict.map_err(|code| match code {
+                errors::STALE_MEMBER_EPOCH if !v6 => errors::ILLEGAL_GENERATION,
+                other => other,
+            })
+        };
+        let missing = if v6 {
+            errors::GROUP_ID_NOT_FOUND
+        } else {
+            errors::ILLEGAL_GENERATION
+        };
+        self.with_group(group_id, committer.generation < 0, |g, _| {
+            checked(g)?;
             if commits.is_empty() {
                 return Ok(());
             }
@@ -46,7 +88,7 @@ impl GroupCoordinator {
             }
             Ok(())
         })?
-        .unwrap_or(Err(errors::COORDINATOR_NOT_AVAILABLE))
+        .unwrap_or(Err(missing))
     }
 
     /// A marker of `producer_id` was written to `__consumer_offsets` partition `index`:

@@ -1,5 +1,8 @@
-//! ApiVersions (v0-4): what this broker speaks, and from v3 its feature flags (`features`). An unknown request version still gets an answer
-//! (KIP-511): error 35 and our list, in a v0 response, so the client can retry.
+//! ApiVersions (v0-5): what this broker speaks, and from v3 its feature flags (`features`). An unknown request version still gets an answer
+//! (KIP-511): error 35 and our list, in a v0 response, so the client can retry. From v5
+//! (KIP-1242) a client may name the cluster and node it means to reach: a cluster id that
+//! is not this cluster's, or this cluster's with another node id, is REBOOTSTRAP_REQUIRED
+//! with no API list (its metadata is stale), as Kafka 4.4 answers.
 
 use std::sync::Arc;
 
@@ -38,9 +41,12 @@ pub fn handle(
     // As Kafka 4.1.1 (found by the conformance fuzzer): a body that does not parse closes
     // the connection; from v3 a client software name or version that is not Kafka's
     // pattern (invalid UTF-8 included: Java decodes it to U+FFFD, which fails it) is
-    // INVALID_REQUEST with no API list.
+    // INVALID_REQUEST with no API list, as is (v5) a cluster id without a node id or a
+    // node id without a cluster id.
+    let mut elsewhere = false;
     let valid = match ApiVersionsRequest::decode(&mut body, version) {
         Ok(r) => {
+            elsewhere = meant_for_another(state, &r, version);
             let named = version >= 3
                 && software_token(&r.client_software_name)
                 && software_token(&r.client_software_version);
@@ -51,7 +57,9 @@ pub fn handle(
                     r.client_software_version.to_string(),
                 ));
             }
-            version < 3 || named
+            // v5: the cluster id and the node id come together or not at all.
+            let paired = r.cluster_id.is_some() == (r.node_id != -1);
+            (version < 3 || named) && (version < 5 || paired)
         }
         Err(e) if e.to_string().contains("utf-8") => false,
         Err(e) => anyhow::bail!("ApiVersions v{version} body does not parse: {e}"),
@@ -59,6 +67,12 @@ pub fn handle(
     if !valid {
         let response = ApiVersionsResponse::default()
             .with_error_code(codes::INVALID_REQUEST)
+            .with_finalized_features_epoch(-1);
+        return encode(&response, version);
+    }
+    if elsewhere {
+        let response = ApiVersionsResponse::default()
+            .with_error_code(codes::REBOOTSTRAP_REQUIRED)
             .with_finalized_features_epoch(-1);
         return encode(&response, version);
     }
@@ -106,6 +120,16 @@ pub fn handle(
             .with_finalized_features(finalized);
     }
     encode(&response, version)
+}
+
+/// v5: the request names a cluster and node that are not this broker.
+fn meant_for_another(state: &BrokerState, r: &ApiVersionsRequest, version: i16) -> bool {
+    match (&r.cluster_id, version >= 5) {
+        (Some(cluster), true) => {
+            cluster.as_str() != state.cluster_id() || r.node_id != state.config.node_id
+        }
+        _ => false,
+    }
 }
 
 /// Kafka's pattern for a client software name or version (KIP-511):

@@ -1,6 +1,8 @@
-//! DeleteGroups (v0-2): an Empty group goes with its committed offsets (tombstoned in
+//! DeleteGroups (v0-3): an Empty group goes with its committed offsets (tombstoned in
 //! `__consumer_offsets`); one with members is NON_EMPTY_GROUP, an unknown one
-//! GROUP_ID_NOT_FOUND.
+//! GROUP_ID_NOT_FOUND. v3's per-group error message stays null: Kafka 4.4 fills it only
+//! for a streams group whose internal topics could not be deleted and for a coordinator
+//! failure, neither of which has a cause to name here.
 
 use std::sync::Arc;
 

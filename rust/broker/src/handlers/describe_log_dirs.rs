@@ -1,10 +1,11 @@
-//! DescribeLogDirs (v1-v4): every log dir of this broker with the replicas it hosts there
+//! DescribeLogDirs (v1-v5): every log dir of this broker with the replicas it hosts there
 //! (the partitions whose replica list names this broker), each with its size on disk and
 //! offset lag (Kafka's: how far the log end trails the high watermark, 0 for a replica
 //! that has all committed records), plus the dir's filesystem capacity (v4). A replica
 //! being moved to another dir (AlterReplicaLogDirs) is also listed in its destination as
-//! a future replica, lagging by what was appended since its copy began. Needs DESCRIBE on
-//! the cluster, as in Kafka.
+//! a future replica, lagging by what was appended since its copy began; v5 says whether
+//! the dir is cordoned (KIP-1066: named in `cordoned.log.dirs`, or every dir for `*`).
+//! Needs DESCRIBE on the cluster, as in Kafka.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -53,17 +54,28 @@ pub async fn handle(
         .into_iter()
         .filter(|p| p.replica_state().replicas.contains(&node) && wanted(p))
         .collect();
+    let cordoned = state.dynamic.live().settings.list("cordoned.log.dirs");
     let results = state
         .config
         .log_dirs
         .iter()
-        .map(|dir| describe_dir(dir, &hosted, state.topics.moves()))
+        .map(|dir| {
+            describe_dir(dir, &hosted, state.topics.moves())
+                .with_is_cordoned(is_cordoned(dir, &cordoned))
+        })
         .collect();
     encode(
         &DescribeLogDirsResponse::default().with_results(results),
         version,
     )
     .map(Some)
+}
+
+/// Whether `cordoned.log.dirs` (its entries) names `dir`; `*` names every dir.
+fn is_cordoned(dir: &Path, cordoned: &[String]) -> bool {
+    cordoned
+        .iter()
+        .any(|entry| entry.trim() == "*" || Path::new(entry.trim()) == dir)
 }
 
 fn describe_dir(dir: &Path, hosted: &[Arc<Partition>], moves: &Moves) -> DescribeLogDirsResult {
@@ -118,4 +130,25 @@ fn describe_dir(dir: &Path, hosted: &[Arc<Partition>], moves: &Moves) -> Describ
         .with_topics(topics)
         .with_total_bytes(total)
         .with_usable_bytes(usable)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::is_cordoned;
+
+    #[test]
+    fn cordoned_dirs_are_the_ones_named_or_all_for_a_star() {
+        let dir = Path::new("/data/kafka-1");
+        let named = |entries: &[&str]| {
+            let entries: Vec<String> = entries.iter().map(|e| (*e).to_string()).collect();
+            is_cordoned(dir, &entries)
+        };
+        assert!(!named(&[]));
+        assert!(named(&["/data/kafka-1"]));
+        assert!(named(&["/data/kafka-0", " /data/kafka-1 "]));
+        assert!(!named(&["/data/kafka-0"]));
+        assert!(named(&["*"]));
+    }
 }

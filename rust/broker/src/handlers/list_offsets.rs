@@ -1,10 +1,11 @@
-//! ListOffsets (v1–10).
+//! ListOffsets (v1–11).
 //!
 //! Per partition, by the requested timestamp:
 //! - `-2` (EARLIEST) and `-4` (EARLIEST_LOCAL, KIP-405, v8+): the log start offset (every
 //!   segment is local here);
-//! - `-5` (LATEST_TIERED, KIP-1005, v9+): offset -1, leader epoch -1, as Kafka answers for
-//!   a topic without remote storage;
+//! - `-5` (LATEST_TIERED, KIP-1005, v9+) and `-6` (EARLIEST_PENDING_UPLOAD, KIP-1023,
+//!   v11+): offset -1, leader epoch -1, as Kafka answers for a topic without remote
+//!   storage (nothing is tiered, nothing waits for an upload);
 //! - `-1` (LATEST): the partition's high watermark, or its last stable offset for
 //!   READ_COMMITTED;
 //! - `-3` (MAX_TIMESTAMP, v7+): the offset and timestamp of the record with the largest
@@ -46,6 +47,7 @@ pub const EARLIEST_TIMESTAMP: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
 pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
+pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
 
 pub async fn handle(
     state: &Arc<BrokerState>,
@@ -152,7 +154,12 @@ pub async fn handle(
             };
             match found {
                 // Nothing is tiered: no offset, and no epoch either (Kafka's answer).
-                Ok(Some((-1, timestamp))) if p.timestamp == LATEST_TIERED_TIMESTAMP => {
+                Ok(Some((-1, timestamp)))
+                    if matches!(
+                        p.timestamp,
+                        LATEST_TIERED_TIMESTAMP | EARLIEST_PENDING_UPLOAD_TIMESTAMP
+                    ) =>
+                {
                     out.timestamp = timestamp;
                 }
                 Ok(Some((offset, timestamp))) => {
@@ -181,7 +188,7 @@ pub async fn handle(
 
 /// Whether `version` knows `timestamp`: a real time (>= 0), or a special value no newer
 /// than the version that introduced it (MAX_TIMESTAMP v7, EARLIEST_LOCAL v8, LATEST_TIERED
-/// v9). Kafka 4.1.1 answers any other negative value UNSUPPORTED_VERSION for the
+/// v9, EARLIEST_PENDING_UPLOAD v11). Kafka 4.1.1 answers any other negative value UNSUPPORTED_VERSION for the
 /// partition, before looking the topic up (the conformance fuzzer found kafkalite reading
 /// it as a time before every record).
 #[must_use]
@@ -191,6 +198,7 @@ pub fn timestamp_supported(timestamp: i64, version: i16) -> bool {
         MAX_TIMESTAMP => version >= 7,
         EARLIEST_LOCAL_TIMESTAMP => version >= 8,
         LATEST_TIERED_TIMESTAMP => version >= 9,
+        EARLIEST_PENDING_UPLOAD_TIMESTAMP => version >= 11,
         _ => false,
     }
 }
@@ -207,7 +215,7 @@ pub fn lookup(
     }
     match timestamp {
         EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => Ok(Some((log.log_start_offset(), -1))),
-        LATEST_TIERED_TIMESTAMP => Ok(Some((-1, -1))),
+        LATEST_TIERED_TIMESTAMP | EARLIEST_PENDING_UPLOAD_TIMESTAMP => Ok(Some((-1, -1))),
         LATEST_TIMESTAMP => Ok(Some((high_watermark, -1))),
         MAX_TIMESTAMP => log.max_timestamp_offset(),
         ts => log.offset_for_timestamp(ts),
@@ -226,8 +234,9 @@ mod tests {
         assert!(!timestamp_supported(-3, 6) && timestamp_supported(-3, 7));
         assert!(!timestamp_supported(-4, 7) && timestamp_supported(-4, 8));
         assert!(!timestamp_supported(-5, 8) && timestamp_supported(-5, 9));
-        for ts in [-6, -7, -100, i64::MIN] {
-            assert!(!timestamp_supported(ts, 10), "{ts}");
+        assert!(!timestamp_supported(-6, 10) && timestamp_supported(-6, 11));
+        for ts in [-7, -100, i64::MIN] {
+            assert!(!timestamp_supported(ts, 11), "{ts}");
         }
     }
 }

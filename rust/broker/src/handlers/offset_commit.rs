@@ -1,4 +1,4 @@
-//! OffsetCommit (v2-9): group members commit for their generation; simple consumers
+//! OffsetCommit (v2-10): group members commit for their generation; simple consumers
 //! (generation -1, no member id: assign()-mode clients) commit to groups without members.
 //! A member's commit (generation >= 0) to a group that does not exist is ILLEGAL_GENERATION
 //! before v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848), as Kafka answers. In a
@@ -6,6 +6,9 @@
 //! STALE_MEMBER_EPOCH.
 //! Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and metadata over
 //! `offset.metadata.max.bytes` OFFSET_METADATA_TOO_LARGE, the rest the group's verdict.
+//! v10 (KIP-848) names topics by id: an id no topic has is UNKNOWN_TOPIC_ID for each of
+//! its partitions, before the topic ACL is asked (Kafka's order); the answer names the
+//! topics by the ids asked. Offsets are kept by topic name either way.
 
 use std::sync::Arc;
 
@@ -13,8 +16,10 @@ use bytes::Bytes;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
-use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, RequestHeader};
-use kafka_protocol::protocol::Decodable;
+use kafka_protocol::messages::{
+    OffsetCommitRequest, OffsetCommitResponse, RequestHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::groups::{errors, Committed};
 use crate::net::RequestContext;
@@ -41,7 +46,16 @@ pub async fn handle(
     let mut errors_by_topic: Vec<Vec<Option<i16>>> = Vec::with_capacity(request.topics.len());
     let mut commits = Vec::new();
     for topic in &request.topics {
-        let known = state.topic(&topic.name.0);
+        // v10: the topic by its id; the name stays empty when no topic has it.
+        let (name, known) = if version >= 10 {
+            match state.topic_by_id(topic.topic_id) {
+                Some(t) => (TopicName(StrBytes::from_string(t.name.clone())), Some(t)),
+                None => (TopicName::default(), None),
+            }
+        } else {
+            (topic.name.clone(), state.topic(&topic.name.0))
+        };
+        let unknown_id = version >= 10 && known.is_none();
         let mut topic_errors = Vec::with_capacity(topic.partitions.len());
         for p in &topic.partitions {
             let metadata = p
@@ -50,7 +64,8 @@ pub async fn handle(
                 .map(ToString::to_string)
                 .unwrap_or_default();
             let error = match &known {
-                _ if !authz::topic(state, ctx, authz::operation::READ, &topic.name) => {
+                _ if unknown_id => Some(errors::UNKNOWN_TOPIC_ID),
+                _ if !authz::topic(state, ctx, authz::operation::READ, &name) => {
                     Some(errors::TOPIC_AUTHORIZATION_FAILED)
                 }
                 Some(t) if (0..t.partition_count()).contains(&p.partition_index) => {
@@ -58,7 +73,7 @@ pub async fn handle(
                         Some(errors::OFFSET_METADATA_TOO_LARGE)
                     } else {
                         commits.push((
-                            topic.name.0.to_string(),
+                            name.0.to_string(),
                             p.partition_index,
                             Committed {
                                 offset: p.committed_offset,
@@ -104,26 +119,54 @@ pub async fn handle(
         other => other,
     };
     let group_error = verdict.unwrap_or(errors::NONE);
-    let topics = request
-        .topics
-        .iter()
-        .zip(errors_by_topic)
-        .map(|(topic, topic_errors)| {
-            let partitions = topic
+    // As Kafka's response builder: one answer per topic (by id from v10, where every
+    // unknown id is the same nil one; by name before), the partitions refused before the
+    // group coordinator is asked (unknown, unauthorized) first, then the coordinator's.
+    let refused_early = |e: &Option<i16>| {
+        matches!(
+            e,
+            Some(
+                errors::UNKNOWN_TOPIC_ID
+                    | errors::TOPIC_AUTHORIZATION_FAILED
+                    | errors::UNKNOWN_TOPIC_OR_PARTITION
+            )
+        )
+    };
+    let mut topics: Vec<OffsetCommitResponseTopic> = Vec::new();
+    for early in [true, false] {
+        for (topic, topic_errors) in request.topics.iter().zip(&errors_by_topic) {
+            let partitions: Vec<OffsetCommitResponsePartition> = topic
                 .partitions
                 .iter()
                 .zip(topic_errors)
+                .filter(|(_, e)| refused_early(e) == early)
                 .map(|(p, error)| {
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
                         .with_error_code(error.unwrap_or(group_error))
                 })
                 .collect();
-            OffsetCommitResponseTopic::default()
-                .with_name(topic.name.clone())
-                .with_partitions(partitions)
-        })
-        .collect();
+            if partitions.is_empty() && !(early && topic.partitions.is_empty()) {
+                continue;
+            }
+            let same = |t: &&mut OffsetCommitResponseTopic| {
+                if version >= 10 {
+                    t.topic_id == topic.topic_id
+                } else {
+                    t.name == topic.name
+                }
+            };
+            match topics.iter_mut().find(same) {
+                Some(t) => t.partitions.extend(partitions),
+                None => topics.push(
+                    OffsetCommitResponseTopic::default()
+                        .with_name(topic.name.clone())
+                        .with_topic_id(topic.topic_id)
+                        .with_partitions(partitions),
+                ),
+            }
+        }
+    }
     encode(
         &OffsetCommitResponse::default().with_topics(topics),
         version,

@@ -1,4 +1,4 @@
-//! OffsetFetch (v1-9): committed offsets with their metadata; -1 where nothing is
+//! OffsetFetch (v1-10): committed offsets with their metadata; -1 where nothing is
 //! committed; null topics (v2+) for everything the group committed; v8 batches groups; v9
 //! names the asking member and its epoch (KIP-848), which only consumer-protocol groups
 //! check (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH): classic groups answer as at v8, as
@@ -8,6 +8,10 @@
 //! Topics the principal may not DESCRIBE are left out of an all-topics answer and
 //! answered TOPIC_AUTHORIZATION_FAILED when named, as Kafka does (DESCRIBE on the group
 //! is checked before, in `security::gate`).
+//! v10 (KIP-848) names topics by id: an id no topic has is answered UNKNOWN_TOPIC_ID for
+//! each partition asked, after the group's topics (Kafka's order) and only when the group
+//! has no error; an all-topics answer gives each topic's id and leaves out committed
+//! topics that no longer exist (no id to give).
 
 use std::sync::Arc;
 
@@ -37,15 +41,25 @@ pub async fn handle(
     let request = OffsetFetchRequest::decode(&mut body, version)?;
     let with_epoch = version >= 5;
     let response = if version >= 8 {
+        let by_id = version >= 10;
         let groups = request
             .groups
             .iter()
             .map(|g| {
+                // v10: named topics by id; the ids no topic has are answered apart.
+                let mut unknown_ids = Vec::new();
                 let wanted = g.topics.as_ref().map(|topics| {
-                    topics
-                        .iter()
-                        .map(|t| (t.name.0.to_string(), t.partition_indexes.clone()))
-                        .collect()
+                    let mut wanted = Vec::with_capacity(topics.len());
+                    for t in topics {
+                        if !by_id {
+                            wanted.push((t.name.0.to_string(), t.partition_indexes.clone()));
+                        } else if let Some(topic) = state.topic_by_id(t.topic_id) {
+                            wanted.push((topic.name.clone(), t.partition_indexes.clone()));
+                        } else {
+                            unknown_ids.push((t.topic_id, t.partition_indexes.clone()));
+                        }
+                    }
+                    wanted
                 });
                 let explicit = wanted.is_some();
                 let member = g
@@ -55,41 +69,69 @@ pub async fn handle(
                     .map(|m| (m.as_str(), g.member_epoch));
                 let (fetched, error) =
                     split(state.groups.fetch_offsets_as(&g.group_id.0, wanted, member));
-                let topics = described(state, ctx, fetched, explicit)
-                    .into_iter()
-                    .map(|(topic, partitions)| {
+                let mut topics: Vec<OffsetFetchResponseTopics> =
+                    described(state, ctx, fetched, explicit)
+                        .into_iter()
+                        .filter_map(|(topic, partitions)| {
+                            let id = if by_id {
+                                state.topic(&topic).map(|t| t.id)?
+                            } else {
+                                uuid::Uuid::nil()
+                            };
+                            Some(
+                                OffsetFetchResponseTopics::default()
+                                    .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                                    .with_topic_id(id)
+                                    .with_partitions(
+                                        partitions
+                                            .into_iter()
+                                            .map(|(p, c)| {
+                                                let denied = matches!(c, Err(()));
+                                                let (offset, epoch, metadata) =
+                                                    fields(c.ok().flatten(), true);
+                                                let unstable = request.require_stable
+                                                    && state.groups.has_pending_offsets(
+                                                        &g.group_id,
+                                                        &topic,
+                                                        p,
+                                                    );
+                                                OffsetFetchResponsePartitions::default()
+                                                    .with_error_code(if denied {
+                                                        codes::TOPIC_AUTHORIZATION_FAILED
+                                                    } else if unstable {
+                                                        errors::UNSTABLE_OFFSET_COMMIT
+                                                    } else {
+                                                        errors::NONE
+                                                    })
+                                                    .with_partition_index(p)
+                                                    .with_committed_offset(offset)
+                                                    .with_committed_leader_epoch(epoch)
+                                                    .with_metadata(Some(metadata))
+                                            })
+                                            .collect(),
+                                    ),
+                            )
+                        })
+                        .collect();
+                if error == errors::NONE {
+                    topics.extend(unknown_ids.into_iter().map(|(id, partitions)| {
                         OffsetFetchResponseTopics::default()
-                            .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                            .with_topic_id(id)
                             .with_partitions(
                                 partitions
                                     .into_iter()
-                                    .map(|(p, c)| {
-                                        let denied = matches!(c, Err(()));
-                                        let (offset, epoch, metadata) =
-                                            fields(c.ok().flatten(), true);
-                                        let unstable = request.require_stable
-                                            && state.groups.has_pending_offsets(
-                                                &g.group_id,
-                                                &topic,
-                                                p,
-                                            );
+                                    .map(|p| {
                                         OffsetFetchResponsePartitions::default()
-                                            .with_error_code(if denied {
-                                                codes::TOPIC_AUTHORIZATION_FAILED
-                                            } else if unstable {
-                                                errors::UNSTABLE_OFFSET_COMMIT
-                                            } else {
-                                                errors::NONE
-                                            })
                                             .with_partition_index(p)
-                                            .with_committed_offset(offset)
-                                            .with_committed_leader_epoch(epoch)
-                                            .with_metadata(Some(metadata))
+                                            .with_committed_offset(-1)
+                                            .with_committed_leader_epoch(-1)
+                                            .with_metadata(Some(StrBytes::default()))
+                                            .with_error_code(errors::UNKNOWN_TOPIC_ID)
                                     })
                                     .collect(),
                             )
-                    })
-                    .collect();
+                    }));
+                }
                 OffsetFetchResponseGroup::default()
                     .with_group_id(g.group_id.clone())
                     .with_topics(topics)

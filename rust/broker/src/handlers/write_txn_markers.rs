@@ -1,7 +1,8 @@
-//! WriteTxnMarkers (v1): a transaction coordinator asks this broker, as the partitions'
+//! WriteTxnMarkers (v1-2): a transaction coordinator asks this broker, as the partitions'
 //! leader, to write COMMIT/ABORT markers. Per partition: UNKNOWN_TOPIC_OR_PARTITION,
 //! NOT_LEADER_OR_FOLLOWER in cluster mode when this broker does not lead it,
-//! INVALID_PRODUCER_EPOCH for a marker older than the partition's producer epoch,
+//! INVALID_PRODUCER_EPOCH for a marker older than the partition's producer epoch (v2 with
+//! transaction version 2: not newer, but for a retry; `Partition::append_marker`),
 //! TRANSACTION_COORDINATOR_FENCED for one from a coordinator epoch older than the
 //! producer's last marker here; markers
 //! to a partition with no open transaction of the producer are written (Kafka writes
@@ -100,6 +101,7 @@ fn write_one(
         epoch: m.producer_epoch,
         commit: m.transaction_result,
         coordinator_epoch: m.coordinator_epoch,
+        transaction_version: m.transaction_version,
     };
     match write_local(state, &partition, &marker, node) {
         Ok(()) => codes::NONE,

@@ -218,6 +218,7 @@ fn offset_commit(
         .map(|t| {
             OffsetCommitResponseTopic::default()
                 .with_name(t.name.clone())
+                .with_topic_id(t.topic_id)
                 .with_partitions(
                     t.partitions
                         .iter()

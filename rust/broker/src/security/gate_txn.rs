@@ -131,6 +131,7 @@ pub fn txn_offset_commit(
         .map(|t| {
             TxnOffsetCommitResponseTopic::default()
                 .with_name(t.name.clone())
+                .with_topic_id(t.topic_id)
                 .with_partitions(
                     t.partitions
                         .iter()

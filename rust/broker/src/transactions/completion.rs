@@ -147,6 +147,7 @@ impl TransactionCoordinator {
             epoch: c.epoch,
             commit: c.commit,
             coordinator_epoch: self.coordinator_epoch(&c.id),
+            transaction_version: 0,
         };
         if !self
             .markers

@@ -42,6 +42,9 @@ pub struct Marker {
     pub epoch: i16,
     pub commit: bool,
     pub coordinator_epoch: i32,
+    /// WriteTxnMarkers v2's: 2 makes the partition's epoch check strict
+    /// (`Partition::append_marker`). This broker's own coordinator writes 0.
+    pub transaction_version: i8,
 }
 
 /// Connections to the other brokers, kept between transactions.
@@ -270,6 +273,7 @@ pub fn write_local(
             m.epoch,
             m.commit,
             m.coordinator_epoch,
+            m.transaction_version,
             now_ms(),
         )
         .map_err(|e| e.kafka_code())?;

@@ -37,7 +37,9 @@ use kafka_protocol::messages::{
     ProducerId, TxnOffsetCommitRequest, WriteTxnMarkersRequest,
 };
 
-use super::script::{create_topic, group, produce, text, topic, until_both, Script};
+use super::script::{
+    create_topic, group, produce, text, topic, until_both, with_txn_commit_ids, Script,
+};
 use super::security::{create, creation, delete_filter, login};
 use super::transactions::{init, pid, tid};
 use crate::session::{Listener, Session, Side};
@@ -522,14 +524,16 @@ fn txn_offset_commit(s: &mut Session, v: i16) {
                     .with_committed_offset(5)
                     .with_committed_leader_epoch(-1)])
         };
-        TxnOffsetCommitRequest::default()
+        let r = TxnOffsetCommitRequest::default()
             .with_transactional_id(tid(&id))
             .with_group_id(group(&g))
             .with_producer_id(p)
             .with_producer_epoch(e)
             .with_generation_id(-1)
             .with_member_id(text(""))
-            .with_topics(vec![offsets(&t), offsets("az-toc-unknown")])
+            .with_topics(vec![offsets(&t), offsets("az-toc-unknown")]);
+        // v6 names topics by id (nil for the unknown one).
+        with_txn_commit_ids(side, r)
     };
     s.play("without WRITE on the transactional id", v, commit);
     grant(s, TRANSACTIONAL_ID, &id, WRITE);

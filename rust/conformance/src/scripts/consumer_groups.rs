@@ -27,7 +27,9 @@ use kafka_protocol::messages::{
 };
 
 use super::groups::{self, generation, member, sync_request, JOIN_SETUP_V, SYNC_SETUP_V};
-use super::script::{create_topic, group, text, topic, Script};
+use super::script::{
+    create_topic, group, text, topic, with_commit_ids, with_offset_fetch_ids, Script,
+};
 use crate::session::{Session, Side};
 
 /// The version of setup heartbeats (both brokers serve it; the client names members).
@@ -135,6 +137,10 @@ fn join(s: &mut Session, step: &str, v: i16, g: &str, member: &str, t: &str) {
         if let Ok(r) = answer {
             if let Some(m) = r.member_id.as_ref().filter(|_| v == 0 && r.error_code == 0) {
                 side.vars.insert(var(g), m.to_string());
+            }
+            if r.error_code == 0 {
+                side.vars
+                    .insert(format!("epoch:{g}"), r.member_epoch.to_string());
             }
         }
     }
@@ -293,6 +299,53 @@ fn commit(g: &str, t: &str, member: &str, epoch: i32) -> OffsetCommitRequest {
                 .with_committed_leader_epoch(-1)])])
 }
 
+/// Heartbeat `member` of `g` on each side (uncompared) until its epoch holds still, owning
+/// what it was given, and keep that epoch (`epoch`). Kafka 4.4 moves a new member's epoch
+/// once more after answering its join, a moment later; 4.1 and kafkalite do not.
+fn settle_epoch(s: &mut Session, g: &str, member: &str) {
+    for side in 0..2 {
+        let mut owned = Vec::new();
+        for _ in 0..20 {
+            let e = epoch(&s.sides[side], g);
+            let request =
+                beat(&s.sides[side], g, member, e, &[]).with_topic_partitions(Some(owned.clone()));
+            let Ok(r) = s.call_unrecorded(side, &request, SETUP_V) else {
+                break;
+            };
+            if r.error_code != 0 {
+                break;
+            }
+            if let Some(a) = &r.assignment {
+                owned = a
+                    .topic_partitions
+                    .iter()
+                    .map(|tp| {
+                        TopicPartitions::default()
+                            .with_topic_id(tp.topic_id)
+                            .with_partitions(tp.partitions.clone())
+                    })
+                    .collect();
+            }
+            if r.member_epoch == e && r.assignment.is_none() {
+                break;
+            }
+            s.sides[side]
+                .vars
+                .insert(format!("epoch:{g}"), r.member_epoch.to_string());
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
+/// The member epoch `side` last gave (`join`, `settle_epoch`); Kafka 4.4 gives 2 at the
+/// join where 4.1 gave 1.
+fn epoch(side: &Side, g: &str) -> i32 {
+    side.vars
+        .get(&format!("epoch:{g}"))
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(1)
+}
+
 fn offset_commit(s: &mut Session, v: i16) {
     if v < 9 {
         return;
@@ -302,19 +355,21 @@ fn offset_commit(s: &mut Session, v: i16) {
     create_topic(s, &t, 1, &[]);
     let m = format!("cgoc-member-v{v}");
     join(s, "setup: join", SETUP_V, &g, &m, &t);
-    let r = commit(&g, &t, &m, 1);
-    s.play("member at its epoch", v, |_| r.clone());
-    let r = commit(&g, &t, &m, 0);
-    s.play("stale member epoch", v, |_| r.clone());
-    let r = commit(&g, &t, &m, 2);
-    s.play("member epoch from the future", v, |_| r.clone());
+    settle_epoch(s, &g, &m);
+    let at = |side: &Side, delta: i32| {
+        with_commit_ids(side, commit(&g, &t, &m, epoch(side, &g) + delta))
+    };
+    s.play("member at its epoch", v, |side| at(side, 0));
+    s.play("stale member epoch", v, |side| at(side, -1));
+    s.play("member epoch from the future", v, |side| at(side, 1));
     let r = commit(&g, &t, "nobody", 1);
-    s.play("unknown member", v, |_| r.clone());
+    s.play("unknown member", v, |side| with_commit_ids(side, r.clone()));
     let r = commit(&g, &t, "", -1);
-    s.play("admin commit to a group with members", v, |_| r.clone());
-    let r = commit(&g, &t, &m, 1);
-    s.play("OffsetCommit v8 of a consumer-protocol member", 8, |_| {
-        r.clone()
+    s.play("admin commit to a group with members", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
+    s.play("OffsetCommit v8 of a consumer-protocol member", 8, |side| {
+        commit(&g, &t, &m, epoch(side, &g))
     });
     let r = OffsetDeleteRequest::default()
         .with_group_id(group(&g))
@@ -326,7 +381,9 @@ fn offset_commit(s: &mut Session, v: i16) {
     s.play("OffsetDelete of a subscribed topic", 0, |_| r.clone());
     s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
     let r = commit(&g, &t, "", -1);
-    s.play("admin commit to an empty group", v, |_| r.clone());
+    s.play("admin commit to an empty group", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     delete(s, &[&g]);
 }
 
@@ -349,16 +406,21 @@ fn offset_fetch(s: &mut Session, v: i16) {
     create_topic(s, &t, 1, &[]);
     let m = format!("cgof-member-v{v}");
     join(s, "setup: join", SETUP_V, &g, &m, &t);
-    let r = commit(&g, &t, &m, 1);
-    s.play("setup: commit", 9, |_| r.clone());
-    let r = fetch(&g, &t, Some(&m), 1);
-    s.play("member at its epoch", v, |_| r.clone());
-    let r = fetch(&g, &t, Some(&m), 0);
-    s.play("stale member epoch", v, |_| r.clone());
+    settle_epoch(s, &g, &m);
+    s.play("setup: commit", 9, |side| {
+        commit(&g, &t, &m, epoch(side, &g))
+    });
+    let at = |side: &Side, delta: i32| {
+        with_offset_fetch_ids(side, fetch(&g, &t, Some(&m), epoch(side, &g) + delta))
+    };
+    s.play("member at its epoch", v, |side| at(side, 0));
+    s.play("stale member epoch", v, |side| at(side, -1));
     let r = fetch(&g, &t, Some("nobody"), 1);
-    s.play("unknown member", v, |_| r.clone());
+    s.play("unknown member", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
     let r = fetch(&g, &t, None, -1);
-    s.play("admin", v, |_| r.clone());
+    s.play("admin", v, |side| with_offset_fetch_ids(side, r.clone()));
     s.play("setup: leave", SETUP_V, |side| beat(side, &g, &m, -1, &[]));
     delete(s, &[&g]);
 }

@@ -14,7 +14,9 @@ use kafka_protocol::messages::{
 };
 
 use super::groups::{generation, join_stable, leave, member};
-use super::script::{create_topic, group, text, topic, Script};
+use super::script::{
+    create_topic, group, text, topic, with_commit_ids, with_offset_fetch_ids, Script,
+};
 use crate::session::{Session, Side};
 
 const COMMIT_SETUP_V: i16 = 7;
@@ -74,42 +76,66 @@ fn offset_commit(s: &mut Session, v: i16) {
     let g = format!("ocg-v{v}");
     create_topic(s, &t, 2, &[]);
     let r = commit(&g, &t, &[(0, 5, Some("meta")), (1, 0, None)]);
-    s.play("simple commit, with and without metadata", v, |_| r.clone());
+    s.play("simple commit, with and without metadata", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     let r = commit(&g, "oc-unknown", &[(0, 1, None)]);
-    s.play("unknown topic", v, |_| r.clone());
+    s.play("unknown topic", v, |side| with_commit_ids(side, r.clone()));
+    // A topic named twice answers once (by name, or from v10 by id: the nil one here).
+    let mut r = commit(&g, "oc-unknown", &[(0, 1, None)]);
+    r.topics
+        .extend(commit(&g, "oc-unknown", &[(1, 1, None)]).topics);
+    s.play("an unknown topic twice", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     let r = commit(&g, &t, &[(9, 1, None)]);
-    s.play("unknown partition", v, |_| r.clone());
+    s.play("unknown partition", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     let big = "m".repeat(5000);
     let r = commit(&g, &t, &[(0, 1, Some(&big))]);
-    s.play("metadata too large", v, |_| r.clone());
+    s.play("metadata too large", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     let r = commit("", &t, &[(0, 1, None)]);
-    s.play("empty group id", v, |_| r.clone());
+    s.play("empty group id", v, |side| with_commit_ids(side, r.clone()));
     let r = commit("", "oc-unknown", &[(0, 1, None)]);
-    s.play("empty group id, unknown topic", v, |_| r.clone());
+    s.play("empty group id, unknown topic", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
 
     let mg = format!("ocm-v{v}");
     join_stable(s, &mg, &[&t]);
     s.play("group member", v, |side| {
-        as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 0)
+        with_commit_ids(
+            side,
+            as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 0),
+        )
     });
     s.play("stale generation", v, |side| {
-        as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 4)
+        with_commit_ids(
+            side,
+            as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 4),
+        )
     });
     s.play("unknown member", v, |side| {
-        as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 0).with_member_id(text("nobody"))
+        let r = as_member(side, &mg, commit(&mg, &t, &[(0, 2, None)]), 0);
+        with_commit_ids(side, r.with_member_id(text("nobody")))
     });
-    s.play("simple commit to an active group", v, |_| {
-        commit(&mg, &t, &[(0, 2, None)])
+    s.play("simple commit to an active group", v, |side| {
+        with_commit_ids(side, commit(&mg, &t, &[(0, 2, None)]))
     });
     leave(s, &mg);
     let r = commit(&format!("ocg-none-v{v}"), &t, &[(0, 1, None)])
         .with_generation_id_or_member_epoch(3)
         .with_member_id(text("someone"));
-    s.play("member of a group that does not exist", v, |_| r.clone());
+    s.play("member of a group that does not exist", v, |side| {
+        with_commit_ids(side, r.clone())
+    });
     let r = OffsetCommitRequest::default()
         .with_group_id(group(&g))
         .with_generation_id_or_member_epoch(-1);
-    s.play("empty request", v, |_| r.clone());
+    s.play("empty request", v, |side| with_commit_ids(side, r.clone()));
 }
 
 fn fetch_request(v: i16, g: &str, topics: Option<&[(&str, &[i32])]>) -> OffsetFetchRequest {
@@ -146,24 +172,45 @@ fn offset_fetch(s: &mut Session, v: i16) {
     create_topic(s, &t, 3, &[]);
     let r = commit(&g, &t, &[(0, 5, Some("meta")), (1, 7, None)]);
     s.play("setup: commit", COMMIT_SETUP_V, |_| r.clone());
+    if v >= 10 {
+        // v10 names topics by id: one whose id each broker gave, one no broker gave.
+        let r = fetch_request(v, &g, Some(&[(&t, &[0]), ("of-unknown", &[0, 1])]));
+        s.play("a known and an unknown topic id", v, |side| {
+            with_offset_fetch_ids(side, r.clone())
+        });
+    }
     let r = fetch_request(v, &g, Some(&[(&t, &[0, 1, 2])]));
-    s.play("committed, null metadata, uncommitted", v, |_| r.clone());
+    s.play("committed, null metadata, uncommitted", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, &g, Some(&[("of-unknown", &[0])]));
-    s.play("unknown topic", v, |_| r.clone());
+    s.play("unknown topic", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, "ofg-unknown", Some(&[(&t, &[0])]));
-    s.play("unknown group", v, |_| r.clone());
+    s.play("unknown group", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
     if v >= 2 {
         let r = fetch_request(v, &g, None);
-        s.play("all topics", v, |_| r.clone());
+        s.play("all topics", v, |side| {
+            with_offset_fetch_ids(side, r.clone())
+        });
     }
     if v >= 7 {
         let r = fetch_request(v, &g, Some(&[(&t, &[0])])).with_require_stable(true);
-        s.play("require stable", v, |_| r.clone());
+        s.play("require stable", v, |side| {
+            with_offset_fetch_ids(side, r.clone())
+        });
     }
     let r = fetch_request(v, &g, Some(&[]));
-    s.play("no topics", v, |_| r.clone());
+    s.play("no topics", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
     let r = fetch_request(v, "", Some(&[(&t, &[0])]));
-    s.play("empty group id", v, |_| r.clone());
+    s.play("empty group id", v, |side| {
+        with_offset_fetch_ids(side, r.clone())
+    });
 }
 
 fn offset_delete(s: &mut Session, v: i16) {

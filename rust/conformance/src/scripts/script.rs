@@ -7,7 +7,8 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
     ApiKey, BrokerId, CreateTopicsRequest, FetchRequest, GroupId, ListOffsetsRequest,
-    MetadataRequest, ProduceRequest, TopicName,
+    MetadataRequest, OffsetCommitRequest, OffsetFetchRequest, ProduceRequest, TopicName,
+    TxnOffsetCommitRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafkalite_core::records::{encode_batch, Compression, Header, RecordInput};
@@ -107,6 +108,39 @@ pub fn with_produce_ids(side: &Side, mut request: ProduceRequest) -> ProduceRequ
 pub fn with_fetch_ids(side: &Side, mut request: FetchRequest) -> FetchRequest {
     for t in &mut request.topics {
         t.topic_id = topic_id(side, t.topic.as_str());
+    }
+    request
+}
+
+/// `request` with each topic's id as `side` knows it, for OffsetCommit v10+ (the name
+/// stays for older versions).
+#[must_use]
+pub fn with_commit_ids(side: &Side, mut request: OffsetCommitRequest) -> OffsetCommitRequest {
+    for t in &mut request.topics {
+        t.topic_id = topic_id(side, t.name.as_str());
+    }
+    request
+}
+
+/// `request` with each named topic's id as `side` knows it, for OffsetFetch v10+.
+#[must_use]
+pub fn with_offset_fetch_ids(side: &Side, mut request: OffsetFetchRequest) -> OffsetFetchRequest {
+    for g in &mut request.groups {
+        for t in g.topics.iter_mut().flatten() {
+            t.topic_id = topic_id(side, t.name.as_str());
+        }
+    }
+    request
+}
+
+/// `request` with each topic's id as `side` knows it, for TxnOffsetCommit v6+.
+#[must_use]
+pub fn with_txn_commit_ids(
+    side: &Side,
+    mut request: TxnOffsetCommitRequest,
+) -> TxnOffsetCommitRequest {
+    for t in &mut request.topics {
+        t.topic_id = topic_id(side, t.name.as_str());
     }
     request
 }

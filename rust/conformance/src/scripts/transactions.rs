@@ -25,7 +25,8 @@ use kafka_protocol::messages::{
     TxnOffsetCommitRequest, WriteTxnMarkersRequest,
 };
 
-use super::script::{create_topic, group, produce, text, topic, Script};
+use super::groups::{generation, join_stable, leave, member};
+use super::script::{create_topic, group, produce, text, topic, with_txn_commit_ids, Script};
 use crate::session::{Session, Side};
 
 pub fn scripts() -> Vec<Script> {
@@ -197,23 +198,72 @@ fn txn_offset_commit(s: &mut Session, v: i16) {
             .with_group_id(group("toc-group"))
     };
     s.play("setup: add offsets", 0, add);
-    let commit = |side: &Side, partition: i32| {
+    let request = |side: &Side, g: &str, name: &str, partition: i32| {
         let (p, e) = pid(side, &id);
-        TxnOffsetCommitRequest::default()
+        let r = TxnOffsetCommitRequest::default()
             .with_transactional_id(tid(&id))
-            .with_group_id(group("toc-group"))
+            .with_group_id(group(g))
             .with_producer_id(p)
             .with_producer_epoch(e)
             .with_generation_id(-1)
             .with_member_id(text(""))
             .with_topics(vec![TxnOffsetCommitRequestTopic::default()
-                .with_name(topic(&t))
+                .with_name(topic(name))
                 .with_partitions(vec![TxnOffsetCommitRequestPartition::default()
                     .with_partition_index(partition)
                     .with_committed_offset(5)
-                    .with_committed_leader_epoch(-1)])])
+                    .with_committed_leader_epoch(-1)])]);
+        // v6 names the topic by id (nil for a topic no broker has).
+        with_txn_commit_ids(side, r)
     };
+    let commit = |side: &Side, partition: i32| request(side, "toc-group", &t, partition);
     s.play("commit", v, |side| commit(side, 0));
+    s.play("unknown topic", v, |side| {
+        request(side, "toc-group", "toc-unknown", 0)
+    });
+    s.play("unknown partition", v, |side| commit(side, 4));
+    // Two topics by the same unknown id (the nil one from v6) answer as one topic.
+    s.play("an unknown topic twice", v, |side| {
+        let mut r = request(side, "toc-group", "toc-unknown", 0);
+        let again =
+            r.topics[0]
+                .clone()
+                .with_partitions(vec![TxnOffsetCommitRequestPartition::default()
+                    .with_partition_index(1)
+                    .with_committed_offset(5)
+                    .with_committed_leader_epoch(-1)]);
+        r.topics.push(again);
+        r
+    });
+    if v >= 3 {
+        // The committer's group metadata (v3+) is checked as Kafka's group coordinator
+        // checks a transactional commit: a classic group with a member.
+        let mg = format!("toc-members-v{v}");
+        join_stable(s, &mg, &[&t]);
+        s.play("setup: add offsets of the group", 0, |side| {
+            add(side).with_group_id(group(&mg))
+        });
+        let as_member = |side: &Side, gen_delta: i32| {
+            request(side, &mg, &t, 0)
+                .with_generation_id(generation(side, &mg) + gen_delta)
+                .with_member_id(text(&member(side, &mg)))
+        };
+        s.play("member at its generation", v, |side| as_member(side, 0));
+        s.play("stale generation", v, |side| as_member(side, -1));
+        s.play("unknown member of the group", v, |side| {
+            as_member(side, 0).with_member_id(text("nobody"))
+        });
+        leave(s, &mg);
+        let none = format!("toc-none-v{v}");
+        s.play("setup: add offsets of another group", 0, |side| {
+            add(side).with_group_id(group(&none))
+        });
+        s.play("member of a group that does not exist", v, |side| {
+            request(side, &none, &t, 0)
+                .with_generation_id(3)
+                .with_member_id(text("someone"))
+        });
+    }
 }
 
 fn end_txn(s: &mut Session, v: i16) {
@@ -250,6 +300,33 @@ fn write_txn_markers(s: &mut Session, v: i16) {
     s.play("abort marker", v, |_| r.clone());
     let r = request("wtm-unknown");
     s.play("unknown topic", v, |_| r.clone());
+    // v2 (KIP-1228): a marker of transaction version 2 must carry a newer epoch than the
+    // partition's, but for a retry of one already written (no transaction open).
+    let marker = |epoch: i16, version: i8| {
+        WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()
+            .with_producer_id(ProducerId(434_343))
+            .with_producer_epoch(epoch)
+            .with_transaction_result(true)
+            .with_coordinator_epoch(0)
+            .with_transaction_version(version)
+            .with_topics(vec![WritableTxnMarkerTopic::default()
+                .with_name(topic(&t))
+                .with_partition_indexes(vec![0])])])
+    };
+    let r = marker(5, 0);
+    s.play("commit marker at epoch 5", v, |_| r.clone());
+    if v >= 2 {
+        let r = marker(4, 2);
+        s.play("transaction version 2, older epoch", v, |_| r.clone());
+        let r = marker(5, 2);
+        s.play("transaction version 2, the same epoch again", v, |_| {
+            r.clone()
+        });
+        let r = marker(6, 2);
+        s.play("transaction version 2, newer epoch", v, |_| r.clone());
+    }
+    let r = marker(4, 0);
+    s.play("older epoch", v, |_| r.clone());
 }
 
 fn describe_transactions(s: &mut Session, v: i16) {

@@ -170,7 +170,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("controller.quota.window.num", Int, Value("11"), AtLeast(1), ReadOnly), // not read
     key("controller.quota.window.size.seconds", Int, Value("1"), AtLeast(1), ReadOnly), // not read
     key("controller.socket.timeout.ms", Int, Value("30000"), Any, ReadOnly), // not read
-    key("cordoned.log.dirs", List, Value(""), Any, PerBroker), // not read
+    // Read by DescribeLogDirs v5 (IsCordoned); placement does not avoid cordoned dirs yet.
+    key("cordoned.log.dirs", List, Value(""), Any, PerBroker),
     key("create.topic.policy.class.name", Class, Null, Any, ReadOnly), // not read
     key("default.replication.factor", Int, Value("1"), AtLeast(1), ReadOnly),
     key("delegation.token.expiry.check.interval.ms", Long, Value("3600000"), AtLeast(1), ReadOnly), // not read
@@ -205,10 +206,10 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.consumer.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
     key("group.consumer.regex.refresh.interval.ms", Int, Value("600000"), AtLeast(10000), ReadOnly), // not read
     key("group.consumer.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
-    // Kafka's coordinator runtime batches group writes for this long, on its own threads;
-    // kafkalite writes each group change as one batch at once, on the broker's runtime:
-    // not read.
-    key("group.coordinator.append.linger.ms", Int, Value("5"), AtLeast(0), ReadOnly),
+    // Kafka's coordinator runtime batches group writes for this long (Kafka 4.4.0's default
+    // -1, 4.1.1's 5 ms), on its own threads; kafkalite writes each group change as one
+    // batch at once, on the broker's runtime: not read.
+    key("group.coordinator.append.linger.ms", Int, Value("-1"), AtLeast(-1), ReadOnly),
     key("group.coordinator.background.threads", Int, Value("2"), AtLeast(1), ReadOnly), // not read
     key("group.coordinator.cached.buffer.max.bytes", Int, Value("1048588"), AtLeast(524288), ClusterWide), // not read
     // The group protocols served: without `consumer`, ConsumerGroupHeartbeat and
@@ -522,7 +523,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("sasl.oauthbearer.client.credentials.client.secret", Password, Null, Any, ReadOnly), // not read
     key("sasl.oauthbearer.clock.skew.seconds", Int, Value("30"), AtLeast(0), PerListener),
     // Kafka's default is null (no audience checked), not an empty list.
-    key("sasl.oauthbearer.expected.audience", List, Null, Any, PerListener),
+    // Kafka 4.4.0 describes its default as the empty list (4.1.1: null); either means no
+    // audience check (`security::sasl`).
+    key("sasl.oauthbearer.expected.audience", List, Value(""), Any, PerListener),
     key("sasl.oauthbearer.expected.issuer", Str, Null, Any, PerListener),
     key("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Value("3600000"), AtLeast(0), PerListener),
     key("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Value("10000"), AtLeast(0), PerListener),

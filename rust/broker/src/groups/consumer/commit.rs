@@ -33,6 +33,31 @@ impl ConsumerGroup {
         Ok(())
     }
 
+    /// TxnOffsetCommit, as Kafka 4.4 checks a transactional commit: as OffsetCommit but at
+    /// any version (the producer sends the consumer's group metadata), and a producer
+    /// outside the group (epoch -1, no member, no instance) may commit while members are
+    /// in it. An epoch older than the member's is refused as stale here; Kafka 4.4 accepts
+    /// it for the partitions assigned to the member since before that epoch.
+    pub fn validate_txn_commit(
+        &self,
+        member_id: &str,
+        instance: Option<&str>,
+        epoch: i32,
+    ) -> Result<(), i16> {
+        let outsider = epoch == -1 && member_id.is_empty() && instance.is_none();
+        if (epoch < 0 && self.members.is_empty()) || outsider {
+            return Ok(());
+        }
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(errors::UNKNOWN_MEMBER_ID)?;
+        if epoch != member.epoch() {
+            return Err(stale(member.uses_classic_protocol()));
+        }
+        Ok(())
+    }
+
     /// OffsetFetch v9 naming a member: it must be one, at its current epoch. Without a
     /// member id (an admin) anything goes.
     pub fn validate_fetch(&self, member_id: Option<&str>, epoch: i32) -> Result<(), i16> {

@@ -251,6 +251,38 @@ fn an_upgraded_group_keeps_its_members_generation_and_assignments() {
         Err(errors::ILLEGAL_GENERATION)
     );
     assert_eq!(h.consumer().validate_commit("a", 4, 8), Ok(()));
+    // A transactional commit is checked the same way, at any version.
+    assert_eq!(
+        h.consumer().validate_txn_commit("a", None, 3),
+        Err(errors::ILLEGAL_GENERATION)
+    );
+    assert_eq!(h.consumer().validate_txn_commit("a", None, 4), Ok(()));
+    assert_eq!(
+        h.consumer().validate_txn_commit("nobody", None, 4),
+        Err(errors::UNKNOWN_MEMBER_ID)
+    );
+}
+
+#[test]
+fn a_consumer_members_stale_epoch_is_stale_to_a_transactional_commit() {
+    let mut h = Harness::classic(MigrationPolicy::Bidirectional);
+    let epoch = h.consumer_joins("c").unwrap();
+    assert_eq!(h.consumer().validate_txn_commit("c", None, epoch), Ok(()));
+    assert_eq!(
+        h.consumer().validate_txn_commit("c", None, epoch - 1),
+        Err(errors::STALE_MEMBER_EPOCH)
+    );
+    assert_eq!(
+        h.consumer().validate_txn_commit("c", None, epoch + 1),
+        Err(errors::STALE_MEMBER_EPOCH)
+    );
+    // A producer outside the group commits while members are in it (Kafka 4.4), but
+    // not one naming an instance or a member it is not.
+    assert_eq!(h.consumer().validate_txn_commit("", None, -1), Ok(()));
+    assert_eq!(
+        h.consumer().validate_txn_commit("", Some("i"), -1),
+        Err(errors::UNKNOWN_MEMBER_ID)
+    );
 }
 
 #[test]

@@ -175,6 +175,31 @@ impl Group {
         }
     }
 
+    /// May this TxnOffsetCommit write? Kafka's check of a transactional commit: a dead
+    /// group is COORDINATOR_NOT_AVAILABLE; a committer outside the group (generation -1, no
+    /// member) may commit whatever the group's state (older producers send no member);
+    /// a member must be current. No rebalance refuses it.
+    pub fn validate_txn_commit(
+        &self,
+        generation: i32,
+        member_id: &str,
+        instance: Option<&str>,
+    ) -> Result<(), i16> {
+        if self.state == GroupState::Dead {
+            return Err(errors::COORDINATOR_NOT_AVAILABLE);
+        }
+        if generation < 0 && self.state == GroupState::Empty {
+            return Ok(());
+        }
+        if generation >= 0 || !member_id.is_empty() || instance.is_some() {
+            self.validate_member(member_id, instance)?;
+            if generation != self.generation {
+                return Err(errors::ILLEGAL_GENERATION);
+            }
+        }
+        Ok(())
+    }
+
     /// Offsets whose retention has passed (Kafka's rules: an empty group's offsets expire
     /// `offsets.retention.minutes` after it became empty; a stable consumer group's offsets
     /// of topics it no longer subscribes to, after their commit; a standalone consumer's,

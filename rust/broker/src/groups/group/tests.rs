@@ -356,6 +356,35 @@ fn commits_follow_kafkas_rules() {
 }
 
 #[test]
+fn transactional_commits_follow_kafkas_rules() {
+    let mut h = Harness::new();
+    // A producer outside the group commits whatever the group's state.
+    assert_eq!(h.group.validate_txn_commit(-1, "", None), Ok(()));
+    let (a, mut rx_a) = h.join_new(&["range"]);
+    h.fire_join_timers();
+    ready(&mut rx_a);
+    // No rebalance refuses a transactional commit (the consumer's group metadata is
+    // checked, not the group's state).
+    assert_eq!(h.group.validate_txn_commit(1, &a, None), Ok(()));
+    assert_eq!(h.group.validate_txn_commit(-1, "", None), Ok(()));
+    now_value(h.sync(&a, &[]));
+    assert_eq!(h.group.validate_txn_commit(1, &a, None), Ok(()));
+    assert_eq!(
+        h.group.validate_txn_commit(0, &a, None),
+        Err(errors::ILLEGAL_GENERATION)
+    );
+    assert_eq!(
+        h.group.validate_txn_commit(1, "nobody", None),
+        Err(errors::UNKNOWN_MEMBER_ID)
+    );
+    h.group.state = GroupState::Dead;
+    assert_eq!(
+        h.group.validate_txn_commit(-1, "", None),
+        Err(errors::COORDINATOR_NOT_AVAILABLE)
+    );
+}
+
+#[test]
 fn subscriptions_are_read_from_consumer_metadata() {
     // version 1, topics ["a", "bc"], user data null, owned partitions [].
     let mut m = vec![0, 1, 0, 0, 0, 2, 0, 1, b'a', 0, 2, b'b', b'c'];
