@@ -58,7 +58,8 @@ def assign(
             "INVALID_REPLICATION_FACTOR",
             f"Unable to replicate the partition {replication_factor} time(s): The target "
             f"replication factor of {replication_factor} cannot be reached because only "
-            f"{len(brokers)} broker(s) are registered.",
+            f"{len(brokers)} broker(s) are registered or some brokers have all their log "
+            "directories cordoned.",
         )
     with_rack = {b: r for b, r in brokers.items() if r is not None}
     if with_rack and len(with_rack) != len(brokers):

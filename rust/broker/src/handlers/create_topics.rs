@@ -375,7 +375,8 @@ fn layout(state: &BrokerState, topic: &CreatableTopic) -> Result<(i32, i16), Api
             codes::INVALID_REPLICATION_FACTOR,
             format!(
                 "Unable to replicate the partition {factor} time(s): The target replication \
-                 factor of {factor} cannot be reached because only 1 broker(s) are registered."
+                 factor of {factor} cannot be reached because only 1 broker(s) are registered \
+                 or some brokers have all their log directories cordoned."
             ),
         ));
     }
