@@ -71,6 +71,11 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         check: Check::AutoOffsetReset,
     },
     int(
+        "share.delivery.count.limit",
+        "group.share.delivery.count.limit",
+        2,
+    ),
+    int(
         "share.heartbeat.interval.ms",
         "group.share.heartbeat.interval.ms",
         1,
@@ -82,6 +87,11 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         check: Check::OneOf(&["read_committed", "read_uncommitted"]),
     },
     int(
+        "share.partition.max.record.locks",
+        "group.share.partition.max.record.locks",
+        100,
+    ),
+    int(
         "share.record.lock.duration.ms",
         "group.share.record.lock.duration.ms",
         1000,
@@ -91,6 +101,12 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         "group.share.session.timeout.ms",
         1,
     ),
+    GroupKey {
+        name: "share.renew.acknowledge.enable",
+        ty: Type::Boolean,
+        fallback: Fallback::Value("true"),
+        check: Check::OneOf(&["true", "false"]),
+    },
     int(
         "streams.heartbeat.interval.ms",
         "group.streams.heartbeat.interval.ms",
@@ -139,6 +155,26 @@ const BOUNDS: &[(&str, &str, bool)] = &[
     (
         "share.heartbeat.interval.ms",
         "group.share.max.heartbeat.interval.ms",
+        false,
+    ),
+    (
+        "share.delivery.count.limit",
+        "group.share.min.delivery.count.limit",
+        true,
+    ),
+    (
+        "share.delivery.count.limit",
+        "group.share.max.delivery.count.limit",
+        false,
+    ),
+    (
+        "share.partition.max.record.locks",
+        "group.share.min.partition.max.record.locks",
+        true,
+    ),
+    (
+        "share.partition.max.record.locks",
+        "group.share.max.partition.max.record.locks",
         false,
     ),
     (
@@ -273,6 +309,36 @@ fn is_iso_duration(s: &str) -> bool {
     let d = fields(days, &['D']);
     let t = time.map_or(Some(0), |t| fields(t, &['H', 'M', 'S']).filter(|n| *n > 0));
     matches!((d, t), (Some(a), Some(b)) if a + b > 0)
+}
+
+/// The milliseconds of an ISO-8601 duration `is_iso_duration` accepts (`PnDTnHnMn.nS`).
+#[must_use]
+pub fn iso_duration_ms(s: &str) -> Option<i64> {
+    if !is_iso_duration(s) {
+        return None;
+    }
+    let rest = &s[1..];
+    let mut total = 0f64;
+    let mut number = String::new();
+    let mut in_time = false;
+    for c in rest.chars() {
+        match c.to_ascii_uppercase() {
+            'T' => in_time = true,
+            d if d.is_ascii_digit() || d == '.' => number.push(d),
+            unit => {
+                let n: f64 = number.parse().ok()?;
+                number.clear();
+                total += n * match (unit, in_time) {
+                    ('D', false) => 86_400_000.0,
+                    ('H', true) => 3_600_000.0,
+                    ('M', true) => 60_000.0,
+                    ('S', true) => 1000.0,
+                    _ => return None,
+                };
+            }
+        }
+    }
+    Some(total as i64)
 }
 
 /// Check a group's whole override set as Kafka's `GroupConfig.validate` does: names, then
@@ -446,6 +512,30 @@ impl GroupConfigStore {
         ConsumerTimeouts {
             session_timeout_ms: int("consumer.session.timeout.ms"),
             heartbeat_interval_ms: int("consumer.heartbeat.interval.ms"),
+        }
+    }
+
+    /// A share group's settings: its overrides over the broker's `group.share.*` keys.
+    #[must_use]
+    pub fn share_settings(
+        &self,
+        group: &str,
+        broker: &BrokerSettings,
+    ) -> crate::share::ShareSettings {
+        let values = effective(&self.get(group), broker);
+        let text = |name: &str| values.get(name).map(|(v, _)| v.clone()).unwrap_or_default();
+        let int = |name: &str| text(name).parse::<i64>().expect("validated integer");
+        crate::share::ShareSettings {
+            auto_offset_reset: text("share.auto.offset.reset"),
+            isolation_read_committed: text("share.isolation.level") == "read_committed",
+            record_lock_duration_ms: int("share.record.lock.duration.ms"),
+            delivery_count_limit: i16::try_from(int("share.delivery.count.limit"))
+                .unwrap_or(i16::MAX),
+            partition_max_record_locks: int("share.partition.max.record.locks"),
+            session_timeout_ms: int("share.session.timeout.ms"),
+            heartbeat_interval_ms: i32::try_from(int("share.heartbeat.interval.ms"))
+                .unwrap_or(i32::MAX),
+            renew_acknowledge_enable: text("share.renew.acknowledge.enable") == "true",
         }
     }
 

@@ -55,6 +55,11 @@ pub mod partition_reassignments;
 pub mod produce;
 pub mod push_telemetry;
 pub mod sasl;
+pub mod share_acknowledge;
+mod share_common;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 mod supported;
 pub mod sync_group;
 pub mod txn_offset_commit;
@@ -193,6 +198,16 @@ pub async fn dispatch(
         ApiKey::PushTelemetry => push_telemetry::handle(state, ctx, header, body, version).await,
         ApiKey::ListConfigResources => {
             list_config_resources::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareGroupHeartbeat => {
+            share_group_heartbeat::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareGroupDescribe => {
+            share_group_describe::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareFetch => share_fetch::handle(state, ctx, header, body, version).await,
+        ApiKey::ShareAcknowledge => {
+            share_acknowledge::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

@@ -373,6 +373,13 @@ impl DescribeShareGroupOffsetsResponsePartition {
         self.leader_epoch = value;
         self
     }
+    /// Sets `lag` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 1+
+    pub fn with_lag(mut self, value: i64) -> Self { // kafkalite: Kafka 4.4
+        self.lag = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `error_code` to the passed value.
     ///
     /// The partition-level error code, or 0 if there was no error.

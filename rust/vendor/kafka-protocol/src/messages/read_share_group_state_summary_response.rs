@@ -115,6 +115,13 @@ impl PartitionResult {
         self.start_offset = value;
         self
     }
+    /// Sets `delivery_complete_count` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 1+
+    pub fn with_delivery_complete_count(mut self, value: i32) -> Self { // kafkalite: Kafka 4.4
+        self.delivery_complete_count = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets unknown_tagged_fields to the passed value.
     pub fn with_unknown_tagged_fields(mut self, value: BTreeMap<i32, Bytes>) -> Self {
         self.unknown_tagged_fields = value;

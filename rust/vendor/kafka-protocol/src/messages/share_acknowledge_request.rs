@@ -478,6 +478,13 @@ impl ShareAcknowledgeRequest {
         self.share_session_epoch = value;
         self
     }
+    /// Sets `is_renew_ack` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 2+
+    pub fn with_is_renew_ack(mut self, value: bool) -> Self { // kafkalite: Kafka 4.4
+        self.is_renew_ack = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `topics` to the passed value.
     ///
     /// The topics containing records to acknowledge.

@@ -537,6 +537,13 @@ impl ShareAcknowledgeResponse {
         self.error_message = value;
         self
     }
+    /// Sets `acquisition_lock_timeout_ms` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 2+
+    pub fn with_acquisition_lock_timeout_ms(mut self, value: i32) -> Self { // kafkalite: Kafka 4.4
+        self.acquisition_lock_timeout_ms = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `responses` to the passed value.
     ///
     /// The response topics.

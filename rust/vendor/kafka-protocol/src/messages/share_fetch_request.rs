@@ -701,6 +701,20 @@ impl ShareFetchRequest {
         self.batch_size = value;
         self
     }
+    /// Sets `share_acquire_mode` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 2+
+    pub fn with_share_acquire_mode(mut self, value: i8) -> Self { // kafkalite: Kafka 4.4
+        self.share_acquire_mode = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
+    /// Sets `is_renew_ack` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 2+
+    pub fn with_is_renew_ack(mut self, value: bool) -> Self { // kafkalite: Kafka 4.4
+        self.is_renew_ack = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `topics` to the passed value.
     ///
     /// The topics to fetch.

@@ -92,6 +92,13 @@ impl PartitionData {
         self.start_offset = value;
         self
     }
+    /// Sets `delivery_complete_count` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 1+
+    pub fn with_delivery_complete_count(mut self, value: i32) -> Self { // kafkalite: Kafka 4.4
+        self.delivery_complete_count = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `state_batches` to the passed value.
     ///
     /// The state batches for the share-partition.
