@@ -29,6 +29,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
+pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -204,6 +205,9 @@ pub async fn dispatch(
         }
         ApiKey::ShareGroupDescribe => {
             share_group_describe::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeShareGroupOffsets => {
+            describe_share_group_offsets::handle(state, ctx, header, body, version).await
         }
         ApiKey::ShareFetch => share_fetch::handle(state, ctx, header, body, version).await,
         ApiKey::ShareAcknowledge => {
