@@ -1,8 +1,13 @@
 //! Group-level configs (the GROUP config resource, type 32, of Kafka 4.1's `GroupConfig`):
 //! per-group overrides of the broker's `group.consumer.*`, `group.share.*` and
-//! `group.streams.*` values. Kafka describes all ten keys whatever the group's type, so
-//! kafkalite does too, though it runs only consumer groups; what it applies is
-//! `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` (`timeouts`).
+//! `group.streams.*` values. Kafka describes all its keys whatever the group's type, so
+//! kafkalite does too. What it applies: `consumer.session.timeout.ms` and
+//! `consumer.heartbeat.interval.ms` (`timeouts`), and for share groups (`share_settings`)
+//! `share.auto.offset.reset`, `share.isolation.level`, `share.record.lock.duration.ms`,
+//! `share.delivery.count.limit`, `share.partition.max.record.locks`,
+//! `share.session.timeout.ms`, `share.heartbeat.interval.ms` and
+//! `share.renew.acknowledge.enable` (Kafka 4.4's share keys; its `share.assignment.*`,
+//! `*.assignor.offload.enable` and dead-letter-queue keys are not here yet).
 //!
 //! A value is checked as Kafka does: known name, then type and range, then the bounds the
 //! broker's `.min`/`.max` keys set, with Kafka's messages. A single node keeps the
@@ -52,7 +57,7 @@ const fn int(name: &'static str, broker: &'static str, min: i64) -> GroupKey {
     }
 }
 
-/// Kafka 4.1.1's group config keys, sorted by name.
+/// Kafka 4.1.1's group config keys and Kafka 4.4's share ones, sorted by name.
 pub const GROUP_KEYS: &[GroupKey] = &[
     int(
         "consumer.heartbeat.interval.ms",
@@ -412,6 +417,19 @@ pub struct ConsumerTimeouts {
     pub heartbeat_interval_ms: i32,
 }
 
+/// A group's share settings: its group configs over the broker's `group.share.*` keys.
+#[derive(Clone, Debug)]
+pub struct ShareSettings {
+    pub auto_offset_reset: String,
+    pub isolation_read_committed: bool,
+    pub record_lock_duration_ms: i64,
+    pub delivery_count_limit: i16,
+    pub partition_max_record_locks: i64,
+    pub session_timeout_ms: i64,
+    pub heartbeat_interval_ms: i32,
+    pub renew_acknowledge_enable: bool,
+}
+
 /// Every group's overrides; on a single node kept in the data dir.
 pub struct GroupConfigStore {
     groups: RwLock<BTreeMap<String, BTreeMap<String, String>>>,
@@ -517,15 +535,11 @@ impl GroupConfigStore {
 
     /// A share group's settings: its overrides over the broker's `group.share.*` keys.
     #[must_use]
-    pub fn share_settings(
-        &self,
-        group: &str,
-        broker: &BrokerSettings,
-    ) -> crate::share::ShareSettings {
+    pub fn share_settings(&self, group: &str, broker: &BrokerSettings) -> ShareSettings {
         let values = effective(&self.get(group), broker);
         let text = |name: &str| values.get(name).map(|(v, _)| v.clone()).unwrap_or_default();
         let int = |name: &str| text(name).parse::<i64>().expect("validated integer");
-        crate::share::ShareSettings {
+        ShareSettings {
             auto_offset_reset: text("share.auto.offset.reset"),
             isolation_read_committed: text("share.isolation.level") == "read_committed",
             record_lock_duration_ms: int("share.record.lock.duration.ms"),

@@ -46,27 +46,15 @@ use partition_state::{AckBatch, Acquired, Limits, SharePartitionState};
 use records::{SharePartitionKey, Snapshot};
 use session::{ShareSessions, Step};
 
-/// A group's share settings: its group configs over the broker's `group.share.*` keys.
-#[derive(Clone, Debug)]
-pub struct ShareSettings {
-    pub auto_offset_reset: String,
-    pub isolation_read_committed: bool,
-    pub record_lock_duration_ms: i64,
-    pub delivery_count_limit: i16,
-    pub partition_max_record_locks: i64,
-    pub session_timeout_ms: i64,
-    pub heartbeat_interval_ms: i32,
-    pub renew_acknowledge_enable: bool,
-}
+pub use crate::config::group::ShareSettings;
 
-impl ShareSettings {
-    #[must_use]
-    pub fn limits(&self) -> Limits {
-        Limits {
-            lock_duration_ms: self.record_lock_duration_ms,
-            delivery_count_limit: self.delivery_count_limit,
-            max_record_locks: self.partition_max_record_locks,
-        }
+/// What a group's settings bound acquisition and acknowledgement by.
+#[must_use]
+pub fn limits(s: &ShareSettings) -> Limits {
+    Limits {
+        lock_duration_ms: s.record_lock_duration_ms,
+        delivery_count_limit: s.delivery_count_limit,
+        max_record_locks: s.partition_max_record_locks,
     }
 }
 
@@ -244,7 +232,7 @@ impl ShareGroups {
             .iter_mut()
             .filter(|(k, _)| k.group_id == group_id)
         {
-            if state.release_member(member, &settings.limits()) > 0 {
+            if state.release_member(member, &limits(settings)) > 0 {
                 released = true;
                 self.persist(key, state);
             }
@@ -297,7 +285,7 @@ impl ShareGroups {
                 let s = settings
                     .entry(key.group_id.clone())
                     .or_insert_with(|| host.share_settings(&key.group_id));
-                if state.expire_locks(now, &s.limits()) > 0 {
+                if state.expire_locks(now, &limits(s)) > 0 {
                     released = true;
                     self.persist(key, state);
                 }
@@ -445,7 +433,7 @@ impl ShareGroups {
         };
         let mut partitions = self.partitions.lock().expect("lock");
         let state = self.state_for(&mut partitions, &key, &partition, &settings)?;
-        let released = state.acknowledge(member, batches, renew, &settings.limits(), now_ms())?;
+        let released = state.acknowledge(member, batches, renew, &limits(&settings), now_ms())?;
         self.persist(&key, state);
         drop(partitions);
         if released {
@@ -470,7 +458,7 @@ impl ShareGroups {
             let host = self.host()?;
             let partition = Self::leader_partition(&host, topic_id, index)?;
             let settings = host.share_settings(group);
-            let limits = settings.limits();
+            let limits = limits(&settings);
             let key = SharePartitionKey {
                 group_id: group.to_string(),
                 topic_id,
