@@ -101,17 +101,17 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         "group.share.record.lock.duration.ms",
         1000,
     ),
-    int(
-        "share.session.timeout.ms",
-        "group.share.session.timeout.ms",
-        1,
-    ),
     GroupKey {
         name: "share.renew.acknowledge.enable",
         ty: Type::Boolean,
         fallback: Fallback::Value("true"),
         check: Check::OneOf(&["true", "false"]),
     },
+    int(
+        "share.session.timeout.ms",
+        "group.share.session.timeout.ms",
+        1,
+    ),
     int(
         "streams.heartbeat.interval.ms",
         "group.streams.heartbeat.interval.ms",

@@ -10,6 +10,7 @@ pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_replica_log_dirs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -20,6 +21,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_client_quotas;
@@ -205,6 +207,12 @@ pub async fn dispatch(
         }
         ApiKey::ShareGroupDescribe => {
             share_group_describe::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AlterShareGroupOffsets => {
+            alter_share_group_offsets::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            delete_share_group_offsets::handle(state, ctx, header, body, version).await
         }
         ApiKey::DescribeShareGroupOffsets => {
             describe_share_group_offsets::handle(state, ctx, header, body, version).await

@@ -10,7 +10,8 @@
 //! GROUP_AUTHORIZATION_FAILED) and on each topic (else TOPIC_AUTHORIZATION_FAILED for its
 //! partitions). A request at epoch -1 only acknowledges and closes the session (its
 //! member's acquired records are released). v2's renew-only request (`IsRenewAck`) renews
-//! the named records' locks and acquires nothing.
+//! the named records' locks and acquires nothing; its record-limit acquire mode
+//! (`ShareAcquireMode` 1) acquires exactly up to `max_records`, cutting a batch.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -36,6 +37,8 @@ use crate::state::BrokerState;
 
 /// The longest a share fetch waits for records, whatever it asks.
 const MAX_WAIT_CAP_MS: i32 = 30_000;
+/// ShareFetch v2's `ShareAcquireMode` asking for at most `max_records` exactly.
+const RECORD_LIMIT_MODE: i8 = 1;
 /// Records per fetch when the request asks for none (the Java client's `max.poll.records`).
 const DEFAULT_MAX_RECORDS: i32 = 500;
 
@@ -143,8 +146,10 @@ async fn answer(
             DEFAULT_MAX_RECORDS
         };
         let max_bytes = u64::try_from(r.max_bytes.max(1)).unwrap_or(1);
+        let strict = r.share_acquire_mode == RECORD_LIMIT_MODE;
         let fetched = acquire(
             state,
+            strict,
             &group,
             &member,
             &session,
@@ -207,6 +212,7 @@ fn fill(mut d: PartitionData, f: FetchedPartition, node: i32) -> PartitionData {
 #[allow(clippy::too_many_arguments)]
 async fn acquire(
     state: &Arc<BrokerState>,
+    strict: bool,
     group: &str,
     member: &str,
     session: &[(Uuid, i32)],
@@ -241,7 +247,7 @@ async fn acquire(
                 crate::state::off_the_runtime(move || {
                     state2
                         .share
-                        .acquire(&g, &m, topic_id, partition, budget, bytes_left)
+                        .acquire(&g, &m, topic_id, partition, budget, strict, bytes_left)
                 })
             };
             let n: usize = f

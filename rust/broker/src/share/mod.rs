@@ -444,6 +444,7 @@ impl ShareGroups {
 
     /// Acquire records of one share-partition for `member`: at most `max_records` (whole
     /// batches) and about `max_bytes`.
+    #[allow(clippy::too_many_arguments)]
     pub fn acquire(
         &self,
         group: &str,
@@ -451,6 +452,7 @@ impl ShareGroups {
         topic_id: Uuid,
         index: i32,
         max_records: usize,
+        strict: bool,
         max_bytes: u64,
     ) -> FetchedPartition {
         let mut out = FetchedPartition::default();
@@ -506,14 +508,36 @@ impl ShareGroups {
                 let mut batches = Vec::new();
                 let mut spans = Vec::new();
                 let mut at = 0usize;
+                // read_committed: the aborted transactions' batches are never delivered.
+                let mut aborted: HashMap<i64, i64> = if settings.isolation_read_committed {
+                    partition
+                        .aborted_between(position, bound)
+                        .into_iter()
+                        .collect()
+                } else {
+                    HashMap::new()
+                };
                 while let Ok(h) = BatchHeader::parse(&buf[at..]) {
                     let size = h.total_size();
                     if at + size > buf.len() {
                         break;
                     }
                     let last = h.base_offset + i64::from(h.last_offset_delta);
+                    let mut skipped = h.is_control();
+                    if h.is_transactional() {
+                        match aborted.get(&h.producer_id) {
+                            Some(&first) if h.base_offset >= first => {
+                                skipped = true;
+                                if h.is_control() {
+                                    // The abort marker ends that transaction.
+                                    aborted.remove(&h.producer_id);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     if last >= position {
-                        batches.push((h.base_offset, last, h.is_control()));
+                        batches.push((h.base_offset, last, skipped));
                         spans.push(at..at + size);
                     }
                     at += size;
@@ -527,7 +551,8 @@ impl ShareGroups {
                         .iter()
                         .map(|a| (a.1 - a.0 + 1) as usize)
                         .sum::<usize>();
-                let (runs, sent) = state.acquire(member, &batches, remaining, &limits, now_ms());
+                let (runs, sent) =
+                    state.acquire(member, &batches, remaining, strict, &limits, now_ms());
                 for (span, send) in spans.into_iter().zip(sent) {
                     if send {
                         bytes.extend_from_slice(&buf[span]);
@@ -581,6 +606,138 @@ impl ShareGroups {
         }
         out.sort();
         out
+    }
+}
+
+impl ShareGroups {
+    /// The group as an admin operation on its offsets needs it: a share group with no
+    /// members (created empty when `create`), else NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND.
+    fn empty_group(&self, group_id: &str, create: bool) -> Result<(), ApiError> {
+        let host = self.host()?;
+        let mut groups = self.groups.lock().expect("lock");
+        match groups.get(group_id) {
+            Some(g) if !g.members.is_empty() => Err(ApiError::new(
+                codes::NON_EMPTY_GROUP,
+                format!("The group {group_id} is not empty."),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                if let Some(kind) = host.other_group_type(group_id) {
+                    return Err(ApiError::new(
+                        codes::GROUP_ID_NOT_FOUND,
+                        format!("Group {group_id} is not a share group (it is a {kind} group)."),
+                    ));
+                }
+                let persisted = !self.coordinator.group_states(group_id).is_empty();
+                if !create && !persisted {
+                    return Err(ApiError::new(
+                        codes::GROUP_ID_NOT_FOUND,
+                        format!("Group {group_id} not found."),
+                    ));
+                }
+                groups.insert(group_id.to_string(), ShareGroup::new(group_id));
+                Ok(())
+            }
+        }
+    }
+
+    /// AlterShareGroupOffsets: check the group (empty, created if new) once.
+    pub fn begin_alter(&self, group_id: &str) -> Result<(), ApiError> {
+        self.empty_group(group_id, true)
+    }
+
+    /// Set a share-partition's start offset (nothing in flight from then on), persisted.
+    pub fn alter_start_offset(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: i32,
+        offset: i64,
+    ) -> Result<(), ApiError> {
+        let host = self.host()?;
+        let p = Self::leader_partition(&host, topic_id, partition)?;
+        if offset < 0 {
+            return Err(ApiError::new(
+                codes::INVALID_REQUEST,
+                format!("The start offset {offset} is negative."),
+            ));
+        }
+        let key = SharePartitionKey {
+            group_id: group_id.to_string(),
+            topic_id,
+            partition,
+        };
+        let log_start = p.log.lock().expect("lock").log_start_offset();
+        let mut state = SharePartitionState::starting_at(offset.max(log_start));
+        let mut partitions = self.partitions.lock().expect("lock");
+        state.state_epoch = partitions
+            .get(&key)
+            .map_or(0, |s| s.state_epoch.wrapping_add(1));
+        self.persist(&key, &state);
+        partitions.insert(key, state);
+        Ok(())
+    }
+
+    /// DeleteShareGroupOffsets: check the group (existing, empty) once.
+    pub fn begin_delete_offsets(&self, group_id: &str) -> Result<(), ApiError> {
+        self.empty_group(group_id, false)
+    }
+
+    /// Forget every share-partition of `topic_id` in the group (tombstones in
+    /// `__share_group_state`): a consumer starts again from `share.auto.offset.reset`.
+    pub fn delete_topic_state(&self, group_id: &str, topic_id: Uuid) -> Result<(), ApiError> {
+        let mut partitions = self.partitions.lock().expect("lock");
+        let mut keys: BTreeSet<SharePartitionKey> = partitions
+            .keys()
+            .filter(|k| k.group_id == group_id && k.topic_id == topic_id)
+            .cloned()
+            .collect();
+        keys.extend(
+            self.coordinator
+                .group_states(group_id)
+                .into_iter()
+                .map(|(k, _)| k)
+                .filter(|k| k.topic_id == topic_id),
+        );
+        for key in keys {
+            self.coordinator.write(&key, None)?;
+            partitions.remove(&key);
+        }
+        Ok(())
+    }
+
+    /// DeleteGroups for a share group: refused while it has members; its state goes too.
+    /// `None` when `group_id` is no share group here.
+    pub fn delete_group(&self, group_id: &str) -> Option<Result<(), ApiError>> {
+        let known =
+            self.is_share_group(group_id) || !self.coordinator.group_states(group_id).is_empty();
+        if !known {
+            return None;
+        }
+        if let Err(e) = self.empty_group(group_id, false) {
+            return Some(Err(e));
+        }
+        let topics: BTreeSet<Uuid> = self
+            .coordinator
+            .group_states(group_id)
+            .into_iter()
+            .map(|(k, _)| k.topic_id)
+            .chain(
+                self.partitions
+                    .lock()
+                    .expect("lock")
+                    .keys()
+                    .filter(|k| k.group_id == group_id)
+                    .map(|k| k.topic_id),
+            )
+            .collect();
+        for topic in topics {
+            if let Err(e) = self.delete_topic_state(group_id, topic) {
+                return Some(Err(e));
+            }
+        }
+        self.groups.lock().expect("lock").remove(group_id);
+        Some(Ok(()))
     }
 }
 

@@ -216,15 +216,18 @@ impl SharePartitionState {
                 && self.end_offset - self.start_offset < limits.max_record_locks)
     }
 
-    /// Acquire for `member` the acquirable offsets of `batches` (base, last, is control),
-    /// in order, stopping after the batch that reaches `max_records`. Control batches are
-    /// archived outright (no member ever sees them as records). Returns the acquired runs
-    /// and, per batch, whether it holds any acquired offset (the batches to send).
+    /// Acquire for `member` the acquirable offsets of `batches` (base, last, skipped), in
+    /// order, stopping after the batch that reaches `max_records` (`strict`: at exactly
+    /// `max_records`, Kafka's record-limit acquire mode). Skipped batches (control batches,
+    /// and aborted ones under read_committed) are archived outright: no member ever sees
+    /// them as records. Returns the acquired runs and, per batch, whether it holds any
+    /// acquired offset (the batches to send).
     pub fn acquire(
         &mut self,
         member: &str,
         batches: &[(i64, i64, bool)],
         max_records: usize,
+        strict: bool,
         limits: &Limits,
         now_ms: i64,
     ) -> (Vec<Acquired>, Vec<bool>) {
@@ -238,6 +241,9 @@ impl SharePartitionState {
             for offset in base.max(self.start_offset)..=last {
                 let fresh = offset >= self.end_offset;
                 if fresh && offset - self.start_offset >= limits.max_record_locks {
+                    break;
+                }
+                if strict && count >= max_records {
                     break;
                 }
                 if control {
@@ -457,14 +463,14 @@ mod tests {
     #[test]
     fn two_members_never_hold_the_same_record() {
         let mut s = SharePartitionState::starting_at(0);
-        let (a, sent) = s.acquire("a", &[(0, 4, false), (5, 9, false)], 3, &LIMITS, 0);
+        let (a, sent) = s.acquire("a", &[(0, 4, false), (5, 9, false)], 3, false, &LIMITS, 0);
         assert_eq!(
             a,
             vec![(0, 4, 1)],
             "whole batches, stopping after max records"
         );
         assert_eq!(sent, vec![true, false]);
-        let (b, _) = s.acquire("b", &[(0, 4, false), (5, 9, false)], 100, &LIMITS, 0);
+        let (b, _) = s.acquire("b", &[(0, 4, false), (5, 9, false)], 100, false, &LIMITS, 0);
         assert_eq!(b, vec![(5, 9, 1)]);
         assert_eq!(s.end_offset(), 10);
         // b cannot acknowledge a's records.
@@ -480,7 +486,7 @@ mod tests {
     #[test]
     fn release_redelivers_reject_archives_and_the_limit_archives() {
         let mut s = SharePartitionState::starting_at(0);
-        s.acquire("a", &[(0, 1, false)], 10, &LIMITS, 0);
+        s.acquire("a", &[(0, 1, false)], 10, false, &LIMITS, 0);
         let mut types = AckBatch {
             first_offset: 0,
             last_offset: 1,
@@ -492,7 +498,7 @@ mod tests {
         assert_eq!(s.start_offset(), 1, "the rejected record is done with");
         assert_eq!(s.next_fetch_offset(), 1);
         for round in 2..=3 {
-            let (got, _) = s.acquire("b", &[(0, 1, false)], 10, &LIMITS, 0);
+            let (got, _) = s.acquire("b", &[(0, 1, false)], 10, false, &LIMITS, 0);
             assert_eq!(got, vec![(1, 1, round)]);
             types = ack(1, 1, ack::RELEASE);
             s.acknowledge("b", &[types.clone()], false, &LIMITS, 0)
@@ -500,16 +506,19 @@ mod tests {
         }
         // Delivered three times (the limit) and released: archived, never again.
         assert_eq!(s.start_offset(), 2);
-        assert_eq!(s.acquire("c", &[(0, 1, false)], 10, &LIMITS, 0).0, vec![]);
+        assert_eq!(
+            s.acquire("c", &[(0, 1, false)], 10, false, &LIMITS, 0).0,
+            vec![]
+        );
     }
 
     #[test]
     fn an_expired_lock_makes_the_record_available() {
         let mut s = SharePartitionState::starting_at(10);
-        s.acquire("a", &[(10, 12, false)], 10, &LIMITS, 0);
+        s.acquire("a", &[(10, 12, false)], 10, false, &LIMITS, 0);
         assert_eq!(s.expire_locks(999, &LIMITS), 0);
         assert_eq!(s.expire_locks(1000, &LIMITS), 3);
-        let (got, _) = s.acquire("b", &[(10, 12, false)], 10, &LIMITS, 1000);
+        let (got, _) = s.acquire("b", &[(10, 12, false)], 10, false, &LIMITS, 1000);
         assert_eq!(got, vec![(10, 12, 2)]);
         // The old holder's late acknowledgement is refused.
         let e = s.acknowledge("a", &[ack(10, 12, ack::ACCEPT)], false, &LIMITS, 1000);
@@ -519,7 +528,7 @@ mod tests {
     #[test]
     fn invalid_batches_apply_nothing() {
         let mut s = SharePartitionState::starting_at(0);
-        s.acquire("a", &[(0, 3, false)], 10, &LIMITS, 0);
+        s.acquire("a", &[(0, 3, false)], 10, false, &LIMITS, 0);
         let bad = [ack(0, 1, ack::ACCEPT), ack(5, 5, ack::ACCEPT)];
         assert!(s.acknowledge("a", &bad, false, &LIMITS, 0).is_err());
         assert_eq!(s.start_offset(), 0, "the valid first batch was not applied");
@@ -550,9 +559,17 @@ mod tests {
     }
 
     #[test]
+    fn record_limit_mode_stops_inside_a_batch() {
+        let mut s = SharePartitionState::starting_at(0);
+        let (got, sent) = s.acquire("a", &[(0, 9, false)], 4, true, &LIMITS, 0);
+        assert_eq!((got, sent), (vec![(0, 3, 1)], vec![true]));
+        assert_eq!(s.next_fetch_offset(), 4);
+    }
+
+    #[test]
     fn persisted_state_round_trips_and_drops_locks() {
         let mut s = SharePartitionState::starting_at(0);
-        s.acquire("a", &[(0, 5, false), (6, 6, true)], 10, &LIMITS, 0);
+        s.acquire("a", &[(0, 5, false), (6, 6, true)], 10, false, &LIMITS, 0);
         s.acknowledge(
             "a",
             &[AckBatch {
