@@ -315,6 +315,15 @@ impl ShareGroups {
                 .clone();
             self.member_gone(&group, &member, &s);
         }
+        // Sessions of members no group has (never joined, or gone while the broker
+        // restarted) would hold a place in the bounded cache forever.
+        {
+            let groups = self.groups.lock().expect("lock");
+            self.sessions
+                .lock()
+                .expect("lock")
+                .retain(|g, m| groups.get(g).is_some_and(|g| g.members.contains_key(m)));
+        }
         if released {
             host.data_arrived().notify_waiters();
         }

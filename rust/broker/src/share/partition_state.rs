@@ -319,9 +319,13 @@ impl SharePartitionState {
                     ),
                 ));
             }
-            let span = b.last_offset - b.first_offset + 1;
+            // None for a span too wide to count (it could never match the types anyway).
+            let span = b
+                .last_offset
+                .checked_sub(b.first_offset)
+                .and_then(|d| d.checked_add(1));
             if b.types.is_empty()
-                || (b.types.len() != 1 && i64::try_from(b.types.len()).ok() != Some(span))
+                || (b.types.len() != 1 && i64::try_from(b.types.len()).ok() != span)
             {
                 return Err(ApiError::new(
                     codes::INVALID_REQUEST,
@@ -544,6 +548,17 @@ mod tests {
             s.expire_locks(1000, &LIMITS),
             3,
             "offset 0's lock was renewed"
+        );
+        let huge = AckBatch {
+            first_offset: i64::MIN,
+            last_offset: i64::MAX,
+            types: vec![1, 1],
+        };
+        assert_eq!(
+            s.acknowledge("a", &[huge], false, &LIMITS, 0)
+                .unwrap_err()
+                .code,
+            codes::INVALID_REQUEST
         );
         let reversed = AckBatch {
             first_offset: 2,

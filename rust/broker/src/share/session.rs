@@ -116,6 +116,11 @@ impl ShareSessions {
             .unwrap_or_default()
     }
 
+    /// Keep only the sessions `keep(group, member)` says are still wanted.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
+        self.sessions.retain(|(g, m), _| keep(g, m));
+    }
+
     /// Drop `member`'s session (it left the group or its session expired).
     pub fn remove(&mut self, group: &str, member: &str) {
         self.sessions
