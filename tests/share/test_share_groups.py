@@ -3,7 +3,8 @@ consumers on one partition accept every record exactly once between them; a reje
 is never redelivered, a released one is until `share.delivery.count.limit`, then archived;
 records a SIGKILLed consumer held come to another after the acquisition lock; a broker
 restart keeps what was acknowledged (the state in `__share_group_state`, which Kafka's
-kafka-dump-log decodes); Kafka's kafka-share-groups lists and describes the group."""
+kafka-dump-log decodes); Kafka's kafka-share-groups lists and describes the group (members,
+start offset and lag), resets its offsets and deletes it once empty."""
 
 from __future__ import annotations
 
@@ -218,6 +219,16 @@ def test_consumers_share_a_partition_accept_once_reject_release_and_archive(
     assert row[1:5] == [topic, "0", str(len(values)), "0"], offsets
     for w in workers:
         w.stop()
+    # Once empty, the group's offsets can be reset and the group deleted.
+    wait_for(lambda: share_group_members(bs, group)[1] == 0, 30, "the members to leave")
+    reset = tool(
+        libs, main, "--bootstrap-server", bs, "--group", group, "--topic", topic,
+        "--reset-offsets", "--to-earliest", "--execute",
+    )  # fmt: skip
+    assert [group, topic, "0", "0"] in [ln.split() for ln in reset.splitlines()], reset
+    deleted = tool(libs, main, "--bootstrap-server", bs, "--delete", "--group", group)
+    assert "was successful" in deleted, deleted
+    assert share_group_members(bs, group)[0] == "Dead"
 
 
 def test_records_a_killed_consumer_held_come_back_after_the_lock(broker: Broker, libs: str) -> None:
