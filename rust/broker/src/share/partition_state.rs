@@ -428,12 +428,13 @@ impl SharePartitionState {
 
     fn advance_start(&mut self) {
         while let Some(entry) = self.records.first_entry() {
-            if *entry.key() != self.start_offset
-                || !matches!(
-                    entry.get().state,
-                    RecordState::Acknowledged | RecordState::Archived
-                )
-            {
+            // An offset below the end with no entry was never in a batch read (a gap left
+            // by compaction): there is nothing there to deliver.
+            self.start_offset = self.start_offset.max(*entry.key());
+            if !matches!(
+                entry.get().state,
+                RecordState::Acknowledged | RecordState::Archived
+            ) {
                 break;
             }
             entry.remove();
@@ -571,6 +572,19 @@ mod tests {
                 .code,
             codes::INVALID_REQUEST
         );
+    }
+
+    #[test]
+    fn the_start_offset_passes_gaps_in_the_log() {
+        // Compaction left offsets 3-6 out: batches 0-2 and 7-9.
+        let mut s = SharePartitionState::starting_at(0);
+        s.acquire("a", &[(0, 2, false), (7, 9, false)], 10, false, &LIMITS, 0);
+        s.acknowledge("a", &[ack(0, 2, ack::ACCEPT)], false, &LIMITS, 0)
+            .unwrap();
+        assert_eq!(s.start_offset(), 7);
+        s.acknowledge("a", &[ack(7, 9, ack::ACCEPT)], false, &LIMITS, 0)
+            .unwrap();
+        assert_eq!((s.start_offset(), s.end_offset()), (10, 10));
     }
 
     #[test]
