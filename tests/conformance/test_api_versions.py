@@ -49,6 +49,8 @@ KAFKA_44_SHARE = {
     "ShareFetch": (1, 2),
     "ShareAcknowledge": (1, 2),
     "DescribeShareGroupOffsets": (0, 1),
+    "WriteShareGroupState": (0, 1),
+    "ReadShareGroupStateSummary": (0, 1),
 }
 
 

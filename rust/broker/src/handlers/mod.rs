@@ -63,6 +63,7 @@ mod share_common;
 pub mod share_fetch;
 pub mod share_group_describe;
 pub mod share_group_heartbeat;
+pub mod share_group_state;
 mod supported;
 pub mod sync_group;
 pub mod txn_offset_commit;
@@ -216,6 +217,13 @@ pub async fn dispatch(
         }
         ApiKey::DescribeShareGroupOffsets => {
             describe_share_group_offsets::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::InitializeShareGroupState
+        | ApiKey::ReadShareGroupState
+        | ApiKey::WriteShareGroupState
+        | ApiKey::DeleteShareGroupState
+        | ApiKey::ReadShareGroupStateSummary => {
+            share_group_state::handle(state, ctx, header, body, version).await
         }
         ApiKey::ShareFetch => share_fetch::handle(state, ctx, header, body, version).await,
         ApiKey::ShareAcknowledge => {

@@ -70,6 +70,11 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeShareGroupOffsets, 0, 1),
     (ApiKey::AlterShareGroupOffsets, 0, 0),
     (ApiKey::DeleteShareGroupOffsets, 0, 0),
+    (ApiKey::InitializeShareGroupState, 0, 0),
+    (ApiKey::ReadShareGroupState, 0, 0),
+    (ApiKey::WriteShareGroupState, 0, 1),
+    (ApiKey::DeleteShareGroupState, 0, 0),
+    (ApiKey::ReadShareGroupStateSummary, 0, 1),
 ];
 
 #[must_use]

@@ -212,6 +212,107 @@ impl ShareCoordinator {
         Ok(())
     }
 
+    /// InitializeShareGroupState: a share-partition's state starts at `start_offset` under
+    /// `state_epoch` (FENCED_STATE_EPOCH when a newer epoch is already there).
+    pub fn initialize(
+        &self,
+        key: &SharePartitionKey,
+        state_epoch: i32,
+        start_offset: i64,
+    ) -> Result<(), ApiError> {
+        let now = kafkalite_core::storage::clock::now_ms();
+        let previous = self.read(key)?;
+        if let Some(p) = &previous {
+            if state_epoch < p.state_epoch {
+                return Err(fenced_state(state_epoch, p.state_epoch));
+            }
+        }
+        self.write(
+            key,
+            Some(Snapshot {
+                snapshot_epoch: previous.as_ref().map_or(0, |p| p.snapshot_epoch + 1),
+                state_epoch,
+                leader_epoch: -1,
+                start_offset,
+                delivery_complete_count: 0,
+                create_timestamp: now,
+                write_timestamp: now,
+                batches: Vec::new(),
+            }),
+        )
+    }
+
+    /// WriteShareGroupState: merge a leader's update into the stored state, as Kafka's
+    /// share coordinator does: the new start offset drops what lies below it, the written
+    /// batches override the states of their offsets. A stale state epoch is
+    /// FENCED_STATE_EPOCH, a stale leader epoch FENCED_LEADER_EPOCH.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply_write(
+        &self,
+        key: &SharePartitionKey,
+        state_epoch: i32,
+        leader_epoch: i32,
+        start_offset: i64,
+        delivery_complete_count: i32,
+        batches: &[super::partition_state::StateBatch],
+    ) -> Result<(), ApiError> {
+        let now = kafkalite_core::storage::clock::now_ms();
+        let previous = self.read(key)?;
+        if let Some(p) = &previous {
+            if state_epoch < p.state_epoch {
+                return Err(fenced_state(state_epoch, p.state_epoch));
+            }
+            if leader_epoch < p.leader_epoch {
+                return Err(ApiError::new(
+                    codes::FENCED_LEADER_EPOCH,
+                    format!(
+                        "The leader epoch {leader_epoch} is older than the stored {}.",
+                        p.leader_epoch
+                    ),
+                ));
+            }
+        }
+        let start = if start_offset >= 0 {
+            start_offset
+        } else {
+            previous.as_ref().map_or(0, |p| p.start_offset)
+        };
+        let mut merged: BTreeMap<i64, (i8, i16)> = BTreeMap::new();
+        let old = previous.as_ref().map_or(&[][..], |p| &p.batches[..]);
+        for &(first, last, state, count) in old.iter().chain(batches) {
+            // Bounded by what a share-partition can hold in flight.
+            if last < first || last - first > 1_000_000 {
+                return Err(ApiError::new(
+                    codes::INVALID_REQUEST,
+                    format!("Invalid state batch {first}-{last}"),
+                ));
+            }
+            for offset in first.max(start)..=last {
+                merged.insert(offset, (state, count));
+            }
+        }
+        let mut runs: Vec<super::partition_state::StateBatch> = Vec::new();
+        for (offset, (state, count)) in merged {
+            match runs.last_mut() {
+                Some(r) if r.1 + 1 == offset && r.2 == state && r.3 == count => r.1 = offset,
+                _ => runs.push((offset, offset, state, count)),
+            }
+        }
+        self.write(
+            key,
+            Some(Snapshot {
+                snapshot_epoch: previous.as_ref().map_or(0, |p| p.snapshot_epoch + 1),
+                state_epoch,
+                leader_epoch,
+                start_offset: start,
+                delivery_complete_count,
+                create_timestamp: previous.as_ref().map_or(now, |p| p.create_timestamp),
+                write_timestamp: now,
+                batches: runs,
+            }),
+        )
+    }
+
     /// Every persisted share-partition of `group` (describe offsets, deletion).
     #[must_use]
     pub fn group_states(&self, group: &str) -> Vec<(SharePartitionKey, Snapshot)> {
@@ -276,6 +377,13 @@ impl ShareCoordinator {
             ),
         ])
     }
+}
+
+fn fenced_state(asked: i32, stored: i32) -> ApiError {
+    ApiError::new(
+        codes::FENCED_STATE_EPOCH,
+        format!("The state epoch {asked} is older than the stored {stored}."),
+    )
 }
 
 impl PartitionedCoordinator for ShareCoordinator {
