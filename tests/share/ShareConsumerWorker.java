@@ -1,6 +1,6 @@
 // A share-group member (KIP-932) on Kafka's KafkaShareConsumer, for tests/share.
-// Run with Kafka's client jars on the class path:
-// java ShareConsumerWorker.java BOOTSTRAP TOPIC GROUP MODE [group.config=value ...]
+// Compiled by the test (javac) and run with Kafka's client jars on the class path:
+// java -cp DIR:JARS ShareConsumerWorker BOOTSTRAP TOPIC GROUP MODE [group.config=value ...]
 //
 // Group configs given are set first with the Admin client (GROUP config resource), so the
 // group starts as the test needs (share.auto.offset.reset=earliest, ...).

@@ -44,6 +44,14 @@ def libs() -> str:
     return kafka_ref.classpath(kafka_ref.ensure_jars(KAFKA))
 
 
+@pytest.fixture(scope="module")
+def worker_cp(libs: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The worker compiled once (a source-file launch compiles it at every start)."""
+    out = tmp_path_factory.mktemp("share-worker")
+    subprocess.run(["javac", "-cp", libs, "-d", str(out), str(WORKER)], check=True, timeout=120)
+    return f"{out}:{libs}"
+
+
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
     with Broker(log_dirs=tmp_path / "data", config=BROKER_CONFIG) as b:
@@ -53,8 +61,8 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 class Worker:
     """One ShareConsumerWorker process and what it printed."""
 
-    def __init__(self, libs: str, bootstrap: str, topic: str, group: str, mode: str, *configs: str):
-        cmd = ["java", "-Xmx256m", "-cp", libs, str(WORKER), bootstrap, topic, group, mode]
+    def __init__(self, cp: str, bootstrap: str, topic: str, group: str, mode: str, *configs: str):
+        cmd = ["java", "-Xmx256m", "-cp", cp, WORKER.stem, bootstrap, topic, group, mode]
         self.proc = subprocess.Popen([*cmd, *configs], stdout=subprocess.PIPE, text=True)
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -166,7 +174,7 @@ def tool(libs: str, main: str, *args: str) -> str:
 
 
 def test_consumers_share_a_partition_accept_once_reject_release_and_archive(
-    broker: Broker, libs: str
+    broker: Broker, libs: str, worker_cp: str
 ) -> None:
     bs, topic, group = broker.bootstrap_servers, "queue", "workers"
     create_topic(bs, topic)
@@ -177,9 +185,9 @@ def test_consumers_share_a_partition_accept_once_reject_release_and_archive(
     values = plain[:50] + rejected + plain[50:100] + released + plain[100:]
     configs = (EARLIEST, "share.delivery.count.limit=3")
     # The first worker sets the group's configs; the records come once all three joined.
-    workers = [Worker(libs, bs, topic, group, "ack", *configs)]
+    workers = [Worker(worker_cp, bs, topic, group, "ack", *configs)]
     wait_for(lambda: share_group_members(bs, group)[1] == 1, 60, "the first member")
-    workers += [Worker(libs, bs, topic, group, "ack") for _ in range(2)]
+    workers += [Worker(worker_cp, bs, topic, group, "ack") for _ in range(2)]
     wait_for(lambda: share_group_members(bs, group)[1] == 3, 60, "three members")
     produce(bs, topic, values)
 
@@ -231,18 +239,20 @@ def test_consumers_share_a_partition_accept_once_reject_release_and_archive(
     assert share_group_members(bs, group)[0] == "Dead"
 
 
-def test_records_a_killed_consumer_held_come_back_after_the_lock(broker: Broker, libs: str) -> None:
+def test_records_a_killed_consumer_held_come_back_after_the_lock(
+    broker: Broker, worker_cp: str
+) -> None:
     bs, topic, group = broker.bootstrap_servers, "jobs", "crashy"
     create_topic(bs, topic)
     values = [f"job-{i}" for i in range(40)]
     produce(bs, topic, values)
     lock = "share.record.lock.duration.ms=2000"
-    holder = Worker(libs, bs, topic, group, "hold", EARLIEST, lock)
+    holder = Worker(worker_cp, bs, topic, group, "hold", EARLIEST, lock)
     wait_for(lambda: holder.of("holding"), 60, "the holder to acquire records")
     held = {e["v"] for e in holder.msgs()}
     holder.kill()
     killed_at = time.monotonic()
-    taker = Worker(libs, bs, topic, group, "ack")
+    taker = Worker(worker_cp, bs, topic, group, "ack")
     wait_for(lambda: {e["v"] for e in taker.msgs()} >= set(values), 60, "every record")
     got = taker.msgs()
     assert Counter(e["v"] for e in got) == Counter(values), "each record once to the taker"
@@ -252,14 +262,14 @@ def test_records_a_killed_consumer_held_come_back_after_the_lock(broker: Broker,
     taker.stop()
 
 
-def test_a_restart_keeps_acknowledged_state(tmp_path: Path, libs: str) -> None:
+def test_a_restart_keeps_acknowledged_state(tmp_path: Path, libs: str, worker_cp: str) -> None:
     data = tmp_path / "data"
     topic, group = "orders", "billing"
     before = [f"o-{i}" for i in range(20)] + ["reject-me"]
     with Broker(log_dirs=data, config=BROKER_CONFIG) as b:
         create_topic(b.bootstrap_servers, topic)
         produce(b.bootstrap_servers, topic, before)
-        w = Worker(libs, b.bootstrap_servers, topic, group, "ack", EARLIEST)
+        w = Worker(worker_cp, b.bootstrap_servers, topic, group, "ack", EARLIEST)
         wait_for(lambda: {e["v"] for e in w.msgs()} >= set(before), 60, "the first records")
         w.stop()
     # Kafka's kafka-dump-log decodes the share state written as Kafka writes it.
@@ -281,7 +291,7 @@ def test_a_restart_keeps_acknowledged_state(tmp_path: Path, libs: str) -> None:
     with Broker(log_dirs=data, config=BROKER_CONFIG) as b:
         after = [f"n-{i}" for i in range(5)]
         produce(b.bootstrap_servers, topic, after)
-        w = Worker(libs, b.bootstrap_servers, topic, group, "ack")
+        w = Worker(worker_cp, b.bootstrap_servers, topic, group, "ack")
         wait_for(lambda: {e["v"] for e in w.msgs()} >= set(after), 60, "the new records")
         time.sleep(1)
         assert Counter(e["v"] for e in w.msgs()) == Counter(after), "nothing acknowledged came back"
