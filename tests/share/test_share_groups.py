@@ -58,12 +58,27 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
         yield b
 
 
+# Every worker started, so a failing test leaves none running.
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_left() -> Iterator[None]:
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
 class Worker:
     """One ShareConsumerWorker process and what it printed."""
 
     def __init__(self, cp: str, bootstrap: str, topic: str, group: str, mode: str, *configs: str):
         cmd = ["java", "-Xmx256m", "-cp", cp, WORKER.stem, bootstrap, topic, group, mode]
         self.proc = subprocess.Popen([*cmd, *configs], stdout=subprocess.PIPE, text=True)
+        _STARTED.append(self.proc)
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
