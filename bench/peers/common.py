@@ -27,7 +27,7 @@ SETTINGS = {
     "transaction.state.log.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
 }
-# Kafka's own: its share-group state topic (kafkalite has no share groups yet).
+# Kafka's own: its share-group state topic (RF 3 by default, which one node cannot hold).
 KAFKA_ONLY = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",

@@ -24,6 +24,11 @@ VERSION = "v1.22.3"
 # transactions (in the full run).
 QUICK = r"^(TestTxnEtl|Test848RegexBrokerResolves)$"
 QUICK_RECORDS = 10000
+# Its four share-group tests (KIP-932; they skip a broker without ShareFetch and
+# ShareAcknowledge v2): a share consumer, an ETL chain of share groups with accept,
+# release and reject strategies, acknowledgements at close, and the share offsets admin
+# APIs.
+SHARE = r"^(TestShareGroup|TestShareGroupETL|TestShareGroupAckOnClose|TestShareGroupOffsetsAdmin)$"
 
 
 def go() -> str:

@@ -37,6 +37,9 @@ def test_kafka_features_describe_upgrade_and_downgrade(broker: Broker) -> None:
     assert "FinalizedVersionLevel: 2" in out
     # KIP-848's consumer protocol is served: group.version 1.
     assert "Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1" in out
+    # KIP-932's share groups are served: share.version 2, as Kafka 4.4 finalizes it.
+    assert "Feature: share.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2" in out
+    ok(tool(FEATURES, "--bootstrap-server", boot, "upgrade", "--feature", "share.version=2"))
     # KRaft's features are not claimed by a ZooKeeper-controlled cluster.
     assert "metadata.version" not in out and "kraft.version" not in out
     # Asking for the level already finalized is a no-op that succeeds, as on Kafka.

@@ -44,6 +44,14 @@ def api_versions(bootstrap: str) -> dict[str, tuple[int, int] | None]:
 # does not ship; kafkalite is its own receiver (see the [[unscripted]] entries of
 # python/kafkalite/conformance/allowlist.toml).
 KAFKA_NEEDS_A_PLUGIN = {"GetTelemetrySubscriptions", "PushTelemetry"}
+# Share-group APIs kafkalite serves at Kafka 4.4's versions, newer than a 4.1 reference's.
+KAFKA_44_SHARE = {
+    "ShareFetch": (1, 2),
+    "ShareAcknowledge": (1, 2),
+    "DescribeShareGroupOffsets": (0, 1),
+    "WriteShareGroupState": (0, 1),
+    "ReadShareGroupStateSummary": (0, 1),
+}
 
 
 def test_broker_api_versions_match_kafka_for_every_api_served(brokers: tuple[str, str]) -> None:
@@ -54,6 +62,9 @@ def test_broker_api_versions_match_kafka_for_every_api_served(brokers: tuple[str
     assert {name: different.pop(name) for name in KAFKA_NEEDS_A_PLUGIN} == {
         name: ((0, 0), None) for name in KAFKA_NEEDS_A_PLUGIN
     }
+    for name, expected in KAFKA_44_SHARE.items():
+        assert served.get(name) == expected, name
+        different.pop(name, None)
     assert not different, different
     # The versions issues 16 and 35 name, explicitly (35: Kafka 4.4.0's).
     for name, expected in {

@@ -1,9 +1,9 @@
 """franz-go's own tests against a kafkalite broker: the quick subset of `python -m
 bench.peers franz-go` (its transactional ETL test, a chain of groups with classic and
-KIP-848 members, and the broker-side regex test), built from the Go module proxy's
-franz-go into a cache outside the checkout (the first run fetches and compiles it, later
-runs reuse it). The full suite, also against Apache Kafka, is `python -m bench.peers
-franz-go` (bench/results/peers/README.md)."""
+KIP-848 members, and the broker-side regex test) and its four share-group tests, built
+from the Go module proxy's franz-go into a cache outside the checkout (the first run
+fetches and compiles it, later runs reuse it). The full suite, also against Apache Kafka,
+is `python -m bench.peers franz-go` (bench/results/peers/README.md)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,24 @@ def test_franz_go_quick_subset_passes(kgo_test: Path, tmp_path: Path) -> None:
         if event.get("Action") == "pass" and "/" in event.get("Test", ""):
             passed.add(event["Test"])
     assert EXPECTED_SUBTESTS <= passed, f"KIP-848 runs that passed: {sorted(passed)}"
+
+
+SHARE_TESTS = {
+    "TestShareGroup",
+    "TestShareGroupETL",
+    "TestShareGroupAckOnClose",
+    "TestShareGroupOffsetsAdmin",
+}
+
+
+def test_franz_go_share_group_tests_pass(kgo_test: Path, tmp_path: Path) -> None:
+    """KIP-932 share groups: franz-go skips these on a broker without ShareFetch and
+    ShareAcknowledge v2, so a skip is a failure here."""
+    log = tmp_path / "franz-go-share.jsonl"
+    with broker("kafkalite", tmp_path) as bootstrap:
+        results = franz_go.run(
+            bootstrap, log, franz_go.SHARE, franz_go.QUICK_RECORDS, timeout_s=300
+        )
+    assert set(results) == SHARE_TESTS, f"ran {sorted(results)}"
+    not_passed = {name: (r.outcome, r.lines) for name, r in results.items() if r.outcome != PASS}
+    assert not not_passed, f"franz-go share tests did not pass against kafkalite: {not_passed}"

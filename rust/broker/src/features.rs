@@ -4,7 +4,8 @@
 //! Only features whose semantics are implemented are listed, because Kafka 4 clients act on
 //! them: `transaction.version` 2 (KIP-890: an epoch bump per transaction, partitions added
 //! by Produce v12), and `group.version` 1 (KIP-848's consumer protocol) only while the
-//! broker serves ConsumerGroupHeartbeat. `metadata.version` and `kraft.version` describe a
+//! broker serves ConsumerGroupHeartbeat, and `share.version` 2 (KIP-932's share groups, with
+//! ShareFetch and ShareAcknowledge v2: renew acknowledgements and acquire modes). `metadata.version` and `kraft.version` describe a
 //! KRaft metadata log and quorum, which a cluster with a ZooKeeper-elected controller does
 //! not have (Kafka 3.x brokers in ZooKeeper mode finalized neither), so they are absent:
 //! no client or tool of Kafka 4.1 needs them to talk to a broker.
@@ -24,6 +25,7 @@ pub struct Feature {
 
 pub const TRANSACTION_VERSION: &str = "transaction.version";
 pub const GROUP_VERSION: &str = "group.version";
+pub const SHARE_VERSION: &str = "share.version";
 
 /// The epoch of the finalized set: it never changes while the process runs.
 pub const FINALIZED_EPOCH: i64 = 1;
@@ -37,6 +39,12 @@ pub fn all() -> Vec<Feature> {
             min_version: 0,
             max_version: 1,
             finalized: 1,
+        },
+        Feature {
+            name: SHARE_VERSION,
+            min_version: 0,
+            max_version: 2,
+            finalized: 2,
         },
         Feature {
             name: TRANSACTION_VERSION,

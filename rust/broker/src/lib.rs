@@ -25,6 +25,7 @@ pub mod net;
 pub mod replication;
 pub mod response;
 pub mod security;
+pub mod share;
 pub mod state;
 pub mod telemetry;
 pub mod transactions;

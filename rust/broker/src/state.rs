@@ -65,6 +65,8 @@ pub struct BrokerState {
     pub groups: Arc<crate::groups::GroupCoordinator>,
     /// The transaction coordinator (`__transaction_state`).
     pub transactions: Arc<crate::transactions::TransactionCoordinator>,
+    /// Share groups (KIP-932) and the share coordinator (`__share_group_state`).
+    pub share: Arc<crate::share::ShareGroups>,
     /// Cluster mode (`zookeeper.connect` set): the controller's view, pushed in by the
     /// Python side (`cluster_sync`), and the way out for admin requests. `None` on a single
     /// node, which keeps every topic in its own file store.
@@ -113,6 +115,13 @@ impl BrokerState {
             crate::config::group::GroupConfigStore::open(config.metadata_dir())?
         };
         let transactions = crate::transactions::TransactionCoordinator::new(&config)?;
+        let share =
+            crate::share::ShareGroups::new(crate::share::coordinator::ShareCoordinator::new(
+                crate::share::coordinator::ShareCoordinatorConfig::from_settings(
+                    &kafkalite_core::config::BrokerSettings::validate(&config.raw)?,
+                ),
+                config.zookeeper_connect.as_ref().map(|_| config.node_id),
+            ));
         let topics = TopicRegistry::new(
             config.log_dirs.clone(),
             ReplicaState::single_node(config.node_id),
@@ -152,6 +161,7 @@ impl BrokerState {
             groups,
             fetchers,
             transactions,
+            share,
             cluster,
             security,
             metrics: crate::metrics::Metrics::default(),
@@ -181,7 +191,17 @@ impl BrokerState {
         state.groups.open(&group_host)?;
         let txn_host: Arc<dyn TxnHost> = Arc::clone(&state) as Arc<dyn TxnHost>;
         state.transactions.open(&txn_host)?;
+        let share_host: Arc<dyn crate::share::ShareHost> =
+            Arc::clone(&state) as Arc<dyn crate::share::ShareHost>;
+        state.share.open(&share_host)?;
         Ok(state)
+    }
+
+    /// A share group's settings (group configs over the broker's `group.share.*` keys).
+    #[must_use]
+    pub fn share_settings_for(&self, group: &str) -> crate::share::ShareSettings {
+        self.group_configs
+            .share_settings(group, &self.dynamic.live().settings)
     }
 
     /// Effective log config of a topic: the broker's live defaults (dynamic configs

@@ -1,8 +1,13 @@
 //! Group-level configs (the GROUP config resource, type 32, of Kafka 4.1's `GroupConfig`):
 //! per-group overrides of the broker's `group.consumer.*`, `group.share.*` and
-//! `group.streams.*` values. Kafka describes all ten keys whatever the group's type, so
-//! kafkalite does too, though it runs only consumer groups; what it applies is
-//! `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` (`timeouts`).
+//! `group.streams.*` values. Kafka describes all its keys whatever the group's type, so
+//! kafkalite does too. What it applies: `consumer.session.timeout.ms` and
+//! `consumer.heartbeat.interval.ms` (`timeouts`), and for share groups (`share_settings`)
+//! `share.auto.offset.reset`, `share.isolation.level`, `share.record.lock.duration.ms`,
+//! `share.delivery.count.limit`, `share.partition.max.record.locks`,
+//! `share.session.timeout.ms`, `share.heartbeat.interval.ms` and
+//! `share.renew.acknowledge.enable` (Kafka 4.4's share keys; its `share.assignment.*`,
+//! `*.assignor.offload.enable` and dead-letter-queue keys are not here yet).
 //!
 //! A value is checked as Kafka does: known name, then type and range, then the bounds the
 //! broker's `.min`/`.max` keys set, with Kafka's messages. A single node keeps the
@@ -52,7 +57,7 @@ const fn int(name: &'static str, broker: &'static str, min: i64) -> GroupKey {
     }
 }
 
-/// Kafka 4.1.1's group config keys, sorted by name.
+/// Kafka 4.1.1's group config keys and Kafka 4.4's share ones, sorted by name.
 pub const GROUP_KEYS: &[GroupKey] = &[
     int(
         "consumer.heartbeat.interval.ms",
@@ -71,6 +76,11 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         check: Check::AutoOffsetReset,
     },
     int(
+        "share.delivery.count.limit",
+        "group.share.delivery.count.limit",
+        2,
+    ),
+    int(
         "share.heartbeat.interval.ms",
         "group.share.heartbeat.interval.ms",
         1,
@@ -82,10 +92,21 @@ pub const GROUP_KEYS: &[GroupKey] = &[
         check: Check::OneOf(&["read_committed", "read_uncommitted"]),
     },
     int(
+        "share.partition.max.record.locks",
+        "group.share.partition.max.record.locks",
+        100,
+    ),
+    int(
         "share.record.lock.duration.ms",
         "group.share.record.lock.duration.ms",
         1000,
     ),
+    GroupKey {
+        name: "share.renew.acknowledge.enable",
+        ty: Type::Boolean,
+        fallback: Fallback::Value("true"),
+        check: Check::OneOf(&["true", "false"]),
+    },
     int(
         "share.session.timeout.ms",
         "group.share.session.timeout.ms",
@@ -139,6 +160,26 @@ const BOUNDS: &[(&str, &str, bool)] = &[
     (
         "share.heartbeat.interval.ms",
         "group.share.max.heartbeat.interval.ms",
+        false,
+    ),
+    (
+        "share.delivery.count.limit",
+        "group.share.min.delivery.count.limit",
+        true,
+    ),
+    (
+        "share.delivery.count.limit",
+        "group.share.max.delivery.count.limit",
+        false,
+    ),
+    (
+        "share.partition.max.record.locks",
+        "group.share.min.partition.max.record.locks",
+        true,
+    ),
+    (
+        "share.partition.max.record.locks",
+        "group.share.max.partition.max.record.locks",
         false,
     ),
     (
@@ -275,6 +316,36 @@ fn is_iso_duration(s: &str) -> bool {
     matches!((d, t), (Some(a), Some(b)) if a + b > 0)
 }
 
+/// The milliseconds of an ISO-8601 duration `is_iso_duration` accepts (`PnDTnHnMn.nS`).
+#[must_use]
+pub fn iso_duration_ms(s: &str) -> Option<i64> {
+    if !is_iso_duration(s) {
+        return None;
+    }
+    let rest = &s[1..];
+    let mut total = 0f64;
+    let mut number = String::new();
+    let mut in_time = false;
+    for c in rest.chars() {
+        match c.to_ascii_uppercase() {
+            'T' => in_time = true,
+            d if d.is_ascii_digit() || d == '.' => number.push(d),
+            unit => {
+                let n: f64 = number.parse().ok()?;
+                number.clear();
+                total += n * match (unit, in_time) {
+                    ('D', false) => 86_400_000.0,
+                    ('H', true) => 3_600_000.0,
+                    ('M', true) => 60_000.0,
+                    ('S', true) => 1000.0,
+                    _ => return None,
+                };
+            }
+        }
+    }
+    Some(total as i64)
+}
+
 /// Check a group's whole override set as Kafka's `GroupConfig.validate` does: names, then
 /// each value, then the broker's bounds, then that each session outlasts its heartbeat.
 /// The set as stored.
@@ -344,6 +415,19 @@ pub fn effective(
 pub struct ConsumerTimeouts {
     pub session_timeout_ms: i32,
     pub heartbeat_interval_ms: i32,
+}
+
+/// A group's share settings: its group configs over the broker's `group.share.*` keys.
+#[derive(Clone, Debug)]
+pub struct ShareSettings {
+    pub auto_offset_reset: String,
+    pub isolation_read_committed: bool,
+    pub record_lock_duration_ms: i64,
+    pub delivery_count_limit: i16,
+    pub partition_max_record_locks: i64,
+    pub session_timeout_ms: i64,
+    pub heartbeat_interval_ms: i32,
+    pub renew_acknowledge_enable: bool,
 }
 
 /// Every group's overrides; on a single node kept in the data dir.
@@ -446,6 +530,26 @@ impl GroupConfigStore {
         ConsumerTimeouts {
             session_timeout_ms: int("consumer.session.timeout.ms"),
             heartbeat_interval_ms: int("consumer.heartbeat.interval.ms"),
+        }
+    }
+
+    /// A share group's settings: its overrides over the broker's `group.share.*` keys.
+    #[must_use]
+    pub fn share_settings(&self, group: &str, broker: &BrokerSettings) -> ShareSettings {
+        let values = effective(&self.get(group), broker);
+        let text = |name: &str| values.get(name).map(|(v, _)| v.clone()).unwrap_or_default();
+        let int = |name: &str| text(name).parse::<i64>().expect("validated integer");
+        ShareSettings {
+            auto_offset_reset: text("share.auto.offset.reset"),
+            isolation_read_committed: text("share.isolation.level") == "read_committed",
+            record_lock_duration_ms: int("share.record.lock.duration.ms"),
+            delivery_count_limit: i16::try_from(int("share.delivery.count.limit"))
+                .unwrap_or(i16::MAX),
+            partition_max_record_locks: int("share.partition.max.record.locks"),
+            session_timeout_ms: int("share.session.timeout.ms"),
+            heartbeat_interval_ms: i32::try_from(int("share.heartbeat.interval.ms"))
+                .unwrap_or(i32::MAX),
+            renew_acknowledge_enable: text("share.renew.acknowledge.enable") == "true",
         }
     }
 

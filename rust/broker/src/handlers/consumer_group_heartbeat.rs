@@ -43,6 +43,15 @@ pub async fn handle(
             .with_member_epoch(0);
         return encode(&denied, version).map(Some);
     }
+    if state.share.is_share_group(&r.group_id) {
+        let refused = ConsumerGroupHeartbeatResponse::default()
+            .with_error_code(errors::GROUP_ID_NOT_FOUND)
+            .with_error_message(Some(StrBytes::from_string(format!(
+                "Group {} is not a consumer group.",
+                r.group_id.0
+            ))));
+        return encode(&refused, version).map(Some);
+    }
     let mut subscribed = r.subscribed_topic_names.iter().flatten();
     if subscribed.any(|t| !authz::topic(state, ctx, authz::operation::DESCRIBE, t)) {
         let denied = ConsumerGroupHeartbeatResponse::default()

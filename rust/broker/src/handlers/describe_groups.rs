@@ -49,7 +49,24 @@ pub async fn handle(
                     .with_error_code(errors::GROUP_AUTHORIZATION_FAILED)
                     .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
             }
+            // A share group (KIP-932) is not a classic group either.
+            let share = state.share.is_share_group(&id.0);
             let d = match state.groups.describe_classic(&id.0) {
+                Ok(None) if share => match version >= 6 {
+                    true => {
+                        return base
+                            .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                            .with_error_code(errors::GROUP_ID_NOT_FOUND)
+                            .with_error_message(Some(StrBytes::from_string(format!(
+                                "Group {} is not a classic group.",
+                                id.0
+                            ))))
+                    }
+                    false => {
+                        return base
+                            .with_group_state(StrBytes::from_static_str(GroupState::Dead.name()))
+                    }
+                },
                 Ok(Some(Some(d))) => d,
                 // A consumer-protocol group (KIP-848) is not described here.
                 Ok(Some(None)) if version >= 6 => {

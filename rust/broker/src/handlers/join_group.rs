@@ -21,6 +21,13 @@ pub async fn handle(
     version: i16,
 ) -> anyhow::Result<Option<ResponseBody>> {
     let request = JoinGroupRequest::decode(&mut body, version)?;
+    // A share group's id is not a classic group's (Kafka: GroupIdNotFoundException).
+    if state.share.is_share_group(&request.group_id) {
+        let refused = JoinGroupResponse::default()
+            .with_error_code(crate::errors::codes::GROUP_ID_NOT_FOUND)
+            .with_generation_id(-1);
+        return encode(&refused, version).map(Some);
+    }
     let member_id = request.member_id.to_string();
     let join = JoinRequest {
         member_id: member_id.clone(),

@@ -36,10 +36,21 @@ pub async fn handle(
         .iter()
         .map(ToString::to_string)
         .collect();
+    // Share groups (KIP-932) are listed with protocol type and group type "share".
+    let shares = state.share.list().into_iter().filter_map(|(group_id, s)| {
+        let keep = filter.is_empty() || filter.iter().any(|f| f.eq_ignore_ascii_case(s));
+        keep.then(|| crate::groups::ListedGroup {
+            group_id,
+            protocol_type: "share".to_string(),
+            group_type: "share",
+            state: s,
+        })
+    });
     let groups = state
         .groups
         .list(&filter)
         .into_iter()
+        .chain(shares)
         .filter(|g| authz::may_list_group(state, ctx, &g.group_id))
         .map(|g| {
             let kind = g.group_type;

@@ -10,6 +10,7 @@ pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_replica_log_dirs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -20,6 +21,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_client_quotas;
@@ -29,6 +31,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
+pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -55,6 +58,12 @@ pub mod partition_reassignments;
 pub mod produce;
 pub mod push_telemetry;
 pub mod sasl;
+pub mod share_acknowledge;
+mod share_common;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
+pub mod share_group_state;
 mod supported;
 pub mod sync_group;
 pub mod txn_offset_commit;
@@ -193,6 +202,32 @@ pub async fn dispatch(
         ApiKey::PushTelemetry => push_telemetry::handle(state, ctx, header, body, version).await,
         ApiKey::ListConfigResources => {
             list_config_resources::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareGroupHeartbeat => {
+            share_group_heartbeat::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareGroupDescribe => {
+            share_group_describe::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::AlterShareGroupOffsets => {
+            alter_share_group_offsets::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            delete_share_group_offsets::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::DescribeShareGroupOffsets => {
+            describe_share_group_offsets::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::InitializeShareGroupState
+        | ApiKey::ReadShareGroupState
+        | ApiKey::WriteShareGroupState
+        | ApiKey::DeleteShareGroupState
+        | ApiKey::ReadShareGroupStateSummary => {
+            share_group_state::handle(state, ctx, header, body, version).await
+        }
+        ApiKey::ShareFetch => share_fetch::handle(state, ctx, header, body, version).await,
+        ApiKey::ShareAcknowledge => {
+            share_acknowledge::handle(state, ctx, header, body, version).await
         }
         other => anyhow::bail!("no handler for {other:?}"),
     }

@@ -78,3 +78,32 @@ impl TxnHost for BrokerState {
         self.transactions.config().writes.replication_wait
     }
 }
+
+impl crate::share::ShareHost for BrokerState {
+    fn share_settings(&self, group: &str) -> crate::share::ShareSettings {
+        self.group_configs
+            .share_settings(group, &self.dynamic.live().settings)
+    }
+
+    fn topic_by_id(&self, id: uuid::Uuid) -> Option<Arc<Topic>> {
+        BrokerState::topic_by_id(self, id)
+    }
+
+    fn other_group_type(&self, group: &str) -> Option<String> {
+        self.groups
+            .list(&[])
+            .into_iter()
+            .find(|g| g.group_id == group)
+            .map(|g| g.group_type.to_string())
+    }
+
+    fn max_share_sessions(&self) -> usize {
+        usize::try_from(
+            self.dynamic
+                .live()
+                .settings
+                .int("group.share.max.share.sessions"),
+        )
+        .unwrap_or(usize::MAX)
+    }
+}

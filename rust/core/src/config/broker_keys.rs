@@ -225,27 +225,27 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("group.share.assignment.interval.ms", Int, Value("1000"), AtLeast(0), ClusterWide), // not read
     key("group.share.assignor.offload.enable", Boolean, Value("true"), Any, ClusterWide), // not read
     key("group.share.assignors", List, Value("simple"), Any, ReadOnly), // not read
-    key("group.share.delivery.count.limit", Int, Value("5"), Between(2, 10), ReadOnly), // not read
+    key("group.share.delivery.count.limit", Int, Value("5"), Between(2, 10), ReadOnly),
     key("group.share.dlq.manager.class.name", Str, Value("org.apache.kafka.server.share.dlq.DefaultShareGroupDLQManager"), Any, ReadOnly), // not read
     // Share and streams groups: kafkalite has neither, but their group-level configs
     // (`share.*`, `streams.*` of a GROUP resource) are bounded by these, as in Kafka 4.1.
     key("group.share.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("group.share.initialize.retry.interval.ms", Int, Value("30000"), AtLeast(1), ReadOnly), // not read
     key("group.share.max.assignment.interval.ms", Int, Value("15000"), AtLeast(0), ReadOnly), // not read
-    key("group.share.max.delivery.count.limit", Int, Value("10"), Between(5, 25), ReadOnly), // not read
+    key("group.share.max.delivery.count.limit", Int, Value("10"), Between(5, 25), ReadOnly),
     key("group.share.max.heartbeat.interval.ms", Int, Value("15000"), AtLeast(1), ReadOnly),
-    key("group.share.max.partition.max.record.locks", Int, Value("4000"), Between(2000, 10000), ReadOnly), // not read
+    key("group.share.max.partition.max.record.locks", Int, Value("4000"), Between(2000, 10000), ReadOnly),
     key("group.share.max.record.lock.duration.ms", Int, Value("60000"), Between(30_000, 3_600_000), ReadOnly),
     key("group.share.max.session.timeout.ms", Int, Value("60000"), AtLeast(1), ReadOnly),
-    key("group.share.max.share.sessions", Int, Value("2000"), AtLeast(1), ReadOnly), // not read
+    key("group.share.max.share.sessions", Int, Value("2000"), AtLeast(1), ReadOnly),
     key("group.share.max.size", Int, Value("200"), Between(1, 1000), ReadOnly), // not read
     key("group.share.min.assignment.interval.ms", Int, Value("0"), AtLeast(0), ReadOnly), // not read
-    key("group.share.min.delivery.count.limit", Int, Value("2"), Between(2, 5), ReadOnly), // not read
+    key("group.share.min.delivery.count.limit", Int, Value("2"), Between(2, 5), ReadOnly),
     key("group.share.min.heartbeat.interval.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
-    key("group.share.min.partition.max.record.locks", Int, Value("100"), Between(100, 2000), ReadOnly), // not read
+    key("group.share.min.partition.max.record.locks", Int, Value("100"), Between(100, 2000), ReadOnly),
     key("group.share.min.record.lock.duration.ms", Int, Value("15000"), Between(1000, 30_000), ReadOnly),
     key("group.share.min.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
-    key("group.share.partition.max.record.locks", Int, Value("2000"), Between(100, 10000), ReadOnly), // not read
+    key("group.share.partition.max.record.locks", Int, Value("2000"), Between(100, 10000), ReadOnly),
     key("group.share.persister.class.name", Str, Value("org.apache.kafka.server.share.persister.DefaultStatePersister"), Any, ReadOnly), // not read
     key("group.share.record.lock.duration.ms", Int, Value("30000"), Between(1000, 3_600_000), ReadOnly),
     key("group.share.session.timeout.ms", Int, Value("45000"), AtLeast(1), ReadOnly),
@@ -546,16 +546,16 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     key("share.coordinator.append.linger.ms", Int, Value("-1"), AtLeast(-1), ReadOnly), // not read
     key("share.coordinator.cached.buffer.max.bytes", Int, Value("1048588"), AtLeast(524288), ClusterWide), // not read
     key("share.coordinator.cold.partition.snapshot.interval.ms", Int, Value("300000"), AtLeast(1), ReadOnly), // not read
-    key("share.coordinator.load.buffer.size", Int, Value("5242880"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.load.buffer.size", Int, Value("5242880"), AtLeast(1), ReadOnly),
     key("share.coordinator.snapshot.update.records.per.snapshot", Int, Value("500"), Between(0, 500), ReadOnly), // not read
     key("share.coordinator.state.topic.compression.codec", Int, Value("0"), Any, ReadOnly), // not read
     key("share.coordinator.state.topic.min.isr", Short, Value("2"), AtLeast(1), ReadOnly), // not read
-    key("share.coordinator.state.topic.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.num.partitions", Int, Value("50"), AtLeast(1), ReadOnly),
     key("share.coordinator.state.topic.prune.interval.ms", Int, Value("300000"), AtLeast(1), ReadOnly), // not read
     key("share.coordinator.state.topic.replication.factor", Short, Value("3"), AtLeast(1), ReadOnly), // not read
-    key("share.coordinator.state.topic.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.state.topic.segment.bytes", Int, Value("104857600"), AtLeast(1), ReadOnly),
     key("share.coordinator.threads", Int, Value("1"), AtLeast(1), ReadOnly), // not read
-    key("share.coordinator.write.timeout.ms", Int, Value("5000"), AtLeast(1), ReadOnly), // not read
+    key("share.coordinator.write.timeout.ms", Int, Value("5000"), AtLeast(1), ReadOnly),
     key("share.fetch.purgatory.purge.interval.requests", Int, Value("1000"), Any, ReadOnly), // not read
     // Connecting to another broker (a follower to its leader, transaction markers): the
     // first attempt may take `socket.connection.setup.timeout.ms`, each failure doubles it

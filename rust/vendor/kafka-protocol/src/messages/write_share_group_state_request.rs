@@ -41,6 +41,11 @@ pub struct PartitionData {
     /// Supported API versions: 0
     pub start_offset: i64,
 
+    /// The number of offsets greater than or equal to share-partition start offset for which delivery has been completed.
+    ///
+    /// Supported API versions: 1+
+    pub delivery_complete_count: i32, // kafkalite: Kafka 4.4
+
     /// The state batches for the share-partition.
     ///
     /// Supported API versions: 0
@@ -87,6 +92,13 @@ impl PartitionData {
         self.start_offset = value;
         self
     }
+    /// Sets `delivery_complete_count` to the passed value. // kafkalite: Kafka 4.4
+    ///
+    /// Supported API versions: 1+
+    pub fn with_delivery_complete_count(mut self, value: i32) -> Self { // kafkalite: Kafka 4.4
+        self.delivery_complete_count = value; // kafkalite: Kafka 4.4
+        self // kafkalite: Kafka 4.4
+    } // kafkalite: Kafka 4.4
     /// Sets `state_batches` to the passed value.
     ///
     /// The state batches for the share-partition.
@@ -111,13 +123,16 @@ impl PartitionData {
 #[cfg(feature = "client")]
 impl Encodable for PartitionData {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         types::Int32.encode(buf, &self.partition)?;
         types::Int32.encode(buf, &self.state_epoch)?;
         types::Int32.encode(buf, &self.leader_epoch)?;
         types::Int64.encode(buf, &self.start_offset)?;
+        if version >= 1 { // kafkalite: Kafka 4.4
+            types::Int32.encode(buf, &self.delivery_complete_count)?; // kafkalite: Kafka 4.4
+        } // kafkalite: Kafka 4.4
         types::CompactArray(types::Struct { version }).encode(buf, &self.state_batches)?;
         let num_tagged_fields = self.unknown_tagged_fields.len();
         if num_tagged_fields > std::u32::MAX as usize {
@@ -137,6 +152,9 @@ impl Encodable for PartitionData {
         total_size += types::Int32.compute_size(&self.state_epoch)?;
         total_size += types::Int32.compute_size(&self.leader_epoch)?;
         total_size += types::Int64.compute_size(&self.start_offset)?;
+        if version >= 1 { // kafkalite: Kafka 4.4
+            total_size += types::Int32.compute_size(&self.delivery_complete_count)?; // kafkalite: Kafka 4.4
+        } // kafkalite: Kafka 4.4
         total_size +=
             types::CompactArray(types::Struct { version }).compute_size(&self.state_batches)?;
         let num_tagged_fields = self.unknown_tagged_fields.len();
@@ -156,13 +174,18 @@ impl Encodable for PartitionData {
 #[cfg(feature = "broker")]
 impl Decodable for PartitionData {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         let partition = types::Int32.decode(buf)?;
         let state_epoch = types::Int32.decode(buf)?;
         let leader_epoch = types::Int32.decode(buf)?;
         let start_offset = types::Int64.decode(buf)?;
+        let delivery_complete_count = if version >= 1 { // kafkalite: Kafka 4.4
+            types::Int32.decode(buf)? // kafkalite: Kafka 4.4
+        } else { // kafkalite: Kafka 4.4
+            -1 // kafkalite: Kafka 4.4
+        }; // kafkalite: Kafka 4.4
         let state_batches = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
@@ -177,6 +200,7 @@ impl Decodable for PartitionData {
             state_epoch,
             leader_epoch,
             start_offset,
+            delivery_complete_count, // kafkalite: Kafka 4.4
             state_batches,
             unknown_tagged_fields,
         })
@@ -190,6 +214,7 @@ impl Default for PartitionData {
             state_epoch: 0,
             leader_epoch: 0,
             start_offset: 0,
+            delivery_complete_count: -1, // kafkalite: Kafka 4.4
             state_batches: Default::default(),
             unknown_tagged_fields: BTreeMap::new(),
         }
@@ -197,7 +222,7 @@ impl Default for PartitionData {
 }
 
 impl Message for PartitionData {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 0 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 }; // kafkalite: Kafka 4.4 v1
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
@@ -281,7 +306,7 @@ impl StateBatch {
 #[cfg(feature = "client")]
 impl Encodable for StateBatch {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         types::Int64.encode(buf, &self.first_offset)?;
@@ -323,7 +348,7 @@ impl Encodable for StateBatch {
 #[cfg(feature = "broker")]
 impl Decodable for StateBatch {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         let first_offset = types::Int64.decode(buf)?;
@@ -361,7 +386,7 @@ impl Default for StateBatch {
 }
 
 impl Message for StateBatch {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 0 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 }; // kafkalite: Kafka 4.4 v1
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
@@ -417,7 +442,7 @@ impl WriteShareGroupStateRequest {
 #[cfg(feature = "client")]
 impl Encodable for WriteShareGroupStateRequest {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         types::CompactString.encode(buf, &self.group_id)?;
@@ -455,7 +480,7 @@ impl Encodable for WriteShareGroupStateRequest {
 #[cfg(feature = "broker")]
 impl Decodable for WriteShareGroupStateRequest {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         let group_id = types::CompactString.decode(buf)?;
@@ -487,7 +512,7 @@ impl Default for WriteShareGroupStateRequest {
 }
 
 impl Message for WriteShareGroupStateRequest {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 0 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 }; // kafkalite: Kafka 4.4 v1
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
@@ -543,7 +568,7 @@ impl WriteStateData {
 #[cfg(feature = "client")]
 impl Encodable for WriteStateData {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         types::Uuid.encode(buf, &self.topic_id)?;
@@ -582,7 +607,7 @@ impl Encodable for WriteStateData {
 #[cfg(feature = "broker")]
 impl Decodable for WriteStateData {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version != 0 {
+        if !(0..=1).contains(&version) { // kafkalite: Kafka 4.4 v1
             bail!("specified version not supported by this message type");
         }
         let topic_id = types::Uuid.decode(buf)?;
@@ -614,7 +639,7 @@ impl Default for WriteStateData {
 }
 
 impl Message for WriteStateData {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 0 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 }; // kafkalite: Kafka 4.4 v1
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
