@@ -23,6 +23,7 @@ use crate::cluster::{
 };
 use crate::coordinator::runtime::follow_leadership;
 use crate::errors::{codes, ApiError};
+use crate::share::coordinator::SHARE_STATE_TOPIC;
 use crate::state::{BrokerState, INTERNAL_OFFSETS_TOPIC, INTERNAL_TXN_TOPIC};
 
 /// Logs of new replicas opened within the snapshot's own apply; more are opened by a
@@ -247,6 +248,13 @@ impl BrokerState {
         follow_leadership(
             &self.transactions,
             self.topics.get(INTERNAL_TXN_TOPIC).as_ref(),
+            node,
+            link.runtime.get().cloned(),
+        );
+        // The share coordinator follows `__share_group_state`'s leaders likewise.
+        follow_leadership(
+            &self.share.coordinator,
+            self.topics.get(SHARE_STATE_TOPIC).as_ref(),
             node,
             link.runtime.get().cloned(),
         );

@@ -341,7 +341,10 @@ fn server_keys_are_bounded_as_kafka_4_1_bounds_them() {
     let d = BrokerSettings::default();
     assert_eq!(d.get("num.replica.alter.log.dirs.threads"), None);
     assert_eq!(d.get("sasl.oauthbearer.expected.issuer"), None);
-    assert_eq!(d.list("sasl.oauthbearer.expected.audience"), Vec::<String>::new());
+    assert_eq!(
+        d.list("sasl.oauthbearer.expected.audience"),
+        Vec::<String>::new()
+    );
     assert_eq!(d.int("fetch.max.bytes"), 57_671_680);
     assert_eq!(d.long("queued.max.request.bytes"), -1);
 }
