@@ -216,6 +216,30 @@ def test_states_the_controller_announces_are_learnt_with_one_read(zk: CountingCl
     assert cache.states[("announced", 5)].state.leader == 3
 
 
+def test_states_this_broker_created_are_watched(zk: CountingClient) -> None:
+    """The controller's own new states: the partition list that then lists them is skipped
+    for states the cache has, so they must be armed like any new partition's, or a later
+    change (an ISR shrink) would never reach this broker's Metadata."""
+    cache, woken = make_cache(zk)
+    add_topic(zk, "mine", 2, with_states=False)
+    cache.barrier()
+    cache.refresh()  # the topic; its partition list, missing, watched for its creation
+    state = znodes.LeaderAndIsr(1, 0, [1, 2, 3], 1)
+    for p in range(2):
+        zk.create(znodes.partition_state_path("mine", p), znodes.state_json(state), makepath=True)
+        cache.put_created(("mine", p), state)  # as the controller takes what it wrote
+    cache.barrier()
+    cache.refresh(defer_new=True)
+    cache.watch_new()  # the broker's watch thread
+    woken.clear()
+    path = znodes.partition_state_path("mine", 1)
+    zk.set(path, znodes.state_json(znodes.LeaderAndIsr(1, 0, [1, 2], 1)), version=0)
+    wait_for(woken.is_set, timeout=5)
+    cache.barrier()
+    cache.refresh()
+    assert cache.states[("mine", 1)].state.isr == [1, 2]
+
+
 def test_a_new_session_reloads_everything(zk: CountingClient, tmp_path: Path) -> None:
     cache, _woken = make_cache(zk)
     add_topic(zk, "s", 2)

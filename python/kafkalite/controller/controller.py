@@ -263,7 +263,7 @@ class Controller:
                 continue
             for _path, _data, written in chunk:
                 if written is not None:
-                    self.cache.put_state(written.key, written.state, 0)
+                    self.cache.put_created(written.key, written.state)
                     done.append(written)
             self._forget_new_states(results[-1])
         if fenced:
@@ -309,7 +309,10 @@ class Controller:
                 ]
                 if not lost:
                     for w, r in zip(chunk, results[1:], strict=True):
-                        self.cache.put_state(w.key, w.state, 0 if w.version < 0 else r.version)
+                        if w.version < 0:
+                            self.cache.put_created(w.key, w.state)
+                        else:
+                            self.cache.put_state(w.key, w.state, r.version)
                     done += chunk
                     break
                 # A race lost (the leader changed the ISR meanwhile, a topic went): read

@@ -406,6 +406,14 @@ class MetadataCache:
             self.generation += 1
             return True
 
+    def put_created(self, key: PartitionKey, state: znodes.LeaderAndIsr) -> None:
+        """Take a state this broker has just created (version 0); its watch is armed by
+        ``watch_new`` like any new partition's (the partition list it may be found in
+        next is skipped for states the cache has)."""
+        with self.lock:
+            self.put_state(key, state, 0)
+            self._unwatched.add(key)
+
     def read_states(self, keys: Iterable[PartitionKey]) -> None:
         """Read these partition states now (after a write whose outcome must be known
         before answering)."""
