@@ -139,7 +139,6 @@ class ClusterNode:
         # next push takes everything that changed in between.
         self._push_lock = threading.Lock()
         self._push_wanted = threading.Event()
-        self._watch_wanted = threading.Event()
         self._pushed_generation = -1
         # Security, quotas, client metrics and group configs changed (their watches).
         self._small_dirty = True
@@ -206,7 +205,6 @@ class ClusterNode:
             (self._loop, "zk-loop"),
             (self._admin_loop, "zk-admin"),
             (self._push_loop, "metadata-push"),
-            (self._watch_loop, "zk-watch"),
         ):
             t = threading.Thread(
                 target=target, name=f"kafkalite-{name}-{self.broker_id}", daemon=True
@@ -348,25 +346,8 @@ class ClusterNode:
             self._decide(zk, cache, me)
             self._answer_committed()
         finally:
-            # On a thread of its own: a get per new partition (1,000 for a large topic)
-            # must not hold up the controller's next decision (the next CreateTopics).
-            self._watch_wanted.set()
-
-    def _watch_loop(self) -> None:
-        """Read and watch the states of partitions new to the cache (``watch_new``)."""
-        while not self._stopping.is_set():
-            self._watch_wanted.wait(TICK_S)
-            self._watch_wanted.clear()
-            if self._stopping.is_set():
-                return
-            try:
-                if self.cache is not None and self.cache.watch_new():
-                    self._push_wanted.set()
-            except Exception:
-                if not self._stopping.is_set():
-                    _log.exception("broker %d: watching new partitions failed", self.broker_id)
-                    self._stopping.wait(0.5)
-                    self._watch_wanted.set()
+            if cache.watch_new():
+                self._push_wanted.set()
 
     def _decide(self, zk: KazooClient, cache: MetadataCache, me: int | None) -> None:
         """Register, elect, act as the controller when elected, watch the others."""
@@ -724,7 +705,6 @@ class ClusterNode:
         self._stopping.set()
         self._wake.set()
         self._push_wanted.set()
-        self._watch_wanted.set()
         if self._probe is not None:
             self._probe.stop()
         zk, self.zk = self.zk, None
