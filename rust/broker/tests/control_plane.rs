@@ -273,11 +273,11 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
             .map(|k| (k.min_version, k.max_version))
     };
     for (key, min, max) in [
-        (ApiKey::ApiVersions, 0, 4),
+        (ApiKey::ApiVersions, 0, 5),
         (ApiKey::Metadata, 0, 13),
         (ApiKey::Produce, 0, 13),
         (ApiKey::Fetch, 4, 18),
-        (ApiKey::ListOffsets, 1, 10),
+        (ApiKey::ListOffsets, 1, 11),
         (ApiKey::CreateTopics, 2, 7),
         (ApiKey::DeleteTopics, 1, 6),
         (ApiKey::CreatePartitions, 0, 3),
@@ -286,17 +286,18 @@ fn api_versions_advertise_the_implemented_ranges_and_a_modern_release() {
         (ApiKey::IncrementalAlterConfigs, 0, 1),
         (ApiKey::DescribeCluster, 0, 2),
         (ApiKey::InitProducerId, 0, 5),
-        (ApiKey::DescribeLogDirs, 1, 4),
+        (ApiKey::DescribeLogDirs, 1, 5),
         (ApiKey::ElectLeaders, 0, 2),
         (ApiKey::AlterPartitionReassignments, 0, 1),
         (ApiKey::ListPartitionReassignments, 0, 0),
         (ApiKey::EndTxn, 0, 5),
-        (ApiKey::TxnOffsetCommit, 0, 5),
+        (ApiKey::TxnOffsetCommit, 0, 6),
     ] {
         assert_eq!(range(key), Some((min, max)), "{key:?}");
     }
     // kafka-python 3.x picks the newest release whose marker version is advertised:
-    // Produce v13 means Kafka 4.1, the ranges above are 4.1.1's (Fetch v13+ with topic ids).
+    // Produce v13 means Kafka 4.1 and newer; the ranges above are Kafka 4.4.0's (Fetch v13+
+    // with topic ids).
     let has = |key: ApiKey, v: i16| range(key).is_some_and(|(lo, hi)| lo <= v && v <= hi);
     assert!(has(ApiKey::ListOffsets, 10) && has(ApiKey::Produce, 13) && has(ApiKey::Fetch, 18));
     // Transaction version 2 (KIP-890) is finalized for Kafka 4 clients.
